@@ -1,0 +1,44 @@
+"""Exceptions and exit codes.  The CLI is the one place that turns them into messages.
+
+Exit codes (documented in ``advisor --help`` and the README):
+
+==== ===================================================================
+0    ok
+1    findings: lint found errors, verify found a regression
+2    usage or bad input (malformed profile, unknown option, bad value)
+3    partial or failed probe: at least one probe failed; the profile holds the rest
+==== ===================================================================
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_BAD_INPUT = 2
+EXIT_PARTIAL = 3
+
+
+class AdvisorError(Exception):
+    """Base of every error the CLI reports as one line (no traceback)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class BadInputError(AdvisorError):
+    """A file or value given by the user is wrong.  The message names the file and key."""
+
+
+class ProfileError(BadInputError):
+    """A profile cannot be read, validated or written."""
+
+
+class EmitError(BadInputError):
+    """A value cannot be written safely in the asked format (names the setting)."""
+
+
+class PluginContractError(AdvisorError):
+    """A plugin registered something that breaks a hook contract."""
+
+
+class ProbeFailed(AdvisorError):
+    exit_code = EXIT_PARTIAL

@@ -1,0 +1,76 @@
+"""Hook specifications of hpc-advisor: signatures and contracts only.
+
+Every hook is a *registrar*: it receives a ``register`` callable and calls it zero or more times,
+so one plugin can contribute any number of items.  Implement them with ``advisor.hookimpl``::
+
+    from advisor import hookimpl
+
+    @hookimpl
+    def advisor_register_probes(register):
+        register(MyProbe())
+
+Hooks are called once per command, after all plugins are loaded and before any work starts, in
+pluggy's order (last registered first).  An exception inside a hook, or a ``register`` call that
+breaks the contract below, is recorded against that plugin (``advisor plugins`` shows it) and the
+plugin's contributions from that hook are dropped; the other plugins are unaffected.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+PROJECT_NAME = "advisor"
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+
+
+@hookspec
+def advisor_register_probes(register):
+    """Register probes: objects that check, measure and recommend.
+
+    :param register: ``register(probe)``; ``probe`` must satisfy ``advisor.probe.Probe``: a unique
+        ``name`` matching ``[a-z0-9][a-z0-9-]*``, a one-line ``description``, and the methods
+        ``check(facts) -> Applicability``, ``measure(ctx) -> list[Evidence]`` and the pure
+        ``recommend(evidence, facts) -> Advice``.  A duplicate name or a missing method raises
+        ``PluginContractError`` inside ``register``, which is recorded against the plugin.
+    :return: ignored.
+    Called by: ``advisor probe``, ``advisor verify``, ``advisor plugins``.
+    """
+
+
+@hookspec
+def advisor_register_emitters(register):
+    """Register output formats for ``advisor emit --format NAME``.
+
+    :param register: ``register(name, render, *, description="", extension="")``.
+        ``name`` matches ``[a-z0-9][a-z0-9-]*`` and is unique; ``render(profile, options) -> str``
+        is a pure function of an ``advisor.models.Profile`` and ``advisor.emit.EmitOptions`` that
+        returns the complete file text (ending in a newline).  It raises
+        ``advisor.errors.EmitError`` for values the format cannot carry safely.
+    :return: ignored.
+    Called by: ``advisor emit`` and ``advisor emit --list``.
+    """
+
+
+@hookspec
+def advisor_register_knobs(register):
+    """Register knob records: the settings a library understands, as data.
+
+    :param register: ``register(knob)`` with an ``advisor.knobs.Knob`` (library, flavour, name,
+        type, unit, allowed values, defaults per version range, since/renamed/removed versions,
+        aliases, source).  ``(library, flavour, name)`` is unique across plugins.
+    :return: ignored.
+    Called by: ``advisor emit`` (pick names valid for the detected version), ``advisor lint``.
+    """
+
+
+@hookspec
+def advisor_register_facts(register):
+    """Register extra fact detectors (new hardware, site specifics).
+
+    :param register: ``register(name, detect)``; ``detect() -> dict[str, bool|int|float|str]``
+        runs once per ``advisor facts``/``probe``; its result is stored under
+        ``Facts.extra[name]``.  It should be fast (well under a second) and lenient: an exception
+        becomes a warning in ``Facts.warnings`` and the detector's facts are left out.
+    :return: ignored.
+    Called by: ``advisor facts``, ``advisor probe``.
+    """

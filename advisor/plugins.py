@@ -1,0 +1,218 @@
+"""Plugin manager factory and the registry of what plugins contributed.
+
+``make_plugin_manager`` builds a fresh ``pluggy.PluginManager`` every call (no module global),
+loading the ``advisor`` entry points one by one so that a plugin that fails to import is recorded
+and skipped.  ``collect`` calls each registrar hook implementation separately and validates what
+it registers, so a plugin that breaks a contract loses only its own contributions.
+
+Selection: ``ADVISOR_DISABLE_PLUGINS=a,b`` (entry-point names) and the CLI's ``--plugin`` /
+``--skip-plugin`` (entry-point or probe names).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+import pluggy
+
+from advisor import hookspecs
+from advisor.errors import PluginContractError
+
+ENTRY_POINT_GROUP = "advisor"
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+@dataclass
+class PluginIssue:
+    plugin: str
+    stage: str  # "import", "register", a hook name
+    error: str
+
+
+@dataclass
+class Emitter:
+    name: str
+    render: Callable[..., str]
+    description: str = ""
+    extension: str = ""
+    plugin: str = ""
+
+
+@dataclass
+class Registry:
+    """What the loaded plugins contributed, with the problems met on the way."""
+
+    probes: dict[str, Any] = field(default_factory=dict)
+    probe_plugin: dict[str, str] = field(default_factory=dict)
+    emitters: dict[str, Emitter] = field(default_factory=dict)
+    knobs: list[Any] = field(default_factory=list)
+    fact_detectors: dict[str, Callable[[], dict]] = field(default_factory=dict)
+    issues: list[PluginIssue] = field(default_factory=list)
+    plugins: dict[str, str] = field(default_factory=dict)  # name -> module or dist description
+
+
+class AdvisorPluginManager(pluggy.PluginManager):
+    """A ``pluggy.PluginManager`` that remembers import failures."""
+
+    def __init__(self) -> None:
+        super().__init__(hookspecs.PROJECT_NAME)
+        self.add_hookspecs(hookspecs)
+        self.load_issues: list[PluginIssue] = []
+        self.origins: dict[str, str] = {}
+
+
+def disabled_from_env(environ: Optional[dict] = None) -> set[str]:
+    env = os.environ if environ is None else environ
+    return {p.strip() for p in env.get("ADVISOR_DISABLE_PLUGINS", "").split(",") if p.strip()}
+
+
+def make_plugin_manager(
+    *,
+    disable: Iterable[str] = (),
+    only: Optional[Iterable[str]] = None,
+    entry_points: bool = True,
+    plugins: Iterable[tuple[str, object]] = (),
+) -> AdvisorPluginManager:
+    """Build a fresh plugin manager.
+
+    :param disable: entry-point names not to load (added to ``ADVISOR_DISABLE_PLUGINS``).
+    :param only: when given, load only these entry-point names.
+    :param entry_points: load the ``advisor`` entry-point group (tests pass False and give
+        ``plugins`` explicitly).
+    :param plugins: extra ``(name, module_or_object)`` pairs to register.
+    :return: the manager; ``load_issues`` lists plugins that failed to import.
+    """
+    pm = AdvisorPluginManager()
+    blocked = set(disable) | disabled_from_env()
+    wanted = set(only) if only else None
+    for name in blocked:
+        pm.set_blocked(name)
+    if entry_points:
+        from importlib.metadata import entry_points as _eps
+
+        for ep in sorted(_eps(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            if ep.name in blocked or (wanted is not None and ep.name not in wanted):
+                continue
+            if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
+                continue
+            dist = getattr(ep, "dist", None)
+            origin = f"{dist.name} {dist.version}" if dist is not None else ep.value
+            try:
+                obj = ep.load()
+                pm.register(obj, name=ep.name)
+                pm.origins[ep.name] = origin
+            except Exception as exc:  # a broken third-party plugin never takes the others down
+                pm.load_issues.append(PluginIssue(ep.name, "import", f"{type(exc).__name__}: {exc}"))
+                pm.origins[ep.name] = origin
+    for name, obj in plugins:
+        if name in blocked:
+            continue
+        try:
+            pm.register(obj, name=name)
+            pm.origins[name] = getattr(obj, "__name__", type(obj).__name__)
+        except Exception as exc:
+            pm.load_issues.append(PluginIssue(name, "register", f"{type(exc).__name__}: {exc}"))
+    return pm
+
+
+def _each_impl(pm: pluggy.PluginManager, hook_name: str):
+    hook = getattr(pm.hook, hook_name)
+    for impl in reversed(hook.get_hookimpls()):  # registration order, stable
+        yield impl.plugin_name, impl.function
+
+
+def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
+            only_probes: Optional[Iterable[str]] = None) -> Registry:
+    """Call every registrar hook, validate what is registered, and return the registry.
+
+    :param skip_probes: probe or plugin names whose probes are left out.
+    :param only_probes: when given, keep only probes named here (by probe or plugin name).
+    """
+    from advisor.knobs import Knob
+    from advisor.probe import is_probe
+
+    reg = Registry(issues=list(pm.load_issues))
+    for name, plugin in pm.list_name_plugin():
+        reg.plugins[name] = pm.origins.get(name, getattr(plugin, "__name__", "?"))
+    for issue in pm.load_issues:
+        reg.plugins.setdefault(issue.plugin, pm.origins.get(issue.plugin, "?"))
+    skip = set(skip_probes)
+    only = set(only_probes) if only_probes is not None else None
+
+    def run(hook_name: str, make_register: Callable[[str, list], Callable]) -> None:
+        for plugin_name, func in _each_impl(pm, hook_name):
+            staged: list = []
+            try:
+                func(register=make_register(plugin_name, staged))
+            except Exception as exc:
+                reg.issues.append(PluginIssue(plugin_name, hook_name, f"{type(exc).__name__}: {exc}"))
+                continue
+            for commit in staged:
+                commit()
+
+    def probe_register(plugin_name: str, staged: list):
+        def register(probe: Any) -> None:
+            if not is_probe(probe):
+                raise PluginContractError(
+                    f"{probe!r} is not a probe (needs name, check, measure, recommend)")
+            if not _NAME.match(probe.name):
+                raise PluginContractError(f"probe name {probe.name!r} must match {_NAME.pattern}")
+            if probe.name in reg.probes:
+                raise PluginContractError(f"probe {probe.name!r} already registered by "
+                                          f"{reg.probe_plugin[probe.name]}")
+            if probe.name in skip or plugin_name in skip:
+                return
+            if only is not None and probe.name not in only and plugin_name not in only:
+                return
+
+            def commit() -> None:
+                reg.probes[probe.name] = probe
+                reg.probe_plugin[probe.name] = plugin_name
+            staged.append(commit)
+        return register
+
+    def emitter_register(plugin_name: str, staged: list):
+        def register(name: str, render: Callable[..., str], *, description: str = "",
+                     extension: str = "") -> None:
+            if not isinstance(name, str) or not _NAME.match(name):
+                raise PluginContractError(f"emitter name {name!r} must match {_NAME.pattern}")
+            if not callable(render):
+                raise PluginContractError(f"emitter {name!r}: render is not callable")
+            if name in reg.emitters:
+                raise PluginContractError(f"emitter {name!r} already registered by "
+                                          f"{reg.emitters[name].plugin}")
+            staged.append(lambda: reg.emitters.__setitem__(
+                name, Emitter(name, render, description, extension, plugin_name)))
+        return register
+
+    def knob_register(plugin_name: str, staged: list):
+        def register(knob: Any) -> None:
+            if not isinstance(knob, Knob):
+                raise PluginContractError(f"{knob!r} is not an advisor.knobs.Knob")
+            staged.append(lambda: reg.knobs.append(knob))
+        return register
+
+    def facts_register(plugin_name: str, staged: list):
+        def register(name: str, detect: Callable[[], dict]) -> None:
+            if not isinstance(name, str) or not _NAME.match(name) or not callable(detect):
+                raise PluginContractError(f"fact detector {name!r}: bad name or not callable")
+            if name in reg.fact_detectors:
+                raise PluginContractError(f"fact detector {name!r} already registered")
+            staged.append(lambda: reg.fact_detectors.__setitem__(name, detect))
+        return register
+
+    run("advisor_register_probes", probe_register)
+    run("advisor_register_emitters", emitter_register)
+    run("advisor_register_knobs", knob_register)
+    run("advisor_register_facts", facts_register)
+    return reg
+
+
+def load(*, disable: Iterable[str] = (), only_plugins: Optional[Iterable[str]] = None,
+         skip_probes: Iterable[str] = (), only_probes: Optional[Iterable[str]] = None) -> Registry:
+    """Convenience: ``collect(make_plugin_manager(...))`` with the CLI's selection rules."""
+    pm = make_plugin_manager(disable=disable, only=only_plugins)
+    return collect(pm, skip_probes=skip_probes, only_probes=only_probes)

@@ -1,0 +1,90 @@
+"""The probe contract: what a plugin registers through ``advisor_register_probes``.
+
+A probe answers one question about the machine in three steps that ``advisor probe`` calls in
+order:
+
+1. ``check(facts) -> Applicability``: cheap; can the feature work here at all, and if not why.
+   It may run short live tests (e.g. a process_vm_readv between two siblings).
+2. ``measure(ctx) -> list[Evidence]``: timed work, only through ``advisor.measure``; it must
+   watch ``ctx.remaining_s()`` and return what it has when the budget runs out.
+3. ``recommend(evidence, facts) -> Advice``: a *pure* function (no I/O, no clock, no environment)
+   so it can be re-run on recorded evidence and tested without the machine.
+
+Errors: any exception from ``check`` or ``measure`` makes the probe's result ``failed`` with the
+exception as reason; the other probes still run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Protocol, Sequence, runtime_checkable
+
+from advisor.models import Advice, Evidence, Facts, Finding, Model
+
+#: ``progress(message, fraction)``: fraction in [0, 1] of this probe's work, or None if unknown.
+ProgressCallback = Callable[[str, Optional[float]], None]
+
+
+def _no_progress(message: str, fraction: Optional[float]) -> None:  # library use: silent
+    return None
+
+
+class Applicability(Model):
+    """Result of ``Probe.check``: ``usable`` False is a normal outcome, recorded with its reason."""
+
+    usable: bool
+    reason: Optional[str] = None
+    findings: list[Finding] = []
+    evidence: list[Evidence] = []
+
+
+@dataclass
+class MeasureContext:
+    """Everything ``Probe.measure`` may use.
+
+    Attributes:
+        facts: the machine facts detected for this run.
+        deadline: ``time.monotonic()`` value (seconds) by which this probe must return.
+        quick: smaller sweeps (fewer sizes, fewer repeats) were asked for.
+        launcher: argv prefix that starts a 2-rank MPI job, e.g. ``["mpiexec", "-n", "2"]``.
+        options: probe-specific options from the CLI (``--option key=value``), strings.
+        progress: callback for progress events; silent unless the CLI installs one.
+        seed: seed for every pseudo-random choice (bootstrap, fill patterns).
+        applicability: what ``check`` returned (its evidence may be reused).
+    """
+
+    facts: Facts
+    deadline: float
+    quick: bool = False
+    launcher: Optional[list[str]] = None
+    options: dict[str, str] = field(default_factory=dict)
+    progress: ProgressCallback = _no_progress
+    seed: int = 12345
+    applicability: Optional[Applicability] = None
+
+    def remaining_s(self) -> float:
+        """Seconds left before ``deadline`` (never negative)."""
+        return max(0.0, self.deadline - time.monotonic())
+
+
+@runtime_checkable
+class Probe(Protocol):
+    """A registered probe.  ``name`` is unique across plugins (``[a-z0-9-]+``)."""
+
+    name: str
+    description: str
+
+    def check(self, facts: Facts) -> Applicability: ...
+
+    def measure(self, ctx: MeasureContext) -> list[Evidence]: ...
+
+    def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice: ...
+
+
+def is_probe(obj: Any) -> bool:
+    """True when ``obj`` has the attributes and methods of the probe contract."""
+    return (
+        isinstance(getattr(obj, "name", None), str)
+        and all(callable(getattr(obj, m, None)) for m in ("check", "measure", "recommend"))
+    )

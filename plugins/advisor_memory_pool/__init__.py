@@ -1,0 +1,1 @@
+"""Built-in hpc-advisor plugin: memory-pool."""
