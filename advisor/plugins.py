@@ -87,6 +87,7 @@ def make_plugin_manager(
     """
     pm = AdvisorPluginManager()
     blocked = set(disable) | disabled_from_env()
+    _register_builtin(pm)
     wanted = set(only) if only else None
     for name in blocked:
         pm.set_blocked(name)
@@ -116,6 +117,21 @@ def make_plugin_manager(
         except Exception as exc:
             pm.load_issues.append(PluginIssue(name, "register", f"{type(exc).__name__}: {exc}"))
     return pm
+
+
+#: Core modules that implement hooks themselves (the built-in output formats).
+BUILTIN_HOOK_MODULES = ("advisor.emit.builtin",)
+
+
+def _register_builtin(pm: AdvisorPluginManager) -> None:
+    import importlib
+
+    for modname in BUILTIN_HOOK_MODULES:
+        try:
+            pm.register(importlib.import_module(modname), name=modname)
+            pm.origins[modname] = "hpc-advisor (core)"
+        except Exception as exc:
+            pm.load_issues.append(PluginIssue(modname, "import", f"{type(exc).__name__}: {exc}"))
 
 
 def _each_impl(pm: pluggy.PluginManager, hook_name: str):
