@@ -8,7 +8,14 @@ order:
 2. ``measure(ctx) -> list[Evidence]``: timed work, only through ``advisor.measure``; it must
    watch ``ctx.remaining_s()`` and return what it has when the budget runs out.
 3. ``recommend(evidence, facts) -> Advice``: a *pure* function (no I/O, no clock, no environment)
-   so it can be re-run on recorded evidence and tested without the machine.
+   so it can be re-run on recorded evidence and tested without the machine.  It is called in every
+   case, also when ``check`` said the feature is unusable (then ``evidence`` is only what ``check``
+   recorded in ``Applicability.evidence``): advice such as "disable CMA explicitly, it fails here"
+   comes from that path.  ``evidence`` is ``Applicability.evidence + measure(ctx)``.
+
+The profile records ``Applicability.findings + Advice.findings`` and the probe's status: ``ok``
+(usable and measured), ``not-applicable`` (``check`` said no; ``reason`` is its reason) or
+``failed`` (an exception or the budget ran out; ``reason`` says which).
 
 Errors: any exception from ``check`` or ``measure`` makes the probe's result ``failed`` with the
 exception as reason; the other probes still run.
