@@ -1,0 +1,227 @@
+"""The MPI side of the mpich-cma probe: runs under the launcher (``mpiexec -n 2``) and prints one
+JSON object from rank 0 on stdout.
+
+Usage::
+
+    python -m advisor_mpich_cma.worker identity
+    python -m advisor_mpich_cma.worker smoke --bytes N
+    python -m advisor_mpich_cma.worker sweep --sizes 1024,2048 --target-s 0.05 [--cpus 0/1]
+
+* ``identity``: the library's own strings (``MPI_Get_library_version``, ``MPI_Get_version``).
+* ``smoke``: one message of ``N`` bytes each way between ranks 0 and 1, content checked.  Run with
+  CMA forced on and ``N`` above the threshold, it fails the way applications fail when CMA is
+  blocked ("process_vm_readv failed (errno 1)").
+* ``sweep``: for each size, ping-pong latency (seconds one way, ``osu_latency``'s definition) and
+  streaming bandwidth (a window of non-blocking sends then one acknowledgement, as ``osu_bw``
+  does; bytes/s = size * window / seconds per window).  Buffers come from
+  ``advisor.measure.host_buffer`` (random fill, every page touched, 4096-byte alignment).  The
+  first iterations are reported apart as warm-up.  Iteration counts are decided by rank 0 from
+  the time of one warm iteration and broadcast, so both ranks run the same loop.
+
+Before any communication every rank writes its security state (Seccomp, CapEff, user
+namespace) to stderr as one ``advisor-rank-security {json}`` line: when CMA kills the job, the
+launcher's error output still tells why.
+
+Statistics are not computed here: rank 0 returns raw seconds and the probe summarises them with
+the harness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Sequence
+
+#: Marker of the per-rank security line on stderr.
+RANK_SECURITY_MARK = "advisor-rank-security "
+
+#: osu_bw's window of non-blocking sends (OSU micro-benchmarks 7.x, ``osu_bw.c``: window 64).
+OSU_WINDOW = 64
+#: Cap on the bytes per window so a 16 MiB point costs a window of <= 64 MiB (a time-budget
+#: choice for small machines, not a physical constant; the window used is recorded per size).
+MAX_WINDOW_BYTES = 64 << 20
+#: Page alignment of the buffers (the base page size of x86-64 and most aarch64 kernels).
+BUFFER_ALIGN = 4096
+
+
+def _security_line(rank: int) -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.dirname(here))
+    from advisor_mpich_cma.sibling import self_security
+
+    info = self_security()
+    info["rank"] = rank
+    sys.stderr.write(RANK_SECURITY_MARK + json.dumps(info) + "\n")
+    sys.stderr.flush()
+
+
+def _env_cvars() -> dict:
+    keys = ("MPIR_CVAR_", "MPICH_", "MPIR_PARAM_")
+    return {k: v for k, v in sorted(os.environ.items())
+            if k.startswith(keys) and ("CMA" in k or "SINGLE_COPY" in k or "IPC" in k
+                                       or "CELL_SIZE" in k or "GPU_SUPPORT" in k)}
+
+
+def _identity(MPI) -> dict:
+    return {"library_version": MPI.Get_library_version(),
+            "mpi_version": "%d.%d" % MPI.Get_version(),
+            "vendor": list(MPI.get_vendor()) if hasattr(MPI, "get_vendor") else None}
+
+
+def _smoke(MPI, comm, nbytes: int) -> dict:
+    import numpy as np
+
+    from advisor.measure import host_buffer
+
+    rank = comm.Get_rank()
+    send = host_buffer(nbytes, align=BUFFER_ALIGN, fill="random", seed=rank + 1)
+    recv = host_buffer(nbytes, align=BUFFER_ALIGN, fill="zeros")
+    peer = 1 - rank
+    t0 = time.perf_counter()
+    comm.Sendrecv(send, dest=peer, sendtag=7, recvbuf=recv, source=peer, recvtag=7)
+    elapsed = time.perf_counter() - t0
+    expect = host_buffer(nbytes, align=BUFFER_ALIGN, fill="random", seed=peer + 1)
+    ok = bool(np.array_equal(recv, expect))
+    oks = comm.gather(ok, root=0)
+    return {"ok": bool(all(oks)) if rank == 0 else ok, "bytes": nbytes, "seconds": elapsed}
+
+
+def _calibrate(comm, fn, target_s: float, lo: int, hi: int) -> int:
+    """Rank 0 times one call of ``fn`` and broadcasts how many calls fill ``target_s``."""
+    t0 = time.perf_counter()
+    fn()
+    one = max(time.perf_counter() - t0, 1e-9)
+    n = max(lo, min(hi, int(target_s / one))) if comm.Get_rank() == 0 else 0
+    return comm.bcast(n, root=0)
+
+
+def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
+           min_samples: int) -> dict:
+    from advisor.measure import buffer_conditions, host_buffer
+
+    rank = comm.Get_rank()
+    peer = 1 - rank
+    top = max(sizes)
+    # one send and one receive buffer reused by every message of a window, as osu_bw does
+    sbuf = host_buffer(top, align=BUFFER_ALIGN, fill="random", seed=rank + 11)
+    rbuf = host_buffer(top, align=BUFFER_ALIGN, fill="random", seed=rank + 21)
+    ack = bytearray(4)
+    out = []
+    for n in sizes:
+        # ---- latency: ping-pong, one-way time = round trip / 2
+        s, r = sbuf[:n], rbuf[:n]
+
+        def pingpong(k: int = 1) -> None:
+            for _ in range(k):
+                if rank == 0:
+                    comm.Send(s, dest=peer, tag=1)
+                    comm.Recv(r, source=peer, tag=1)
+                else:
+                    comm.Recv(r, source=peer, tag=1)
+                    comm.Send(s, dest=peer, tag=1)
+
+        warm_lat = []
+        for _ in range(warmup):
+            t0 = time.perf_counter()
+            pingpong()
+            warm_lat.append((time.perf_counter() - t0) / 2)
+        # batch so one sample lasts >= ~100 us, well above perf_counter's resolution
+        batch = _calibrate(comm, pingpong, 100e-6, 1, 1000)
+        n_samples = _calibrate(comm, lambda: pingpong(batch), target_s, min_samples, 2000)
+        lat = []
+        comm.Barrier()
+        for _ in range(n_samples):
+            t0 = time.perf_counter()
+            pingpong(batch)
+            lat.append((time.perf_counter() - t0) / (2 * batch))
+        # ---- bandwidth: a window of Isend/Irecv, then a 4-byte ack (osu_bw)
+        window = max(1, min(OSU_WINDOW, MAX_WINDOW_BYTES // max(1, n)))
+
+        def one_window() -> None:
+            if rank == 0:
+                reqs = [comm.Isend(s, dest=peer, tag=2) for _ in range(window)]
+                MPI.Request.Waitall(reqs)
+                comm.Recv(ack, source=peer, tag=3)
+            else:
+                reqs = [comm.Irecv(r, source=peer, tag=2) for _ in range(window)]
+                MPI.Request.Waitall(reqs)
+                comm.Send(ack, dest=peer, tag=3)
+
+        warm_bw = []
+        for _ in range(warmup):
+            t0 = time.perf_counter()
+            one_window()
+            warm_bw.append(time.perf_counter() - t0)
+        n_windows = _calibrate(comm, one_window, target_s, min_samples, 2000)
+        bw = []
+        comm.Barrier()
+        for _ in range(n_windows):
+            t0 = time.perf_counter()
+            one_window()
+            bw.append(time.perf_counter() - t0)
+        out.append({"bytes": n, "lat_s": lat, "lat_warmup_s": warm_lat, "lat_batch": batch,
+                    "window": window, "bw_window_s": bw, "bw_warmup_s": warm_bw})
+    return {"sizes": out, "buffer": buffer_conditions(sbuf)}
+
+
+def main(argv: Sequence[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m advisor_mpich_cma.worker")
+    ap.add_argument("mode", choices=("identity", "smoke", "sweep"))
+    ap.add_argument("--bytes", type=int, default=1 << 20)
+    ap.add_argument("--sizes", default="1024")
+    ap.add_argument("--target-s", type=float, default=0.05,
+                    help="seconds of steady-state timing per size and measure")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--min-samples", type=int, default=10)
+    ap.add_argument("--cpus", default=None,
+                    help="per-rank CPU lists 'A/B' (rank 0 on A, rank 1 on B), e.g. '0/8-15'")
+    args = ap.parse_args(list(argv))
+
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    _security_line(rank)
+    if args.cpus:
+        parts = args.cpus.split("/")
+        mine = parts[min(rank, len(parts) - 1)]
+        os.sched_setaffinity(0, _cpulist(mine))
+    result: dict = {"mode": args.mode, "nprocs": comm.Get_size(), "env": _env_cvars(),
+                    "affinity": sorted(os.sched_getaffinity(0))}
+    if comm.Get_size() < 2 and args.mode != "identity":
+        result["error"] = "needs 2 ranks"
+    elif args.mode == "identity":
+        result.update(_identity(MPI))
+    elif args.mode == "smoke":
+        if rank < 2:
+            sub = comm.Split(0 if rank < 2 else MPI.UNDEFINED, rank)
+            result.update(_smoke(MPI, sub, args.bytes))
+        else:
+            comm.Split(MPI.UNDEFINED, rank)
+    else:
+        sizes = [int(x) for x in args.sizes.split(",") if x]
+        result.update(_sweep(MPI, comm, sizes, args.target_s, args.warmup, args.min_samples))
+    affin = comm.gather(result["affinity"], root=0)
+    if rank == 0:
+        result["affinity_per_rank"] = affin
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def _cpulist(text: str) -> set[int]:
+    cpus: set[int] = set()
+    for part in text.split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            cpus.update(range(int(a), int(b) + 1))
+        elif part:
+            cpus.add(int(part))
+    return cpus
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
