@@ -1,0 +1,142 @@
+"""Machine facts: small, lenient detectors combined into ``advisor.models.Facts``.
+
+Public API:
+
+* ``detect(extra=None, *, opencl=True, root=Path("/")) -> Facts``: every detector.  A failing
+  detector adds one line to ``Facts.warnings`` and leaves its fields None ("unknown"); ``detect``
+  never raises.  ``extra`` maps plugin fact-detector names to callables returning
+  ``dict[str, bool|int|float|str]`` (``advisor_register_facts``), stored in ``Facts.extra``.
+* ``detect_fingerprint_facts() -> Facts``: only the detectors whose fields enter
+  ``Facts.fingerprint()`` and are cheap (no pyopencl import, no mpi4py subprocess): for
+  ``advisor emit``'s "this profile comes from another machine" warning.
+* ``comparable_fingerprint(facts) -> str`` and ``same_machine(recorded, current=None) -> bool``:
+  compare a profile's facts with this machine on the fields the fast detection can see
+  (OpenCL platforms, which need pyopencl, are left out).
+
+Each detector module takes its inputs from a ``root`` path (a recorded tree in tests) or from
+tool output given as text, so it is tested on recorded real data.
+"""
+
+from __future__ import annotations
+
+import socket
+from importlib import metadata
+from pathlib import Path
+from typing import Callable, Mapping, Optional
+
+from advisor.facts._util import Notes
+from advisor.facts.cpu import detect_cpu
+from advisor.facts.cuda import detect_cuda
+from advisor.facts.kernel import detect_kernel
+from advisor.facts.memory import detect_memory
+from advisor.facts.mpi import detect_mpi
+from advisor.facts.opencl import detect_opencl
+from advisor.facts.security import detect_security
+from advisor.models import Facts
+
+__all__ = [
+    "detect", "detect_fingerprint_facts", "comparable_fingerprint", "same_machine",
+    "python_packages", "run_extra", "Notes",
+]
+
+#: Distributions whose versions are recorded in ``Facts.python_packages``; any distribution whose
+#: name starts with ``cupy`` (cupy-cuda12x, ...) is added.
+PACKAGES = ("mpi4py", "mpich", "pyopencl", "pocl-binary-distribution", "numpy", "archspec")
+
+
+def python_packages(names: tuple[str, ...] = PACKAGES, *, prefixes: tuple[str, ...] = ("cupy",)
+                    ) -> dict[str, str]:
+    """``{distribution: version}`` of the installed ``names`` and of distributions whose
+    normalised name starts with one of ``prefixes``; read from ``importlib.metadata`` (no import).
+    Missing distributions are left out."""
+    out: dict[str, str] = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    if prefixes:
+        for dist in metadata.distributions():
+            name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+            if name.startswith(prefixes) and name not in out:
+                out[name] = dist.version
+    return dict(sorted(out.items()))
+
+
+def run_extra(extra: Mapping[str, Callable[[], dict]], notes: Notes) -> dict[str, dict]:
+    """Run plugin fact detectors; keep only ``str`` keys with bool/int/float/str values.
+
+    A detector that raises or returns a non-dict adds a warning and contributes nothing; a bad
+    key or value is dropped with a warning naming it.
+    """
+    out: dict[str, dict] = {}
+    for name, fn in extra.items():
+        result = notes.attempt(f"facts plugin {name!r}", fn)
+        if result is None:
+            continue
+        if not isinstance(result, dict):
+            notes.warn(f"facts plugin {name!r}", f"returned {type(result).__name__}, not a dict")
+            continue
+        clean = {}
+        for key, value in result.items():
+            if isinstance(key, str) and isinstance(value, (bool, int, float, str)):
+                clean[key] = value
+            else:
+                notes.warn(f"facts plugin {name!r}",
+                           f"dropped {key!r}: value of type {type(value).__name__}")
+        out[name] = clean
+    return out
+
+
+def _hostname() -> Optional[str]:
+    return socket.gethostname() or None
+
+
+def detect(extra: Optional[Mapping[str, Callable[[], dict]]] = None, *, opencl: bool = True,
+           root: Path = Path("/")) -> Facts:
+    """All facts of this machine (or of a recorded tree at ``root``; tools such as mpichversion,
+    nvidia-smi and pyopencl are only asked on the live machine).  Never raises."""
+    notes = Notes()
+    live = root == Path("/")
+    facts = Facts(
+        hostname=notes.attempt("hostname", _hostname) if live else None,
+        cpu=detect_cpu(root, notes),
+        memory=detect_memory(root, notes),
+        kernel=detect_kernel(root, notes),
+        security=detect_security(root, notes),
+        mpi=detect_mpi(notes) if live else Facts().mpi,
+        opencl=detect_opencl(notes) if opencl and live else [],
+        cuda=detect_cuda(root, notes),
+        python_packages=notes.attempt("python packages", python_packages, {}) if live else {},
+        extra=run_extra(extra or {}, notes),
+    )
+    return facts.model_copy(update={"warnings": list(notes.warnings)})
+
+
+def detect_fingerprint_facts() -> Facts:
+    """Facts of this machine for the fingerprint only: cpu, memory, kernel, cuda and MPI without
+    the mpi4py subprocess; security, OpenCL, packages and hostname stay unknown.  Never raises."""
+    notes = Notes()
+    root = Path("/")
+    facts = Facts(
+        cpu=detect_cpu(root, notes),
+        memory=detect_memory(root, notes),
+        kernel=detect_kernel(root, notes),
+        mpi=detect_mpi(notes, library_version=False),
+        cuda=detect_cuda(root, notes),
+    )
+    return facts.model_copy(update={"warnings": list(notes.warnings)})
+
+
+def comparable_fingerprint(facts: Facts) -> str:
+    """``Facts.fingerprint()`` of ``facts`` without the OpenCL platforms, which the fast
+    detection does not look at: equal for ``detect()`` and ``detect_fingerprint_facts()`` on one
+    machine (16 hex digits)."""
+    return facts.model_copy(update={"opencl": []}).fingerprint()
+
+
+def same_machine(recorded: Facts, current: Optional[Facts] = None) -> bool:
+    """Whether facts recorded in a profile describe this machine (``current`` defaults to
+    ``detect_fingerprint_facts()``), compared by ``comparable_fingerprint``."""
+    current = current if current is not None else detect_fingerprint_facts()
+    return comparable_fingerprint(recorded) == comparable_fingerprint(current)
