@@ -100,14 +100,11 @@ def make_plugin_manager(
             if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
                 continue
             dist = getattr(ep, "dist", None)
-            origin = f"{dist.name} {dist.version}" if dist is not None else ep.value
+            pm.origins[ep.name] = f"{dist.name} {dist.version}" if dist is not None else ep.value
             try:
-                obj = ep.load()
-                pm.register(obj, name=ep.name)
-                pm.origins[ep.name] = origin
+                pm.register(ep.load(), name=ep.name)
             except Exception as exc:  # a broken third-party plugin never takes the others down
                 pm.load_issues.append(PluginIssue(ep.name, "import", f"{type(exc).__name__}: {exc}"))
-                pm.origins[ep.name] = origin
     for name, obj in plugins:
         if name in blocked:
             continue
@@ -127,16 +124,16 @@ def _register_builtin(pm: AdvisorPluginManager) -> None:
     import importlib
 
     for modname in BUILTIN_HOOK_MODULES:
+        pm.origins[modname] = "hpc-advisor (core)"
         try:
             pm.register(importlib.import_module(modname), name=modname)
-            pm.origins[modname] = "hpc-advisor (core)"
         except Exception as exc:
             pm.load_issues.append(PluginIssue(modname, "import", f"{type(exc).__name__}: {exc}"))
 
 
 def _each_impl(pm: pluggy.PluginManager, hook_name: str):
     hook = getattr(pm.hook, hook_name)
-    for impl in reversed(hook.get_hookimpls()):  # registration order, stable
+    for impl in hook.get_hookimpls():  # registration order, stable
         yield impl.plugin_name, impl.function
 
 

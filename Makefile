@@ -1,0 +1,44 @@
+# hpc-advisor: the two commands of the quick start, plus benchmarks.
+#   make probe   create .venv, install hpc-advisor[all], probe this machine, print the emitted env
+#   make test    create .venv-test (with the example plugins), install system tools where
+#                possible (root + apt), run the whole test suite
+#   make bench   print the benchmark figures
+PY      ?= python3
+VENV    ?= .venv
+TVENV   ?= .venv-test
+PROFILE ?= out/profile.toml
+PROBE_ARGS  ?=
+PYTEST_ARGS ?=
+
+.PHONY: probe test bench system-deps clean
+
+probe: $(VENV)/.installed
+	@mkdir -p $(dir $(PROFILE))
+	$(VENV)/bin/advisor probe -o $(PROFILE) $(PROBE_ARGS) >/dev/null || [ $$? -eq 3 ]
+	$(VENV)/bin/advisor emit --format env --profile $(PROFILE)
+
+$(VENV)/.installed: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q -e '.[all]'
+	@touch $@
+
+$(TVENV)/.installed: pyproject.toml docs/examples/advisor-example/pyproject.toml docs/examples/advisor-example-broken/pyproject.toml
+	$(PY) -m venv $(TVENV)
+	$(TVENV)/bin/python -m pip install -q --upgrade pip
+	$(TVENV)/bin/python -m pip install -q -e '.[all]' -e docs/examples/advisor-example -e docs/examples/advisor-example-broken
+	@touch $@
+
+# Real shells, module systems and libseccomp for the integration tests (Debian packages).
+# Needs root and apt-get; elsewhere the tests that need them skip with the reason.
+system-deps:
+	@bash scripts/system-deps.sh
+
+test: system-deps $(TVENV)/.installed
+	PATH="$(CURDIR)/$(TVENV)/bin:$$PATH" $(TVENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+bench: $(VENV)/.installed
+	@for b in bench/bench_*.py; do echo "== $$b"; $(VENV)/bin/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) $(TVENV) out build *.egg-info

@@ -1,0 +1,382 @@
+"""The ``advisor`` command line: thin commands over the library, and the one error boundary.
+
+stdout carries the product (a profile path, an emitted file, a table or JSON the user asked for);
+progress, logs, warnings and errors go to stderr.  Heavy modules are imported inside commands so
+that ``advisor --help`` and ``advisor emit`` start fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from advisor.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    AdvisorError,
+    BadInputError,
+)
+
+EXIT_INTERNAL = 4
+
+EPILOG = (
+    f"Exit codes: {EXIT_OK} ok; {EXIT_FINDINGS} findings (lint errors, verify regression); "
+    f"{EXIT_BAD_INPUT} usage or bad input; {EXIT_PARTIAL} partial or failed probe (the profile "
+    f"holds what completed); {EXIT_INTERNAL} internal error (set ADVISOR_DEBUG=1 for a traceback)."
+)
+
+app = typer.Typer(
+    name="advisor",
+    help="Measured runtime settings for HPC machines: probe, emit, show, verify, lint.",
+    epilog=EPILOG,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(f"advisor: {message}\n")
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"advisor: warning: {message}\n")
+
+
+def boundary(fn):
+    """The error boundary: AdvisorError -> one line on stderr and its exit code, no traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except AdvisorError as exc:
+            _err(f"error: {exc}")
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            _err("interrupted")
+            raise typer.Exit(130) from None
+        except BrokenPipeError:
+            try:
+                sys.stdout = open(os.devnull, "w")
+            except OSError:
+                pass
+            raise typer.Exit(EXIT_OK) from None
+        except Exception as exc:
+            if os.environ.get("ADVISOR_DEBUG"):
+                raise
+            _err(f"internal error: {type(exc).__name__}: {exc} (ADVISOR_DEBUG=1 shows the traceback)")
+            raise typer.Exit(EXIT_INTERNAL) from None
+
+    return wrapper
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] = None):
+    from advisor.plugins import load
+
+    reg = load(skip_probes=skip or (), only_probes=plugin or None)
+    if plugin:
+        unknown = sorted(set(plugin) - set(reg.probes) - set(reg.probe_plugin.values()))
+        if unknown:
+            raise BadInputError(f"--plugin: no probe or plugin named {', '.join(unknown)} "
+                                f"(see 'advisor plugins')")
+    for issue in reg.issues:
+        _warn(f"plugin {issue.plugin} skipped ({issue.stage}): {issue.error}")
+    return reg
+
+
+def _profile_path(profile: Optional[Path]) -> Path:
+    from advisor.profile import default_profile_path
+
+    return profile if profile is not None else default_profile_path()
+
+
+def _load(profile: Optional[Path]):
+    from advisor.profile import load_profile
+
+    return load_profile(_profile_path(profile))
+
+
+def _parse_options(option: Optional[List[str]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in option or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise BadInputError(f"--option {item!r}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out
+
+
+ProfileOpt = typer.Option(None, "--profile", "-p", help="Profile to read (default: this host's "
+                          "profile in $ADVISOR_HOME/profiles).", dir_okay=False)
+JsonOpt = typer.Option(False, "--json", help="Print JSON on stdout instead of a table.")
+
+
+# --------------------------------------------------------------------------- probe
+
+
+@app.command()
+@boundary
+def probe(
+    plugin: Optional[List[str]] = typer.Option(None, "--plugin", help="Run only this probe or "
+                                               "plugin (repeatable)."),
+    skip_plugin: Optional[List[str]] = typer.Option(None, "--skip-plugin", help="Skip this probe "
+                                                    "or plugin (repeatable)."),
+    quick: bool = typer.Option(False, "--quick", help="Smaller sweeps; default budget 60 s."),
+    time_budget: Optional[float] = typer.Option(None, "--time-budget", min=1.0,
+                                                help="Total seconds for all probes (default 300)."),
+    launcher: Optional[str] = typer.Option(None, "--launcher", help="Command that starts a 2-rank "
+                                           "MPI job, e.g. 'srun -n 2' (default: $ADVISOR_LAUNCHER "
+                                           "or mpiexec -n 2)."),
+    option: Optional[List[str]] = typer.Option(None, "--option", "-O", help="Probe option "
+                                               "KEY=VALUE, e.g. alloc-size=8MiB (repeatable)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", dir_okay=False,
+                                          help="Where to write the profile."),
+    seed: int = typer.Option(12345, "--seed", help="Seed for fills and bootstrap."),
+) -> None:
+    """Detect facts, run each plugin's probe, and write the profile (its path goes to stdout)."""
+    import shlex
+
+    from advisor.facts import detect
+    from advisor.profile import save_profile
+    from advisor.runner import partial, run_probes
+
+    options = _parse_options(option)
+    launcher_argv = shlex.split(launcher) if launcher else None
+    if launcher is not None and not launcher_argv:
+        raise BadInputError("--launcher: empty command")
+    reg = _registry(plugin, skip_plugin)
+    if not reg.probes:
+        raise BadInputError("no probe to run (all plugins skipped or disabled)")
+    facts = detect(reg.fact_detectors)
+    for w in facts.warnings:
+        _warn(w)
+    target = _profile_path(output)
+
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=console, transient=not console.is_terminal,
+                  disable=not console.is_terminal) as bar:
+        tasks: dict[str, int] = {}
+
+        def on_event(name: str, message: str, fraction: Optional[float]) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(name, total=1.0)
+            bar.update(tasks[name], description=f"{name}: {message}",
+                       completed=fraction if fraction is not None else None)
+
+        prof = run_probes(reg.probes, reg.probe_plugin, facts, time_budget_s=time_budget,
+                          quick=quick, launcher=launcher_argv, options=options, on_event=on_event,
+                          command=" ".join(["advisor"] + sys.argv[1:]), seed=seed)
+    save_profile(prof, target)
+    for res in prof.results:
+        line = f"{res.probe}: {res.status}"
+        if res.reason:
+            line += f" ({res.reason})"
+        line += f", {len(res.recommendations)} recommendation(s), {len(res.findings)} finding(s)"
+        _err(line)
+    _err(f"profile written to {target}")
+    _out(f"{target}\n")
+    if partial(prof):
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+# --------------------------------------------------------------------------- emit
+
+
+@app.command()
+@boundary
+def emit(
+    format: str = typer.Option("env", "--format", "-f", help="Output format (see --list)."),
+    profile: Optional[Path] = ProfileOpt,
+    list_: bool = typer.Option(False, "--list", help="List the formats and exit."),
+    no_comments: bool = typer.Option(False, "--no-comments", help="Drop the rationale comments."),
+    all_: bool = typer.Option(False, "--all", help="Also confirm settings equal to the default."),
+    plugin: Optional[List[str]] = typer.Option(None, "--plugin", help="Only this probe/plugin."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse a profile from another machine "
+                                "or other library versions."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", dir_okay=False,
+                                          help="Write to this file (atomically) instead of stdout."),
+) -> None:
+    """Print the profile's settings in a format sites load (env, csh, fish, lmod, tcl, ...)."""
+    from advisor.plugins import collect, make_plugin_manager
+
+    reg = collect(make_plugin_manager())
+    if list_:
+        width = max((len(n) for n in reg.emitters), default=4)
+        _out("".join(f"{n:<{width}}  {e.description}\n" for n, e in sorted(reg.emitters.items())))
+        return
+    from advisor.emit import EmitOptions, machine_mismatch, render
+    from advisor.facts import detect_fingerprint_facts
+
+    prof = _load(profile)
+    diffs = machine_mismatch(prof, detect_fingerprint_facts())
+    if diffs:
+        if strict:
+            raise BadInputError(f"{_profile_path(profile)}: profile is for another machine: "
+                                + "; ".join(diffs))
+        for d in diffs:
+            _warn(f"profile from another machine: {d}")
+    opts = EmitOptions(comments=not no_comments, include_defaults=all_,
+                       plugins=frozenset(plugin) if plugin else None)
+    text = render(prof, format, reg.emitters, opts)
+    if output is not None:
+        from advisor.profile import atomic_write_text
+
+        atomic_write_text(output, text)
+        _err(f"{format} written to {output}")
+    else:
+        _out(text)
+
+
+# --------------------------------------------------------------------------- show
+
+
+@app.command()
+@boundary
+def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
+    """Show a profile: recommendations, findings and evidence summaries."""
+    prof = _load(profile)
+    if json_:
+        _out(prof.model_dump_json(indent=2, exclude_none=True) + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(file=sys.stdout, soft_wrap=False)
+    p = prof.provenance
+    con.print(f"profile of {p.hostname or '?'} (fingerprint {prof.fingerprint}), "
+              f"{p.created}, advisor {p.advisor_version}, {p.duration_s:.0f} s")
+    t = Table("probe", "status", "reason", "time (s)", title="Probes")
+    for r in prof.results:
+        t.add_row(r.probe, r.status, r.reason or "", f"{r.duration_s:.1f}")
+    con.print(t)
+    t = Table("probe", "setting", "value", "replaces", "confidence", "why", title="Recommendations")
+    for r in prof.results:
+        for rec in r.recommendations:
+            for s in rec.settings:
+                t.add_row(r.probe, s.name, str(s.value), "" if s.default is None else str(s.default),
+                          rec.confidence, rec.title)
+            if not rec.settings:
+                t.add_row(r.probe, "", "", "", rec.confidence, rec.title)
+    con.print(t)
+    t = Table("probe", "severity", "finding", "remedy", title="Findings")
+    for r in prof.results:
+        for f in r.findings:
+            t.add_row(r.probe, f.severity, f.message, f.remedy or "")
+    con.print(t)
+    t = Table("probe", "evidence", "series", "points", "median range", "unit", title="Evidence")
+    for r in prof.results:
+        for ev in r.evidence:
+            for s in ev.series:
+                meds = [pt.stats.median for pt in s.points if pt.stats is not None]
+                rng = f"{min(meds):.4g} .. {max(meds):.4g}" if meds else ""
+                t.add_row(r.probe, ev.id, s.name, str(len(s.points)), rng, s.unit)
+            if not ev.series:
+                t.add_row(r.probe, ev.id, "", "", "", "")
+    con.print(t)
+
+
+# --------------------------------------------------------------------------- plugins, facts, schema
+
+
+@app.command()
+@boundary
+def plugins(json_: bool = JsonOpt) -> None:
+    """List plugins, what each contributes, and those that failed to load (with the error)."""
+    from advisor.plugins import collect, disabled_from_env, make_plugin_manager
+
+    reg = collect(make_plugin_manager())
+    rows = []
+    errors = {}
+    for issue in reg.issues:
+        errors.setdefault(issue.plugin, []).append(f"{issue.stage}: {issue.error}")
+    for name in sorted(set(reg.plugins) | disabled_from_env()):
+        probes = sorted(p for p, pl in reg.probe_plugin.items() if pl == name)
+        emitters = sorted(e for e, em in reg.emitters.items() if em.plugin == name)
+        status = ("disabled" if name in disabled_from_env() else
+                  "error" if name in errors else "ok")
+        rows.append({"name": name, "origin": reg.plugins.get(name, ""), "status": status,
+                     "probes": probes, "emitters": emitters, "errors": errors.get(name, [])})
+    if json_:
+        import json
+
+        _out(json.dumps(rows, indent=2) + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table("plugin", "status", "probes", "emitters", "origin", "error")
+    for r in rows:
+        t.add_row(r["name"], r["status"], ", ".join(r["probes"]), ", ".join(r["emitters"]),
+                  r["origin"], "; ".join(r["errors"]))
+    Console(file=sys.stdout, soft_wrap=True).print(t)
+
+
+@app.command()
+@boundary
+def facts(json_: bool = JsonOpt) -> None:
+    """Detect and print the machine facts."""
+    from advisor.facts import detect
+    from advisor.plugins import collect, make_plugin_manager
+
+    reg = collect(make_plugin_manager())
+    f = detect(reg.fact_detectors)
+    for w in f.warnings:
+        _warn(w)
+    if json_:
+        _out(f.model_dump_json(indent=2, exclude_none=True) + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table("fact", "value", title=f"facts (fingerprint {f.fingerprint()})")
+
+    def walk(prefix: str, value) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else k, v)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            for i, v in enumerate(value):
+                walk(f"{prefix}[{i}]", v)
+        else:
+            t.add_row(prefix, str(value))
+
+    walk("", f.model_dump(mode="json", exclude_none=True, exclude={"warnings"}))
+    Console(file=sys.stdout, soft_wrap=True).print(t)
+
+
+@app.command()
+@boundary
+def schema() -> None:
+    """Print the JSON schema of the profile."""
+    from advisor.schema import profile_json_schema
+
+    _out(profile_json_schema())
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="advisor")
+
+
+if __name__ == "__main__":
+    main()

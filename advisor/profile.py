@@ -1,0 +1,203 @@
+"""Read, validate and write profiles.
+
+A profile is one TOML file (schema in ``advisor.models.Profile``).  Reading never changes the
+file; writing is atomic (temporary file in the same directory, fsync, rename, fsync of the
+directory) and serialised by a lock file beside the target (``filelock``), so a reader sees either
+the previous profile or the complete new one, never a torn file.
+
+The default store is ``$ADVISOR_HOME/profiles/<host>.toml`` (``ADVISOR_HOME`` defaults to the
+platformdirs user data directory of ``hpc-advisor``): one profile per machine, named by host.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+from advisor.errors import ProfileError
+
+#: Larger files are refused before parsing: a real profile is tens of KiB; this bound keeps a
+#: hostile or wrong file (a core dump, a log) from being read into memory.  Chosen as 100x the
+#: largest profile the full probe writes here (about 160 KiB).
+MAX_PROFILE_BYTES = 16 * 1024 * 1024
+
+
+def _tomllib():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib
+
+
+def advisor_home() -> Path:
+    """``$ADVISOR_HOME`` or the platformdirs user data directory for hpc-advisor."""
+    env = os.environ.get("ADVISOR_HOME")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("hpc-advisor", appauthor=False))
+
+
+def default_profile_path(host: Optional[str] = None) -> Path:
+    """Where ``advisor probe`` writes and other commands read when no ``--profile`` is given."""
+    host = host or socket.gethostname() or "localhost"
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in host).lstrip(".") or "localhost"
+    return advisor_home() / "profiles" / f"{safe}.toml"
+
+
+def _loc(loc: tuple) -> str:
+    return ".".join(str(p) for p in loc) if loc else "(top level)"
+
+
+def _read_mapping(path: Path) -> dict[str, Any]:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise ProfileError(f"{path}: no such profile (run 'advisor probe' or pass --profile)") from None
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if not path.is_file():
+        raise ProfileError(f"{path}: not a regular file")
+    if st.st_size == 0:
+        raise ProfileError(f"{path}: empty file, not a profile")
+    if st.st_size > MAX_PROFILE_BYTES:
+        raise ProfileError(f"{path}: {st.st_size} bytes, larger than any profile "
+                           f"({MAX_PROFILE_BYTES} bytes at most)")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{path}: not UTF-8 text (byte {exc.start}): binary data?") from None
+    if "\x00" in text:
+        raise ProfileError(f"{path}: contains NUL bytes: binary data, not a profile")
+    try:
+        return _tomllib().loads(text)
+    except _tomllib().TOMLDecodeError as exc:
+        raise ProfileError(f"{path}: malformed TOML: {exc}") from None
+    except RecursionError:
+        raise ProfileError(f"{path}: malformed TOML: nesting too deep") from None
+
+
+def profile_from_mapping(data: dict[str, Any], *, source: str = "<profile>"):
+    """Validate a parsed mapping as a Profile (migrating older schema versions).
+
+    :raises ProfileError: naming ``source`` and the first offending key.
+    """
+    from pydantic import ValidationError
+
+    from advisor.models import SCHEMA_VERSION, Profile
+
+    if not isinstance(data, dict):
+        raise ProfileError(f"{source}: not a table")
+    version = data.get("schema_version")
+    if version is None:
+        raise ProfileError(f"{source}: key 'schema_version': missing (not an hpc-advisor profile?)")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ProfileError(f"{source}: key 'schema_version': must be an integer, got {version!r}")
+    if version > SCHEMA_VERSION:
+        raise ProfileError(f"{source}: key 'schema_version': profile needs schema {version}, this "
+                           f"advisor reads up to {SCHEMA_VERSION}; upgrade hpc-advisor")
+    if version < 1:
+        raise ProfileError(f"{source}: key 'schema_version': {version} is not a valid version")
+    data = migrate(data, version)
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        return_value = err.get("input")
+        shown = repr(return_value)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        detail = "" if err["type"] in ("extra_forbidden", "missing") else f", got {shown}"
+        raise ProfileError(f"{source}: key '{_loc(err['loc'])}': {msg}{detail}{more}") from None
+
+
+def migrate(data: dict[str, Any], version: int) -> dict[str, Any]:
+    """Bring a mapping of schema ``version`` to the current schema.  Version 1 is current."""
+    return data
+
+
+def load_profile(path: Path | str):
+    """Read and validate the profile at ``path``; the file is never modified.
+
+    :raises ProfileError: missing, empty, too large, binary, malformed TOML, unknown key, wrong
+        type, or a schema version newer than this advisor — the message names the file and key.
+    """
+    path = Path(path)
+    return profile_from_mapping(_read_mapping(path), source=str(path))
+
+
+def profile_to_toml(profile) -> str:
+    """Serialise a Profile as TOML text (unknown values, i.e. None, are omitted)."""
+    import tomli_w
+
+    data = profile.model_dump(mode="json", exclude_none=True)
+    return tomli_w.dumps(data)
+
+
+def atomic_write_text(path: Path | str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically under a lock; the old file stays on any failure.
+
+    :raises ProfileError: the directory cannot be created, the disk is full, or the lock cannot
+        be taken within 60 s (another advisor writes the same file).
+    """
+    from filelock import FileLock, Timeout
+
+    path = Path(path)
+    data = text.encode("utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot create directory: {exc.strerror or exc}") from None
+    lock = FileLock(str(path) + ".lock")
+    try:
+        with lock.acquire(timeout=60):
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                if path.exists():
+                    try:
+                        os.chmod(tmp, path.stat().st_mode & 0o777)
+                    except OSError:
+                        pass
+                os.replace(tmp, path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+            try:
+                dfd = os.open(path.parent, os.O_RDONLY)
+                try:
+                    os.fsync(dfd)
+                finally:
+                    os.close(dfd)
+            except OSError:
+                pass
+    except Timeout:
+        raise ProfileError(f"{path}: locked by another advisor (lock {lock.lock_file})") from None
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot write, previous file kept: {exc.strerror or exc}") from None
+
+
+def save_profile(profile, path: Path | str) -> Path:
+    """Validate-by-construction and write ``profile`` atomically to ``path``; returns the path."""
+    path = Path(path)
+    atomic_write_text(path, profile_to_toml(profile))
+    return path

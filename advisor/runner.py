@@ -1,0 +1,189 @@
+"""Run the registered probes into a Profile, isolating faults and sharing one time budget.
+
+Order per probe: ``check(facts)``; when usable, ``measure(ctx)``; always ``recommend(evidence,
+facts)`` (see ``advisor.probe``).  Each step runs in a worker thread so that a probe that hangs
+past its deadline (plus a grace period) is abandoned and recorded as ``failed``; the remaining
+probes still run and the profile is still written.  Subprocesses started through the harness carry
+their own timeouts and are killed with their process group.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable, Optional, Sequence
+
+from advisor import __version__
+from advisor.models import Advice, Evidence, Facts, PluginResult, Profile, Provenance
+from advisor.probe import Applicability, MeasureContext
+
+#: ``on_event(probe, message, fraction)``; fraction of that probe's work in [0, 1] or None.
+EventCallback = Callable[[str, str, Optional[float]], None]
+
+#: Default total budget of ``advisor probe`` in seconds, and with ``--quick``.  Chosen so a full
+#: probe of the three built-ins fits a batch job's epilogue on the 2-core reference machine.
+DEFAULT_BUDGET_S = 300.0
+QUICK_BUDGET_S = 60.0
+
+#: Extra time a step may run past its deadline before it is abandoned: the harness checks the
+#: deadline between samples, so a well-behaved step overruns by at most one sample or launch.
+GRACE_S = 15.0
+
+
+class StepTimeout(Exception):
+    pass
+
+
+def _call_with_timeout(fn: Callable[[], Any], timeout_s: float) -> Any:
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    th = threading.Thread(target=target, daemon=True, name="advisor-probe-step")
+    th.start()
+    th.join(max(0.0, timeout_s))
+    if th.is_alive():
+        raise StepTimeout(f"did not return within {timeout_s:.0f} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def run_probe(
+    name: str,
+    probe: Any,
+    plugin: str,
+    facts: Facts,
+    *,
+    deadline: float,
+    quick: bool = False,
+    launcher: Optional[list[str]] = None,
+    options: Optional[dict[str, str]] = None,
+    on_event: Optional[EventCallback] = None,
+    seed: int = 12345,
+) -> PluginResult:
+    """Run one probe; never raises for the probe's own faults (they become ``failed``)."""
+    t0 = time.monotonic()
+    findings: list = []
+    evidence: list[Evidence] = []
+    status = "ok"
+    reason: Optional[str] = None
+
+    def progress(message: str, fraction: Optional[float]) -> None:
+        if on_event is not None:
+            on_event(name, message, fraction)
+
+    def remaining() -> float:
+        return deadline - time.monotonic()
+
+    try:
+        app = _call_with_timeout(lambda: probe.check(facts), max(remaining(), 0) + GRACE_S)
+        if not isinstance(app, Applicability):
+            raise TypeError(f"check() returned {type(app).__name__}, not Applicability")
+        findings.extend(app.findings)
+        evidence.extend(app.evidence)
+        if not app.usable:
+            status, reason = "not-applicable", app.reason or "not usable here"
+        else:
+            ctx = MeasureContext(facts=facts, deadline=deadline, quick=quick, launcher=launcher,
+                                 options=dict(options or {}), progress=progress, seed=seed,
+                                 applicability=app)
+            progress("measuring", 0.0)
+            measured = _call_with_timeout(lambda: probe.measure(ctx), max(remaining(), 0) + GRACE_S)
+            measured = list(measured or [])
+            bad = [type(e).__name__ for e in measured if not isinstance(e, Evidence)]
+            if bad:
+                raise TypeError(f"measure() returned non-Evidence items: {', '.join(bad)}")
+            evidence.extend(measured)
+    except StepTimeout as exc:
+        status, reason = "failed", f"exceeded its time budget: {exc}"
+    except Exception as exc:
+        status, reason = "failed", _why(exc)
+
+    recs: list = []
+    try:
+        advice = _call_with_timeout(lambda: probe.recommend(list(evidence), facts), GRACE_S)
+        if not isinstance(advice, Advice):
+            raise TypeError(f"recommend() returned {type(advice).__name__}, not Advice")
+        findings.extend(advice.findings)
+        recs = list(advice.recommendations)
+    except Exception as exc:
+        if status != "failed":
+            status, reason = "failed", f"recommend: {_why(exc)}"
+    progress("done", 1.0)
+    return PluginResult(plugin=plugin, probe=name, status=status, reason=reason,
+                        duration_s=round(time.monotonic() - t0, 3), findings=findings,
+                        recommendations=recs, evidence=evidence)
+
+
+def run_probes(
+    probes: dict[str, Any],
+    probe_plugin: dict[str, str],
+    facts: Facts,
+    *,
+    time_budget_s: Optional[float] = None,
+    quick: bool = False,
+    launcher: Optional[list[str]] = None,
+    options: Optional[dict[str, str]] = None,
+    on_event: Optional[EventCallback] = None,
+    command: str = "advisor probe",
+    seed: int = 12345,
+) -> Profile:
+    """Run ``probes`` (name -> probe) in name order and return the Profile.
+
+    The budget (seconds; default ``DEFAULT_BUDGET_S`` or ``QUICK_BUDGET_S``) is shared: each probe
+    gets a slice of what is left, in proportion to its optional ``budget_weight`` attribute
+    (default 1.0), so time a fast probe leaves unused goes to the next.
+    """
+    budget = time_budget_s if time_budget_s is not None else (
+        QUICK_BUDGET_S if quick else DEFAULT_BUDGET_S)
+    created = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    t0 = time.monotonic()
+    end = t0 + budget
+    names = sorted(probes)
+    weights = {n: float(getattr(probes[n], "budget_weight", 1.0) or 1.0) for n in names}
+    results: list[PluginResult] = []
+    for i, name in enumerate(names):
+        left = max(0.0, end - time.monotonic())
+        share = left * weights[name] / sum(weights[n] for n in names[i:])
+        results.append(run_probe(name, probes[name], probe_plugin.get(name, "?"), facts,
+                                 deadline=time.monotonic() + share, quick=quick,
+                                 launcher=launcher, options=options, on_event=on_event, seed=seed))
+    prov = Provenance(advisor_version=__version__, command=command, created=created,
+                      duration_s=round(time.monotonic() - t0, 3),
+                      hostname=facts.hostname or socket.gethostname())
+    return Profile(provenance=prov, fingerprint=facts.fingerprint(), facts=facts, results=results)
+
+
+def partial(profile: Profile) -> bool:
+    """True when a probe failed: ``advisor probe`` then exits with ``EXIT_PARTIAL``."""
+    return any(r.status == "failed" for r in profile.results)
+
+
+def rerecommend(profile: Profile, probes: dict[str, Any]) -> Profile:
+    """Re-derive advice from the recorded evidence with the installed probes (no measuring)."""
+    out: list[PluginResult] = []
+    for res in profile.results:
+        probe = probes.get(res.probe)
+        if probe is None:
+            out.append(res)
+            continue
+        advice: Advice = probe.recommend(list(res.evidence), profile.facts)
+        out.append(res.model_copy(update={"recommendations": advice.recommendations}))
+    return profile.model_copy(update={"results": out})
+
+
+__all__: Sequence[str] = ["run_probes", "run_probe", "partial", "rerecommend",
+                          "DEFAULT_BUDGET_S", "QUICK_BUDGET_S"]
