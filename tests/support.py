@@ -40,3 +40,28 @@ def tool(name: str) -> str:
     if not found:
         pytest.skip(f"{name} not installed here (CI installs it through .ci/run)")
     return found
+
+
+def sample_profile(**overrides):
+    """A small valid Profile built from the models (for tests that need any profile)."""
+    from advisor.models import (Evidence, Facts, Finding, PluginResult, Point, Profile,
+                                Provenance, Recommendation, Series, Setting, Stats)
+
+    facts = Facts(hostname="node001", cpu={"arch": "x86_64", "cores_logical": 2},
+                  mpi={"implementation": "mpich", "flavour": "upstream", "version": "5.0.2"})
+    st = Stats(n=3, median=1.0, mean=1.0, p5=0.9, p95=1.1, min=0.9, max=1.1)
+    ev = Evidence(id="sweep", series=[Series(name="bw", unit="bytes/s", x_name="size",
+                                             x_unit="bytes", points=[Point(x=8192.0, samples=[1.0, 0.9, 1.1], stats=st)])])
+    rec = Recommendation(id="cma-threshold", title="use CMA from 8 KiB", rationale="measured",
+                         confidence="high", evidence=["sweep"], settings=[
+                             Setting(library="mpich", flavour="upstream",
+                                     name="MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", value=8192,
+                                     type="bytes", unit="bytes", default=16384, versions=">=4.3")])
+    res = PluginResult(plugin="mpich-cma", probe="mpich-cma", status="ok", duration_s=1.0,
+                       recommendations=[rec], evidence=[ev],
+                       findings=[Finding(id="demo", severity="info", message="demo")])
+    data = dict(provenance=Provenance(advisor_version="0.1.0", command="advisor probe",
+                                      created="2026-11-30T00:00:00+00:00", hostname="node001"),
+                fingerprint=facts.fingerprint(), facts=facts, results=[res])
+    data.update(overrides)
+    return Profile(**data)

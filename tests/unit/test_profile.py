@@ -1,0 +1,97 @@
+"""Profiles: round trip, atomic writes, and bad input refused with file and key named."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+from advisor.errors import ProfileError
+from advisor.profile import default_profile_path, load_profile, profile_to_toml, save_profile
+from support import sample_profile
+
+
+def test_round_trip(tmp_path):
+    prof = sample_profile()
+    path = save_profile(prof, tmp_path / "p.toml")
+    assert load_profile(path) == prof
+
+
+def test_default_store_is_keyed_by_host(advisor_home):
+    assert default_profile_path("node 7/../x") == advisor_home / "profiles" / "node_7_.._x.toml"
+
+
+def test_write_failure_keeps_previous_file(tmp_path):
+    """A write that fails half-way (file-size limit, as on a full disk) keeps the old profile."""
+    target = tmp_path / "p.toml"
+    save_profile(sample_profile(), target)
+    before = target.read_bytes()
+    code = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (256, 256))\n"
+        "sys.path.insert(0, sys.argv[2])\n"
+        "from support import sample_profile\n"
+        "from advisor.profile import save_profile\n"
+        "from advisor.errors import ProfileError\n"
+        "try:\n"
+        "    save_profile(sample_profile(fingerprint='0' * 16), sys.argv[1])\n"
+        "except ProfileError as exc:\n"
+        "    print(exc)\n"
+        "    sys.exit(7)\n"
+    )
+    tests_dir = str(__import__("pathlib").Path(__file__).resolve().parents[1])
+    proc = subprocess.run([sys.executable, "-c", code, str(target), tests_dir],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 7, proc.stderr
+    assert "previous file kept" in proc.stdout
+    assert target.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".tmp"] == []
+
+
+GOOD = None
+
+
+def _variants():
+    good = profile_to_toml(sample_profile())
+    return {
+        "bad-toml": ("schema_version = 1\n[provenance\n", "malformed TOML"),
+        "unknown-key": (good.replace("[provenance]", "colour = \"red\"\n[provenance]", 1),
+                        "key 'colour': unknown key"),
+        "wrong-type": (good.replace('fingerprint = "', 'fingerprint = 42 #"', 1),
+                       "key 'fingerprint'"),
+        "empty": ("", "empty file"),
+        "binary": (b"\x7fELF\x02\x01\x01\x00\x00\xff\xfe", "not UTF-8"),
+        "newer-schema": (good.replace("schema_version = 1", "schema_version = 99", 1),
+                         "needs schema 99"),
+        "nested-unknown": (good.replace("[facts]", "[facts]\nflux_capacitor = true", 1),
+                           "key 'facts.flux_capacitor': unknown key"),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_variants()))
+def test_bad_profile_is_one_line_exit_2_untouched(tmp_path, name):
+    content, expected = _variants()[name]
+    path = tmp_path / f"{name}.toml"
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    mtime = path.stat().st_mtime_ns
+    for cmd in (["show"], ["emit", "--format", "env"]):
+        proc = subprocess.run([sys.executable, "-m", "advisor", *cmd, "--profile", str(path)],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, (cmd, proc.stderr)
+        assert proc.stdout == ""
+        lines = [l for l in proc.stderr.splitlines() if l.strip()]
+        assert len(lines) == 1, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert str(path) in lines[0] and expected in lines[0], lines[0]
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
+    assert path.stat().st_mtime_ns == mtime
+
+
+def test_missing_profile_names_the_file(tmp_path):
+    with pytest.raises(ProfileError, match="no such profile"):
+        load_profile(tmp_path / "nope.toml")
