@@ -1,0 +1,361 @@
+"""The pure ``recommend(evidence, facts) -> Advice`` of the host-buffer probe.
+
+No I/O, no clock, no environment: every figure in a message comes from ``evidence`` (measured
+here or recorded elsewhere) and every decision from ``facts``.  Advice is given only where it was
+measured to help (the glibc tunables, the huge-page host pool); hygiene findings carry the measured
+inflation.  See :mod:`advisor_host_buffer.analysis` for the evidence vocabulary.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from advisor.measure.stats import classify_series
+from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
+
+from . import analysis as A
+
+#: GLIBC_TUNABLES items are ``name=value`` pairs separated by ``:`` (glibc manual, "Tunables",
+#: https://www.gnu.org/software/libc/manual/html_node/Tunables.html).
+TUNABLES_SEPARATOR = ":"
+
+#: glibc.cpu.x86_non_temporal_threshold: named glibc.tune.* in 2.26-2.27, glibc.cpu.* since 2.28
+#: (glibc manual "Hardware Capability Tunables" 2.26/2.27 vs 2.28; libc-alpha 2018-07 rename).
+NT_VERSIONS_CPU = ">=2.28"
+NT_VERSIONS_TUNE = ">=2.26,<2.28"
+#: glibc.malloc.hugetlb appeared in glibc 2.35 (NEWS 2.35; manual "Memory Related Tunables").
+HUGETLB_VERSIONS = ">=2.35"
+
+PREFAULT_REMEDY = (
+    "before timing, write a non-zero pseudo-random pattern to every page of every host buffer "
+    "(page size read from the system); a plain memset(0) after malloc can be turned into calloc "
+    "by the compiler and brings the lazy zero mapping back; align host buffers to at least 64 B "
+    "and record the fill in the results"
+)
+
+
+def _ci(lo: Optional[float], hi: Optional[float]) -> str:
+    return f" (95% CI {lo:.2f}-{hi:.2f})" if lo is not None and hi is not None else ""
+
+
+def _noise_floor(evidence: Sequence[Evidence], default: float) -> float:
+    for ev in evidence:
+        v = ev.values.get("noise_floor")
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return float(v)
+    return default
+
+
+def _tunable_setting(item: str, value: str, default: Optional[str], versions: str) -> Setting:
+    return Setting(
+        library="glibc",
+        name="GLIBC_TUNABLES",
+        value=f"{item}={value}",
+        type="list",
+        default=f"{item}={default}" if default is not None else None,
+        versions=versions,
+        kind="env",
+        separator=TUNABLES_SEPARATOR,
+    )
+
+
+def recommend(evidence: Sequence[Evidence], facts: Facts, *, noise_floor: float = 0.0) -> Advice:
+    """Findings and recommendations from host-buffer evidence.
+
+    :param evidence: ``Applicability.evidence + measure(ctx)`` or recorded evidence.
+    :param facts: machine facts (THP mode, NUMA nodes, glibc version are read).
+    :param noise_floor: relative difference (fraction) below which two medians are the same,
+        used when the evidence carries no measured ``noise_floor`` value (the A/A floor from
+        ``advisor.measure.noise_floor_from_aa``); 0.0 lets the confidence intervals decide.
+    :return: ``Advice``; never raises on missing evidence (it simply gives less advice).
+    """
+    ev = list(evidence)
+    nf = _noise_floor(ev, noise_floor)
+    findings: list[Finding] = []
+    recs: list[Recommendation] = []
+
+    _zero_page(ev, findings)
+    _first_use(ev, findings, nf)
+    _thp(ev, facts, findings, recs)
+    _sweep(ev, facts, findings, recs, nf)
+    _numa(ev, facts, findings)
+    return Advice(recommendations=recs, findings=findings)
+
+
+# --------------------------------------------------------------------------- zero page
+
+
+def _zero_page(ev: list[Evidence], findings: list[Finding]) -> None:
+    for ev_id, what in ((A.EV_ZERO_MEMCPY, "memcpy"), (A.EV_ZERO_OPENCL, "OpenCL host-to-device")):
+        e = A.find_evidence(ev, ev_id)
+        if e is None:
+            continue
+        series = "h2d" if ev_id == A.EV_ZERO_OPENCL else None
+        inf = A.zero_page_inflation(e, series)
+        if inf is None:
+            continue
+        suffix = "" if ev_id == A.EV_ZERO_MEMCPY else "-opencl"
+        if inf.significant():
+            findings.append(Finding(
+                id=f"zero-page-inflation{suffix}",
+                severity="warning",
+                message=(
+                    f"{what} from an untouched host buffer reads {inf.ratio:.2f}x faster"
+                    f"{_ci(inf.ci_low, inf.ci_high)} than from a random-filled one "
+                    f"({A.fmt_bw(inf.untouched_bps)} vs {A.fmt_bw(inf.touched_bps)}): untouched "
+                    "pages map the shared zero page, so benchmarks that skip initialisation "
+                    "overstate bandwidth; the untouched figure is labelled a zero-page artefact"
+                ),
+                remedy=PREFAULT_REMEDY,
+                evidence=[ev_id],
+            ))
+        else:
+            findings.append(Finding(
+                id=f"zero-page-no-inflation{suffix}",
+                severity="info",
+                message=(
+                    f"{what}: untouched vs random-filled source {inf.ratio:.2f}x"
+                    f"{_ci(inf.ci_low, inf.ci_high)}: no measurable zero-page inflation here"
+                ),
+                evidence=[ev_id],
+            ))
+    e = A.find_evidence(ev, A.EV_ZERO_OPENCL)
+    if e is not None:
+        parts = []
+        for direction in ("h2d", "d2h"):
+            s = A.find_series(e, direction)
+            if s is None:
+                continue
+            for p in s.points:
+                m = A.point_median(p)
+                if m is not None and p.label != A.UNTOUCHED:
+                    tag = " [artefact]" if p.artefact else ""
+                    parts.append(f"{direction} {p.label} {A.fmt_bw(m)}{tag}")
+        if parts:
+            findings.append(Finding(
+                id="opencl-transfer-bandwidth",
+                severity="info",
+                message="OpenCL transfers from initialised host memory: " + "; ".join(parts),
+                evidence=[A.EV_ZERO_OPENCL],
+            ))
+
+
+# --------------------------------------------------------------------------- first use
+
+
+def _first_use(ev: list[Evidence], findings: list[Finding], nf: float) -> None:
+    e = A.find_evidence(ev, A.EV_FIRST_USE)
+    if e is None or not e.series:
+        return
+    s = e.series[0]
+    values = [A.point_median(p) for p in sorted(s.points, key=lambda p: (p.x is None, p.x))]
+    values = [v for v in values if v is not None]
+    if len(values) < 3:
+        return
+    fu = classify_series(values, higher_is_better=(s.unit == A.BPS))
+    if fu.kind == "rising":
+        unit = s.unit
+        ss = A.fmt_bw(fu.steady_median) if unit == A.BPS else f"{fu.steady_median:g} {unit}"
+        findings.append(Finding(
+            id="first-touch-not-done",
+            severity="warning",
+            message=(
+                f"first touch not done: run-to-run results rise monotonically and settle after "
+                f"{fu.warmup} runs (steady state {ss}); the first runs paid the page faults"
+            ),
+            remedy=PREFAULT_REMEDY + "; report warm-up runs apart from the steady state",
+            evidence=[A.EV_FIRST_USE],
+        ))
+
+
+# --------------------------------------------------------------------------- THP
+
+
+def _thp(ev: list[Evidence], facts: Facts, findings: list[Finding], recs: list[Recommendation]) -> None:
+    mode = A.thp_mode(facts.memory.thp_enabled)
+    e = A.find_evidence(ev, A.EV_FIRST_TOUCH)
+    if mode is None and e is not None:
+        mode = A.thp_mode(e.conditions.thp_enabled)
+    text = A.thp_explanation(mode, facts.memory.thp_defrag)
+    speed = None
+    if e is not None:
+        base = e.values.get("fault_s_per_gib.base")
+        huge = e.values.get("fault_s_per_gib.huge")
+        sp = e.values.get("huge_speedup")
+        if sp is None and base and huge:
+            sp = float(base) / float(huge)
+        if sp is not None:
+            lo, hi = e.values.get("huge_speedup.ci_low"), e.values.get("huge_speedup.ci_high")
+            speed = (float(sp), lo, hi)
+            text += (
+                f" Measured first-touch cost: {float(base):.3f} s/GiB with base pages, "
+                f"{float(huge):.3f} s/GiB with MADV_HUGEPAGE ({float(sp):.2f}x"
+                f"{_ci(lo, hi)})." if base and huge else ""
+            )
+    findings.append(Finding(
+        id=f"thp-{mode or 'unknown'}",
+        severity="info",
+        message=text,
+        evidence=[A.EV_FIRST_TOUCH] if e is not None else [],
+    ))
+    if mode != "madvise" or speed is None:
+        return
+    ratio, lo, hi = speed
+    helps = (lo > 1.0) if lo is not None else ratio > 1.0
+    if not helps:
+        return
+    # THP uses the PMD size (/sys/kernel/mm/transparent_hugepage/hpage_pmd_size, recorded by
+    # measure); without it the smallest huge page size the facts list.
+    huge = int(e.values.get("huge_page_bytes", 0)) or min(
+        (h for h in facts.memory.huge_page_sizes_bytes if h), default=None)
+    if huge is None:
+        return
+    recs.append(Recommendation(
+        id="host-pool-hugepages",
+        title=f"Host pool: {A.fmt_bytes(huge)}-aligned chunks with MADV_HUGEPAGE before first touch",
+        settings=[
+            Setting(library="host-pool", name="chunk_alignment", value=huge, type="bytes",
+                    unit="bytes", kind="config"),
+            Setting(library="host-pool", name="chunk_size_multiple", value=huge, type="bytes",
+                    unit="bytes", kind="config"),
+            Setting(library="host-pool", name="madvise", value="MADV_HUGEPAGE", type="enum",
+                    kind="config"),
+        ],
+        rationale=(
+            f"THP is in madvise mode, so only regions that ask get huge pages; first touch of "
+            f"huge-page-advised memory was {ratio:.2f}x faster{_ci(lo, hi)} here. Allocate host "
+            f"pool backing blocks as multiples of {A.fmt_bytes(huge)}, aligned to it, and call "
+            "madvise(MADV_HUGEPAGE) before the first write."
+        ),
+        confidence="high" if lo is not None else "medium",
+        evidence=[A.EV_FIRST_TOUCH],
+        verifiable=lo is not None,
+    ))
+    m = A.find_evidence(ev, A.EV_MALLOC_HUGETLB)
+    if m is None or A.glibc_at_least(facts, "2.35") is False:
+        return
+    sp = m.values.get("speedup")
+    lo, hi = m.values.get("speedup.ci_low"), m.values.get("speedup.ci_high")
+    if sp is None or not ((lo > 1.0) if lo is not None else float(sp) > 1.0):
+        findings.append(Finding(
+            id="glibc-malloc-hugetlb-no-gain", severity="info",
+            message=f"GLIBC_TUNABLES=glibc.malloc.hugetlb=1 did not measurably speed up first "
+                    f"touch of malloc'ed memory here ({float(sp or 0):.2f}x{_ci(lo, hi)})",
+            evidence=[A.EV_MALLOC_HUGETLB]))
+        return
+    recs.append(Recommendation(
+        id="glibc-malloc-hugetlb",
+        title="glibc malloc: madvise(MADV_HUGEPAGE) on its mmap'ed chunks",
+        settings=[_tunable_setting("glibc.malloc.hugetlb", "1", "0", HUGETLB_VERSIONS)],
+        rationale=(
+            f"THP is in madvise mode; with glibc.malloc.hugetlb=1 glibc (>= 2.35) asks for huge "
+            f"pages on the memory malloc gets from mmap, and first touch of a large malloc'ed "
+            f"buffer was {float(sp):.2f}x faster{_ci(lo, hi)} here."
+        ),
+        confidence="high" if lo is not None else "medium",
+        evidence=[A.EV_MALLOC_HUGETLB],
+        verifiable=True,
+    ))
+
+
+# --------------------------------------------------------------------------- memcpy sweep
+
+
+def _sweep(ev, facts, findings, recs, nf) -> None:
+    e = A.find_evidence(ev, A.EV_SWEEP)
+    if e is None:
+        return
+    d = A.find_series(e, "default")
+    if d is None:
+        return
+    cliff = A.find_cliff(A.sweep_points(d), noise_floor=nf)
+    if cliff is None:
+        findings.append(Finding(
+            id="memcpy-no-cliff", severity="info",
+            message="memcpy bandwidth has no mid-size cliff with the current glibc tunables: "
+                    "no non-temporal threshold advice",
+            evidence=[A.EV_SWEEP]))
+        return
+    tuned = e.values.get("nt_threshold.tuned_bytes")
+    current = e.values.get("nt_threshold.default_bytes")
+    gain = A.sweep_gain(e, noise_floor=nf)
+    cliff_txt = (
+        f"copies of {A.fmt_bytes(cliff.start_bytes)}-{A.fmt_bytes(cliff.end_bytes)} run "
+        f"{cliff.depth:.2f}x slower than larger ones ({A.fmt_bw(cliff.plateau_bps)})"
+    )
+    if tuned is None or gain is None or not gain.helps or gain.best is None:
+        why = "no tuned run" if tuned is None or gain is None else (
+            f"the tuned threshold lost at {A.fmt_bytes(gain.worst_loss)}" if gain.worst_loss
+            else "the tuned threshold gave no gain beyond the noise floor")
+        findings.append(Finding(
+            id="memcpy-cliff", severity="info",
+            message=f"memcpy cliff: {cliff_txt}; {why}, so no tunable is advised",
+            evidence=[A.EV_SWEEP]))
+        return
+    supported_cpu = A.glibc_at_least(facts, "2.28")
+    supported_tune = A.glibc_at_least(facts, "2.26")
+    if supported_tune is False:
+        return
+    item = ("glibc.cpu.x86_non_temporal_threshold" if supported_cpu is not False
+            else "glibc.tune.x86_non_temporal_threshold")
+    versions = NT_VERSIONS_CPU if supported_cpu is not False else NT_VERSIONS_TUNE
+    r, lo, hi = gain.gains[gain.best]
+    findings.append(Finding(
+        id="memcpy-cliff", severity="warning",
+        message=(f"memcpy cliff: {cliff_txt}: glibc keeps using cached stores up to its "
+                 f"non-temporal threshold ({A.fmt_bytes(current) if current else 'unknown'}), "
+                 "chosen from the cache size the machine reports"),
+        remedy=f"set GLIBC_TUNABLES={item}={hex(int(tuned))}",
+        evidence=[A.EV_SWEEP]))
+    recs.append(Recommendation(
+        id="glibc-non-temporal-threshold",
+        title=f"glibc memcpy: non-temporal stores from {A.fmt_bytes(int(tuned))}",
+        settings=[_tunable_setting(item, hex(int(tuned)),
+                                   hex(int(current)) if current else None, versions)],
+        rationale=(
+            f"{cliff_txt}. With {item}={hex(int(tuned))} a {A.fmt_bytes(gain.best)} copy ran "
+            f"{r:.2f}x faster{_ci(lo, hi)} in a fresh process and no swept size got slower beyond "
+            f"the noise floor ({nf:.0%})."
+        ),
+        confidence="high" if lo != r else "medium",
+        evidence=[A.EV_SWEEP],
+        verifiable=True,
+    ))
+
+
+# --------------------------------------------------------------------------- NUMA
+
+
+def _numa(ev: list[Evidence], facts: Facts, findings: list[Finding]) -> None:
+    nodes = facts.memory.numa_nodes or len(facts.memory.numa_node_cpus) or None
+    e = A.find_evidence(ev, A.EV_NUMA)
+    if not nodes or nodes < 2:
+        return
+    placement = ""
+    pinned = None
+    if e is not None:
+        pages = {k: v for k, v in e.values.items() if k.startswith("pages.node")}
+        if pages:
+            placement = " Placement achieved: " + ", ".join(
+                f"{k[len('pages.'):]}={v}" for k, v in sorted(pages.items())) + " pages."
+        if "local_bps" in e.values and "remote_bps" in e.values:
+            placement += (f" Local {A.fmt_bw(float(e.values['local_bps']))} vs remote "
+                          f"{A.fmt_bw(float(e.values['remote_bps']))}.")
+        pinned = e.values.get("pinned")
+        init = e.values.get("init")
+        if init is not None:
+            placement += f" Initialised by: {init}."
+    findings.append(Finding(
+        id="numa-first-touch",
+        severity="warning" if pinned is False else "info",
+        message=(f"{nodes} NUMA nodes: Linux places each page on the node of the thread that "
+                 "first writes it, so data initialised by one thread all lands on one node."
+                 + placement
+                 + (" Thread/process pinning is not set, so the placement is left to chance."
+                    if pinned is False else "")),
+        remedy=("initialise every buffer with the same pinned threads (or processes) that run the "
+                "timed kernel, or bind memory explicitly (numactl --membind / mbind); set pinning "
+                "(OMP_PROC_BIND/OMP_PLACES, taskset, the MPI launcher's binding) and record the "
+                "per-node page placement from /proc/<pid>/numa_maps"),
+        evidence=[A.EV_NUMA] if e is not None else [],
+    ))
