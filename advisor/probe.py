@@ -89,6 +89,32 @@ class Probe(Protocol):
     def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice: ...
 
 
+class Verifier(Protocol):
+    """Optional probe method, used by ``advisor verify``.
+
+    ``verify(recommendation, ctx) -> Verification`` re-runs the measurement behind
+    ``recommendation`` (only those with ``verifiable=True``) in fresh processes, with the
+    recommended settings vs the library defaults (``ctx.options["against"] == "env"``: vs the
+    current environment), interleaved through ``advisor.measure.interleave``, and returns the
+    verdict with the ratio's confidence interval and the evidence.
+    """
+
+    def verify(self, recommendation: Any, ctx: MeasureContext) -> Any: ...
+
+
+class Linter(Protocol):
+    """Optional probe method, used by ``advisor lint``.
+
+    ``lint(env, facts) -> list[Finding]`` checks an environment mapping (name -> value, from an
+    env file or the live environment) for combinations only the plugin understands: settings that
+    are inert (XPMEM with GPU support), blocked here (CMA where Yama or seccomp forbid it) or
+    overridden by the library's own init.  Names, types and renames are checked by the core from
+    the knob records; this method adds the rest.  It is pure apart from reading ``facts``.
+    """
+
+    def lint(self, env: dict[str, str], facts: Facts) -> list[Finding]: ...
+
+
 def is_probe(obj: Any) -> bool:
     """True when ``obj`` has the attributes and methods of the probe contract."""
     return (
