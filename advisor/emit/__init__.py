@@ -1,0 +1,153 @@
+"""``advisor emit``: a profile's settings in the formats HPC sites load them with.
+
+Formats are registered through the ``advisor_register_emitters`` hook; the built-in ones
+(:mod:`advisor.emit.builtin`) use the same hook a third party does.  Each format is a pure
+function ``render(profile, options) -> str`` with deterministic bytes.
+
+Public API (the CLI calls these):
+
+- :class:`EmitOptions` - what to include;
+- :func:`render` - look up a format and render a profile with it;
+- :func:`library_version` - the version of a library recorded in machine facts;
+- :func:`machine_mismatch` - how the machine a profile was made on differs from this one;
+- :func:`dropped` - settings left out because the recorded library version excludes them.
+
+Environment formats (env, csh, fish, lmod, tcl, spack, easybuild) write only ``kind="env"``
+settings.  ``toml`` and ``json`` write the selected *settings* (``env`` and ``config`` kinds,
+with library, rationale and provenance), not the whole profile: the profile itself already is
+TOML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from advisor.emit.common import drop_reason, library_version
+from advisor.errors import BadInputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.models import Facts, Profile
+    from advisor.plugins import Emitter
+
+__all__ = ["EmitOptions", "render", "library_version", "machine_mismatch", "dropped",
+           "restrict_to_valid"]
+
+
+@dataclass(frozen=True)
+class EmitOptions:
+    """What ``advisor emit`` writes.
+
+    :ivar comments: a one-line rationale per setting (``--no-comments`` sets False); the
+        provenance header is always written.
+    :ivar include_defaults: also settings that only confirm the library default (``--all``).
+    :ivar plugins: keep only settings of these probe or plugin names (``--plugin``); None: all.
+    """
+
+    comments: bool = True
+    include_defaults: bool = False
+    plugins: Optional[frozenset[str]] = None
+
+
+def restrict_to_valid(profile: "Profile") -> "Profile":
+    """A copy of ``profile`` without the settings its recorded library versions exclude, so a
+    third-party format receives only settings valid for the machine (built-in formats filter
+    again, which is idempotent)."""
+    results = []
+    changed = False
+    for res in profile.results:
+        recs = []
+        for rec in res.recommendations:
+            keep = [s for s in rec.settings if drop_reason(s, profile.facts) is None]
+            if len(keep) != len(rec.settings):
+                changed = True
+                rec = rec.model_copy(update={"settings": keep})
+            recs.append(rec)
+        results.append(res.model_copy(update={"recommendations": recs}))
+    if not changed:
+        return profile
+    return profile.model_copy(update={"results": results})
+
+
+def render(profile: "Profile", fmt: str, emitters: dict[str, "Emitter"],
+           options: EmitOptions) -> str:
+    """Render ``profile`` in format ``fmt``.
+
+    :param emitters: name -> ``advisor.plugins.Emitter`` (``Registry.emitters``).
+    :return: the complete file text, ending in a newline.
+    :raises BadInputError: ``fmt`` is not a known format (the message lists the known ones).
+    :raises EmitError: a setting cannot be written safely (bad name, control character), named
+        in the message.
+    """
+    emitter = emitters.get(fmt)
+    if emitter is None:
+        known = ", ".join(sorted(emitters)) or "none"
+        raise BadInputError(f"unknown emit format {fmt!r}; known formats: {known}")
+    text = emitter.render(restrict_to_valid(profile), options)
+    if not isinstance(text, str):
+        raise BadInputError(f"emitter {fmt!r} ({emitter.plugin}) returned "
+                            f"{type(text).__name__}, not text")
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text
+
+
+def dropped(profile: "Profile", options: Optional[EmitOptions] = None) -> list[str]:
+    """One human line per selected setting left out because the library version (or MPI
+    flavour) recorded in the profile excludes it; the CLI may show them on stderr."""
+    options = options or EmitOptions()
+    plugins = set(options.plugins) if options.plugins is not None else None
+    out = []
+    for res, rec, s in profile.settings(kinds=("env", "config"),
+                                        include_defaults=options.include_defaults,
+                                        plugins=plugins):
+        why = drop_reason(s, profile.facts)
+        if why:
+            out.append(f"{res.probe}/{rec.id}: left out {why}")
+    return out
+
+
+def _fmt(v) -> str:
+    return "unknown" if v is None else str(v)
+
+
+def machine_mismatch(profile: "Profile", current: "Facts") -> list[str]:
+    """How the machine ``profile`` was made on differs from ``current``; one line per difference.
+
+    Compared: the fingerprint (hardware, kernel, MPI); the MPI implementation, flavour and
+    version; the glibc version; the version of every other library the profile has settings
+    for; and the security facts that decide whether single-copy (CMA) transfers work (Yama
+    ``ptrace_scope``, seccomp mode, ``CAP_SYS_PTRACE``, container), which the fingerprint leaves
+    out (case ``cma-docker-seccomp``: a profile made on the host does not hold inside a
+    container whose seccomp filter blocks ``process_vm_readv``).  A fact unknown on either side
+    is not a difference, except the fingerprint.
+
+    :return: empty when nothing differs.
+    """
+    lines = []
+    pf = profile.facts
+    here_fp = current.fingerprint()
+    if profile.fingerprint != here_fp:
+        host = pf.hostname or profile.provenance.hostname or "unknown host"
+        lines.append(f"fingerprint: the profile was made on {host} ({profile.fingerprint}), "
+                     f"this machine is {current.hostname or 'unknown host'} ({here_fp})")
+
+    def diff(label: str, a, b) -> None:
+        if a is not None and b is not None and str(a) != str(b):
+            lines.append(f"{label}: profile {_fmt(a)}, this machine {_fmt(b)}")
+
+    diff("MPI implementation", pf.mpi.implementation, current.mpi.implementation)
+    diff("MPI flavour", pf.mpi.flavour, current.mpi.flavour)
+    diff("MPI version", pf.mpi.version, current.mpi.version)
+    diff("glibc version", pf.kernel.glibc_version, current.kernel.glibc_version)
+    libs = sorted({s.library for _, _, s in profile.settings(kinds=("env", "config"),
+                                                             include_defaults=True)}
+                  - {"mpich", "glibc"})
+    for lib in libs:
+        diff(f"{lib} version", library_version(pf, lib), library_version(current, lib))
+    ps, cs = pf.security, current.security
+    diff("Yama ptrace_scope", ps.ptrace_scope, cs.ptrace_scope)
+    diff("seccomp mode", ps.seccomp_mode, cs.seccomp_mode)
+    diff("CAP_SYS_PTRACE", ps.cap_sys_ptrace, cs.cap_sys_ptrace)
+    diff("container", ps.container, cs.container)
+    return lines
