@@ -1,0 +1,92 @@
+"""The CLI end to end, as a user runs it: plugins, probe with a third-party plugin, emit -> bash."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from advisor.profile import load_profile, save_profile
+from support import sample_profile, tool
+
+ADVISOR = [sys.executable, "-m", "advisor"]
+
+
+def run(*args, env=None, check=True, timeout=300):
+    proc = subprocess.run([*ADVISOR, *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+    if check and proc.returncode != 0:
+        raise AssertionError(f"advisor {' '.join(args)} -> {proc.returncode}\n{proc.stderr}")
+    return proc
+
+
+def test_plugins_lists_builtins_and_example_and_reports_broken():
+    rows = {r["name"]: r for r in json.loads(run("plugins", "--json").stdout)}
+    for name in ("mpich-cma", "host-buffer", "memory-pool"):
+        assert rows[name]["status"] == "ok" and rows[name]["probes"] == [name]
+    if "example" not in rows:
+        pytest.skip("example plugins not installed (make test installs them)")
+    assert rows["example"]["status"] == "ok"
+    assert rows["example"]["probes"] == ["example-timer"]
+    assert rows["example"]["emitters"] == ["dotenv"]
+    broken = rows["example-broken"]
+    assert broken["status"] == "error"
+    assert "ModuleNotFoundError" in broken["errors"][0]
+
+
+def test_disabled_plugin_is_listed_as_disabled():
+    rows = {r["name"]: r for r in json.loads(
+        run("plugins", "--json", env={"ADVISOR_DISABLE_PLUGINS": "host-buffer"}).stdout)}
+    assert rows["host-buffer"]["status"] == "disabled"
+    assert rows["host-buffer"]["probes"] == []
+
+
+def test_third_party_plugin_contributes_to_a_probe(tmp_path, advisor_home):
+    rows = {r["name"] for r in json.loads(run("plugins", "--json").stdout)}
+    if "example" not in rows:
+        pytest.skip("example plugins not installed (make test installs them)")
+    out = tmp_path / "p.toml"
+    proc = run("probe", "--plugin", "example-timer", "-o", str(out), "--time-budget", "20")
+    assert proc.stdout.strip() == str(out)
+    assert "example-broken" in proc.stderr  # reported, and the run went on
+    prof = load_profile(out)
+    (res,) = prof.results
+    assert res.plugin == "example" and res.status == "ok"
+    assert res.evidence[0].series[0].points[0].stats.n >= 20
+    assert res.findings[0].id == "example-timer-cost"
+    assert "perf_counter_resolution_s" in prof.facts.extra["example"]
+    dotenv = run("emit", "--format", "dotenv", "--profile", str(out)).stdout
+    assert dotenv.startswith("# hpc-advisor")
+
+
+def test_unknown_plugin_is_bad_input(advisor_home):
+    proc = run("probe", "--plugin", "no-such-probe", check=False)
+    assert proc.returncode == 2
+    assert "no probe or plugin named no-such-probe" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_emit_env_sourced_by_bash_sets_exactly_the_settings(tmp_path):
+    bash = tool("bash")
+    prof = sample_profile()
+    path = save_profile(prof, tmp_path / "p.toml")
+    proc = run("emit", "--format", "env", "--profile", str(path))
+    script = tmp_path / "f.sh"
+    script.write_text(proc.stdout)
+    assert subprocess.run([bash, "-n", str(script)]).returncode == 0
+    # stdout holds the file and nothing else: every line is a comment, blank or shell code
+    dump = ("env -0 > before; . ./f.sh; env -0 > after")
+    subprocess.run([bash, "--noprofile", "--norc", "-c", dump], cwd=tmp_path, check=True,
+                   env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+
+    def parse(name):
+        items = (tmp_path / name).read_bytes().split(b"\0")
+        return dict(i.split(b"=", 1) for i in items if i)
+
+    before, after = parse("before"), parse("after")
+    changed = {k: v for k, v in after.items() if before.get(k) != v and k != b"_"}
+    expected = {s.name.encode(): str(s.value).encode() for _, _, s in prof.settings()}
+    assert changed == expected
