@@ -92,9 +92,13 @@ def parse_cpulist(text: str) -> list[int]:
 def parse_bracketed(text: str) -> str:
     """The selected word of a sysfs choice file: ``"always [madvise] never"`` -> ``"madvise"``.
 
-    Raises ``ValueError`` when no single bracketed word is present.
+    A file holding one bare word (a value already reduced to the mode) is that word.  Raises
+    ``ValueError`` when there is neither one bracketed word nor one bare word.
     """
-    picked = [w[1:-1] for w in text.split() if len(w) > 2 and w.startswith("[") and w.endswith("]")]
+    words = text.split()
+    picked = [w[1:-1] for w in words if len(w) > 2 and w.startswith("[") and w.endswith("]")]
+    if not picked and len(words) == 1 and "[" not in words[0] and "]" not in words[0]:
+        picked = words
     if len(picked) != 1:
         raise ValueError(f"no single [selected] word in {text.strip()!r}")
     return picked[0]

@@ -32,12 +32,15 @@ CGROUP_MARKERS = (
 
 
 def parse_status(text: str) -> dict[str, str]:
-    """``/proc/<pid>/status`` as ``{key: value}`` (values stripped)."""
+    """``/proc/<pid>/status`` as ``{key: value}`` (values stripped).  Raises ``ValueError`` when
+    there is no ``Name:`` line (the first line of every status file): not a status file."""
     out = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
         if sep:
             out[key.strip()] = value.strip()
+    if "Name" not in out:
+        raise ValueError("no 'Name:' line: not a /proc/<pid>/status file")
     return out
 
 
