@@ -1,24 +1,97 @@
-"""Entry point of the memory-pool plugin (skeleton: applicability only until its issue lands)."""
+"""Entry point of the memory-pool plugin (``advisor`` entry point ``memory-pool``).
+
+Two probes, because host and device pools are decided separately and each has its own
+applicability:
+
+* ``memory-pool-host``: usable wherever Linux can madvise anonymous memory; measures first touch
+  and pinning (registration-like) cost of 2 MiB-aligned chunks with MADV_HUGEPAGE vs base pages.
+* ``memory-pool-device``: usable where a CUDA device and CuPy exist; elsewhere its status is
+  ``not-applicable`` with the reason "no CUDA device", and ``recommend`` records the same as an
+  info finding.  Its recommend still gives model advice where a device is known but CuPy is not.
+
+The fact detector ``memory-pool`` adds ``hpage_pmd_size_bytes`` (the THP size) to
+``Facts.extra["memory-pool"]``, which the core facts do not carry.
+"""
+
+from __future__ import annotations
+
+import mmap
+from pathlib import Path
+from typing import Sequence
 
 from advisor import hookimpl
-from advisor.models import Advice, Facts
-from advisor.probe import Applicability
+from advisor.models import Advice, Evidence, Facts
+from advisor.probe import Applicability, MeasureContext
+
+from . import advice, knobs
+from . import workload as wl
+
+THP_PMD_SIZE = Path("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
 
 
-class _Probe:
-    name = "memory-pool"
-    description = "memory-pool (not implemented yet)"
+def detect_pmd_size() -> dict:
+    """``{"hpage_pmd_size_bytes": N}`` from sysfs (Linux transhuge.rst); ``{}`` without THP."""
+    try:
+        return {"hpage_pmd_size_bytes": int(THP_PMD_SIZE.read_text().strip())}
+    except (OSError, ValueError):
+        return {}
+
+
+class HostPoolProbe:
+    name = "memory-pool-host"
+    description = "host memory pool: large-page-multiple blocks, MADV_HUGEPAGE vs base-page first touch"
 
     def check(self, facts: Facts) -> Applicability:
-        return Applicability(usable=False, reason="not implemented yet")
+        if not hasattr(mmap, "MADV_HUGEPAGE"):
+            return Applicability(usable=False, reason="this platform has no madvise(MADV_HUGEPAGE)")
+        return Applicability(usable=True)
 
-    def measure(self, ctx):
-        return []
+    def measure(self, ctx: MeasureContext) -> list[Evidence]:
+        from .measure_host import measure_host
 
-    def recommend(self, evidence, facts: Facts) -> Advice:
-        return Advice()
+        w = wl.parse_options(ctx.options)
+        return [wl.to_evidence(w)] + measure_host(ctx)
+
+    def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice:
+        return advice.recommend_host(evidence, facts)
+
+
+class DevicePoolProbe:
+    name = "memory-pool-device"
+    description = "GPU memory pool: backing blocks vs the GPU large page, grow-by, CuPy limit"
+
+    def check(self, facts: Facts) -> Applicability:
+        if not facts.cuda:
+            return Applicability(usable=False, reason="not applicable: no CUDA device")
+        from .measure_device import cupy_available
+
+        ok, why = cupy_available()
+        if not ok:
+            return Applicability(usable=False, reason=f"device measurements need CuPy: {why}")
+        return Applicability(usable=True)
+
+    def measure(self, ctx: MeasureContext) -> list[Evidence]:
+        from .measure_device import measure_device
+
+        w = wl.parse_options(ctx.options)
+        return [wl.to_evidence(w)] + measure_device(ctx)
+
+    def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice:
+        return advice.recommend_device(evidence, facts)
 
 
 @hookimpl
 def advisor_register_probes(register):
-    register(_Probe())
+    register(HostPoolProbe())
+    register(DevicePoolProbe())
+
+
+@hookimpl
+def advisor_register_knobs(register):
+    for k in knobs.knobs():
+        register(k)
+
+
+@hookimpl
+def advisor_register_facts(register):
+    register(advice.FACTS_EXTRA, detect_pmd_size)

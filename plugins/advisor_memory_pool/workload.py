@@ -1,0 +1,164 @@
+"""The workload: allocation sizes and limits, parsed from ``--option KEY=VALUE`` strings.
+
+Options (all optional; sizes accept pydantic ``ByteSize`` syntax: ``8MiB``, ``1GiB``, ``512``):
+
+==================  ===========================================================================
+``alloc-size``      comma-separated allocation sizes, e.g. ``8MiB,64MiB``
+``tile``            a tile shape ``ROWSxCOLS`` (e.g. ``1024x1024``); with ``element-size``
+``element-size``    bytes per element of ``tile`` (default 8: double precision)
+``ranks-per-gpu``   ranks sharing one GPU (divides device memory between their pools)
+``pool-limit``      the pool's limit: a size, or a percentage of device memory (``90%``)
+``pool-alignment``  the alignment the program's Umpire pool uses now (default: DLA-Future's 16)
+``pool-first-block`` / ``pool-next-block``  its block sizes now (default: DLA-Future's 1 GiB)
+==================  ===========================================================================
+
+Without ``alloc-size`` or ``tile`` the workload is DLA-Future's gen_to_std tile of PR #1143
+(1024 x 1024 doubles, 8 MiB).  The parsed workload travels as an Evidence with id ``workload`` so
+that the pure ``recommend`` can read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+from pydantic import ByteSize, TypeAdapter, ValidationError
+
+from advisor.errors import BadInputError
+from advisor.models import Evidence
+
+from . import model
+
+WORKLOAD_ID = "workload"
+KNOWN_OPTIONS = ("alloc-size", "tile", "element-size", "ranks-per-gpu", "pool-limit",
+                 "pool-alignment", "pool-first-block", "pool-next-block")
+
+_BYTES = TypeAdapter(ByteSize)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Allocation sizes (bytes) and the limits that bound the pool."""
+
+    sizes: tuple[int, ...]
+    source: str = "default"
+    ranks_per_gpu: int = 1
+    pool_limit_bytes: Optional[int] = None
+    pool_limit_fraction: Optional[float] = None
+    current: model.PoolConfig = model.DLAF_DEFAULT
+
+    def budget(self, device_total: Optional[int]) -> Optional[int]:
+        """Bytes one rank's pool may hold (pool limit, fraction of ``device_total``, share of
+        ``device_total`` per rank), or None when nothing bounds it."""
+        limit = self.pool_limit_bytes
+        if limit is None and self.pool_limit_fraction is not None and device_total is not None:
+            limit = int(device_total * self.pool_limit_fraction)
+        return model.memory_budget(device_total=device_total, ranks_per_gpu=self.ranks_per_gpu,
+                                   pool_limit=limit)
+
+
+def parse_bytes(key: str, text: str) -> int:
+    """``ByteSize`` parse of option ``key``; raises ``BadInputError`` naming the key."""
+    try:
+        n = int(_BYTES.validate_python(text.strip()))
+    except (ValidationError, ValueError) as exc:
+        raise BadInputError(f"--option {key}={text!r}: not a size (e.g. 8MiB, 1GiB, 4096)") from exc
+    if n <= 0:
+        raise BadInputError(f"--option {key}={text!r}: must be more than 0 bytes")
+    return n
+
+
+def _int(key: str, text: str, minimum: int = 1) -> int:
+    try:
+        n = int(text.strip())
+    except ValueError as exc:
+        raise BadInputError(f"--option {key}={text!r}: not an integer") from exc
+    if n < minimum:
+        raise BadInputError(f"--option {key}={text!r}: must be >= {minimum}")
+    return n
+
+
+def parse_options(options: Mapping[str, str]) -> Workload:
+    """Build the workload from CLI option strings (unknown keys are ignored: other probes' keys).
+
+    :raises BadInputError: a malformed value; the message names the key.
+    """
+    sizes: list[int] = []
+    source = "default"
+    if options.get("alloc-size"):
+        sizes += [parse_bytes("alloc-size", p) for p in options["alloc-size"].split(",") if p.strip()]
+        source = "alloc-size"
+    if options.get("tile"):
+        shape = options["tile"].lower().split("x")
+        dims = [_int("tile", d) for d in shape]
+        elem = _int("element-size", options.get("element-size", str(model.DEFAULT_ELEMENT_BYTES)))
+        n = elem
+        for d in dims:
+            n *= d
+        sizes.append(n)
+        source = "tile" if source == "default" else source + "+tile"
+    if not sizes:
+        r, c = model.DEFAULT_TILE
+        sizes = [r * c * model.DEFAULT_ELEMENT_BYTES]
+    ranks = _int("ranks-per-gpu", options.get("ranks-per-gpu", "1"))
+    limit_b: Optional[int] = None
+    limit_f: Optional[float] = None
+    if options.get("pool-limit"):
+        text = options["pool-limit"].strip()
+        if text.endswith("%"):
+            try:
+                limit_f = float(text[:-1]) / 100.0
+            except ValueError as exc:
+                raise BadInputError(f"--option pool-limit={text!r}: not a percentage") from exc
+            if not 0 < limit_f <= 1:
+                raise BadInputError(f"--option pool-limit={text!r}: must be in (0%, 100%]")
+        else:
+            limit_b = parse_bytes("pool-limit", text)
+    d = model.DLAF_DEFAULT
+    current = model.PoolConfig(
+        "umpire",
+        parse_bytes("pool-alignment", options["pool-alignment"]) if options.get("pool-alignment") else d.alignment_bytes,
+        parse_bytes("pool-first-block", options["pool-first-block"]) if options.get("pool-first-block") else d.first_block_bytes,
+        parse_bytes("pool-next-block", options["pool-next-block"]) if options.get("pool-next-block") else d.next_block_bytes,
+        "current" if any(options.get(k) for k in ("pool-alignment", "pool-first-block", "pool-next-block"))
+        else d.label)
+    return Workload(tuple(sizes), source, ranks, limit_b, limit_f, current)
+
+
+def to_evidence(w: Workload) -> Evidence:
+    """The workload as Evidence ``workload`` (sizes as a comma-separated string of bytes)."""
+    values: dict = {
+        "alloc_sizes_bytes": ",".join(str(s) for s in w.sizes),
+        "source": w.source,
+        "ranks_per_gpu": w.ranks_per_gpu,
+        "current_label": w.current.label,
+        "current_alignment_bytes": w.current.alignment_bytes,
+        "current_first_block_bytes": w.current.first_block_bytes,
+        "current_next_block_bytes": w.current.next_block_bytes,
+    }
+    if w.pool_limit_bytes is not None:
+        values["pool_limit_bytes"] = w.pool_limit_bytes
+    if w.pool_limit_fraction is not None:
+        values["pool_limit_fraction"] = w.pool_limit_fraction
+    return Evidence(id=WORKLOAD_ID, description="allocation sizes and limits the advice is for",
+                    values=values)
+
+
+def from_evidence(evidence: Sequence[Evidence]) -> Workload:
+    """The workload recorded in ``evidence`` (the last ``workload`` item), or the default one."""
+    ev = next((e for e in reversed(list(evidence)) if e.id == WORKLOAD_ID), None)
+    if ev is None:
+        return parse_options({})
+    v = ev.values
+    sizes = tuple(int(s) for s in str(v.get("alloc_sizes_bytes", "")).split(",") if s.strip())
+    d = model.DLAF_DEFAULT
+    current = model.PoolConfig(
+        "umpire", int(v.get("current_alignment_bytes", d.alignment_bytes)),
+        int(v.get("current_first_block_bytes", d.first_block_bytes)),
+        int(v.get("current_next_block_bytes", d.next_block_bytes)),
+        str(v.get("current_label", d.label)))
+    lb = v.get("pool_limit_bytes")
+    lf = v.get("pool_limit_fraction")
+    return Workload(sizes or parse_options({}).sizes, str(v.get("source", "recorded")),
+                    int(v.get("ranks_per_gpu", 1)), int(lb) if lb is not None else None,
+                    float(lf) if lf is not None else None, current)
