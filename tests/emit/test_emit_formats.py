@@ -1,0 +1,434 @@
+"""Unit tests of the emit formats: golden files, determinism, selection, safety, structure of the
+Spack / EasyBuild / TOML / JSON outputs, fingerprint mismatch, and the field cases that concern
+emit (cma-docker-seccomp, cvar-typos).
+
+Golden files live in tests/emit/golden/; regenerate them with ``ADVISOR_UPDATE_GOLDEN=1``
+after an intended change (the advisor version in headers is stored as ``@ADVISOR_VERSION@``).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+import advisor
+from advisor.emit import (EmitOptions, dropped, library_version, machine_mismatch, render,
+                          restrict_to_valid)
+from advisor.errors import BadInputError, EmitError
+from advisor.models import (Facts, KernelFacts, MpiFacts, PluginResult, Recommendation,
+                            SecurityFacts, Setting)
+from advisor.plugins import collect, make_plugin_manager
+from emit_fixtures import HOSTILE, expected_env, facts, make_profile, standard_profile, \
+    standard_results
+from support import case
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+FORMATS = ("env", "csh", "fish", "lmod", "tcl", "spack", "easybuild", "toml", "json")
+ENV_FORMATS = ("env", "csh", "fish", "lmod", "tcl", "spack", "easybuild")
+COMMENT = {"env": "#", "csh": "#", "fish": "#", "lmod": "--", "tcl": "#", "spack": "#",
+           "easybuild": "#", "toml": "#"}
+
+
+@pytest.fixture(scope="module")
+def emitters():
+    return collect(make_plugin_manager(entry_points=False)).emitters
+
+
+def emit(profile, fmt, emitters, **opts) -> str:
+    return render(profile, fmt, emitters, EmitOptions(**opts))
+
+
+def one_setting_profile(**setting):
+    base = dict(library="test", name="ADVISOR_X", value="v")
+    base.update(setting)
+    res = PluginResult(plugin="p", probe="p", status="ok", recommendations=[Recommendation(
+        id="r", title="t", rationale="why", confidence="low", settings=[Setting(**base)])])
+    return make_profile([res])
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def test_builtin_formats_registered_through_hook(emitters):
+    assert set(FORMATS) <= set(emitters)
+    for name in FORMATS:
+        assert emitters[name].plugin == "advisor.emit.builtin"
+        assert emitters[name].description
+
+
+def test_third_party_format_through_same_hook():
+    class Plugin:
+        @advisor.hookimpl
+        def advisor_register_emitters(self, register):
+            register("names", lambda profile, options: "".join(
+                s.name + "\n" for _, _, s in profile.settings()), description="names only")
+
+    reg = collect(make_plugin_manager(entry_points=False, plugins=[("third", Plugin())]))
+    assert reg.emitters["names"].plugin == "third"
+    text = render(standard_profile(), "names", reg.emitters, EmitOptions())
+    # render hands third-party formats a profile without version-excluded settings
+    assert "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE" not in text
+    assert "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD" in text
+
+
+def test_unknown_format_names_known_ones(emitters):
+    with pytest.raises(BadInputError) as err:
+        emit(standard_profile(), "bashrc", emitters)
+    for name in FORMATS:
+        assert name in str(err.value)
+
+
+# --------------------------------------------------------------------------- golden files
+
+
+def _normalise(text: str) -> str:
+    return text.replace(f"hpc-advisor {advisor.__version__} from",
+                        "hpc-advisor @ADVISOR_VERSION@ from").replace(
+        f'"hpc-advisor {advisor.__version__}"', '"hpc-advisor @ADVISOR_VERSION@"')
+
+
+@pytest.mark.parametrize("comments", [True, False], ids=["comments", "no-comments"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_golden(fmt, comments, emitters):
+    text = _normalise(emit(standard_profile(), fmt, emitters, comments=comments))
+    path = GOLDEN / f"standard{'' if comments else '-nocomments'}.{fmt}"
+    if os.environ.get("ADVISOR_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+    assert text.encode("utf-8") == path.read_bytes()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_deterministic_and_order_independent(fmt, emitters):
+    a = emit(standard_profile(), fmt, emitters)
+    b = emit(standard_profile(), fmt, emitters)
+    c = emit(make_profile(list(reversed(standard_results()))), fmt, emitters)
+    assert a == b == c
+    assert a.endswith("\n")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_header_has_provenance(fmt, emitters):
+    p = standard_profile()
+    text = emit(p, fmt, emitters)
+    for needle in (advisor.__version__, p.fingerprint, p.provenance.created, "node001"):
+        assert needle in text
+
+
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "json"])
+def test_comments_are_single_lines_and_dropped_by_no_comments(fmt, emitters):
+    res = PluginResult(plugin="p", probe="p", status="ok", recommendations=[Recommendation(
+        id="r", title="t", confidence="low",
+        rationale="first line }{ \\\nEVIL_LINE=1 $(touch MARKER)\r\x1b[31m",
+        settings=[Setting(library="test", name="ADVISOR_X", value="v")])])
+    p = make_profile([res])
+    with_c = emit(p, fmt, emitters)
+    without = emit(p, fmt, emitters, comments=False)
+    assert "first line" in with_c and "first line" not in without
+    assert "EVIL_LINE" not in with_c  # only the first line of a rationale is used
+    assert "\r" not in with_c and "\x1b" not in with_c
+    marker = COMMENT[fmt]
+    for line in with_c.splitlines():
+        if "first line" in line and fmt != "toml":
+            assert line.lstrip().startswith(marker)
+            assert not line.rstrip().endswith("\\")
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def test_all_adds_default_confirmations(emitters):
+    p = standard_profile()
+    assert "MPIR_CVAR_CH4_CMA_ENABLE" not in emit(p, "env", emitters)
+    text = emit(p, "env", emitters, include_defaults=True)
+    assert "MPIR_CVAR_CH4_CMA_ENABLE='1'; export MPIR_CVAR_CH4_CMA_ENABLE" in text
+
+
+def test_plugin_filter(emitters):
+    text = emit(standard_profile(), "env", emitters, plugins=frozenset({"mpich-cma"}))
+    assert "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD" in text
+    assert "GLIBC_TUNABLES" not in text and "DLAF_" not in text and "ADVISOR_T_" not in text
+
+
+def test_versions_select_names_valid_for_recorded_library(emitters):
+    old = make_profile(standard_results(), facts(
+        mpi=MpiFacts(implementation="mpich", flavour="upstream", version="4.3.2"),
+        kernel=KernelFacts(glibc_version="2.31"),
+        python_packages={"DLA-Future": "0.6.0"}))
+    text = emit(old, "env", emitters, include_defaults=True)
+    assert "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE='8192'" in text  # >=4.3,<5
+    assert "MPIR_CVAR_CH4_CMA_ENABLE" not in text  # >=5.0
+    assert "GLIBC_TUNABLES" not in text  # glibc.malloc.hugetlb needs >= 2.35
+    assert "DLAF_UMPIRE" not in text  # since DLA-Future 0.7.0
+    lines = dropped(old, EmitOptions(include_defaults=True))
+    assert any("MPIR_CVAR_CH4_CMA_ENABLE" in ln and "4.3.2" in ln for ln in lines)
+    assert any("GLIBC_TUNABLES" in ln for ln in lines)
+    new = standard_profile()
+    assert "IQUEUE_CELL_SIZE" not in emit(new, "env", emitters)
+    assert any("IQUEUE_CELL_SIZE" in ln for ln in dropped(new))
+
+
+def test_cray_only_name_dropped_on_upstream_kept_on_cray(emitters):
+    up = standard_profile()
+    assert "MPICH_SMP_SINGLE_COPY_SIZE" not in emit(up, "env", emitters)
+    cray = make_profile(standard_results(), facts(
+        mpi=MpiFacts(implementation="mpich", flavour="cray", version="8.1.17")))
+    assert "MPICH_SMP_SINGLE_COPY_SIZE='16384'" in emit(cray, "env", emitters)
+
+
+def test_restrict_to_valid_is_identity_when_nothing_dropped():
+    unknown = make_profile(standard_results(), facts(mpi=MpiFacts(), kernel=KernelFacts(),
+                                                     python_packages={}))
+    assert restrict_to_valid(unknown) is unknown  # unknown versions keep every setting
+    p = standard_profile()
+    kept = [s.name for _, _, s in restrict_to_valid(p).settings(include_defaults=True)]
+    assert "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE" not in kept
+    assert "MPIR_CVAR_CH4_CMA_ENABLE" in kept
+
+
+def test_library_version():
+    fx = facts(python_packages={"DLA_Future": "0.8.0"})
+    assert library_version(fx, "mpich") == "5.0.2"
+    assert library_version(fx, "glibc") == "2.36"
+    assert library_version(fx, "dla-future") == "0.8.0"
+    assert library_version(fx, "cupy") is None
+    ompi = facts(mpi=MpiFacts(implementation="openmpi", version="5.0.3"))
+    assert library_version(ompi, "mpich") is None
+
+
+def test_list_items_from_several_settings_merge_once(emitters):
+    results = []
+    for i, val in enumerate(["glibc.malloc.hugetlb=1", "glibc.malloc.hugetlb=1:glibc.a=2"]):
+        results.append(PluginResult(plugin=f"p{i}", probe=f"p{i}", status="ok",
+                                    recommendations=[Recommendation(
+                                        id="r", title="t", rationale="why", confidence="low",
+                                        settings=[Setting(library="glibc", name="GLIBC_TUNABLES",
+                                                          value=val, separator=":")])]))
+    text = emit(make_profile(results), "env", emitters)
+    assert "'glibc.malloc.hugetlb=1:glibc.a=2'" in text
+    assert text.count("GLIBC_TUNABLES=") == 2  # the merge line: append branch and set branch
+
+
+def test_conflicting_values_refused(emitters):
+    results = [PluginResult(plugin=f"p{i}", probe=f"p{i}", status="ok",
+                            recommendations=[Recommendation(
+                                id="r", title="t", rationale="why", confidence="low",
+                                settings=[Setting(library="t", name="ADVISOR_X", value=v)])])
+               for i, v in enumerate(["a", "b"])]
+    with pytest.raises(EmitError, match="ADVISOR_X.*p0/r.*p1/r"):
+        emit(make_profile(results), "env", emitters)
+
+
+# --------------------------------------------------------------------------- safety
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("name", ["1ABC", "A-B", "A B", "A=B", "A;B", "Ä", "$(x)"])
+def test_bad_names_refused(fmt, name, emitters):
+    with pytest.raises(EmitError) as err:
+        emit(one_setting_profile(name=name), fmt, emitters)
+    assert repr(name) in str(err.value) and "p/r" in str(err.value)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("value", ["a\nb", "tab\there", "nul\x00", "esc\x1b[0m", "del\x7f",
+                                   "c1\x85", "cr\r", "\ud800"])
+def test_control_characters_refused(fmt, value, emitters):
+    with pytest.raises(EmitError) as err:
+        emit(one_setting_profile(value=value), fmt, emitters)
+    assert "ADVISOR_X" in str(err.value) and "control character" in str(err.value)
+
+
+@pytest.mark.parametrize("fmt", ENV_FORMATS)
+def test_bad_separator_refused(fmt, emitters):
+    with pytest.raises(EmitError, match="separator"):
+        emit(one_setting_profile(value="a", separator="\n"), fmt, emitters)
+
+
+@pytest.mark.parametrize("value,text", [(True, "1"), (False, "0"), (16384, "16384"),
+                                        (2**40, "1099511627776"), (0.5, "0.5")])
+def test_scalar_rendering(value, text, emitters):
+    out = emit(one_setting_profile(value=value), "env", emitters)
+    assert f"ADVISOR_X='{text}'; export ADVISOR_X" in out
+
+
+# --------------------------------------------------------------------------- Spack
+
+
+SPACK_SECTIONS = {"set", "unset", "prepend_path", "append_path", "remove_path"}
+
+
+def test_spack_output_has_documented_structure(emitters):
+    p = standard_profile()
+    doc = yaml.safe_load(emit(p, "spack", emitters))
+    assert set(doc) == {"env_vars"}
+    env_vars = doc["env_vars"]
+    assert set(env_vars) <= SPACK_SECTIONS
+    for section, mapping in env_vars.items():
+        assert isinstance(mapping, dict)
+        for key, val in mapping.items():
+            assert re.match(r"^\w[\w-]*$", key) and isinstance(val, (str, int, float))
+    want = expected_env(p)
+    assert env_vars["append_path"] == {"GLIBC_TUNABLES": want.pop("GLIBC_TUNABLES")}
+    assert env_vars["set"] == want  # hostile values round-trip through YAML exactly
+
+
+def test_spack_non_colon_list_is_set_with_note(emitters):
+    p = one_setting_profile(name="ADVISOR_LIST", value="a,b", separator=",")
+    text = emit(p, "spack", emitters)
+    assert yaml.safe_load(text)["env_vars"] == {"set": {"ADVISOR_LIST": "a,b"}}
+    assert "overwrites" in text
+
+
+def test_spack_escapes_yaml_line_breaks(emitters):
+    value = "x\u2028y\u2029z\ufeff" + "".join(HOSTILE.values())
+    doc = yaml.safe_load(emit(one_setting_profile(value=value), "spack", emitters))
+    assert doc["env_vars"]["set"]["ADVISOR_X"] == value
+
+
+def test_spack_empty_profile(emitters):
+    p = make_profile([])
+    assert yaml.safe_load(emit(p, "spack", emitters)) == {"env_vars": {}}
+
+
+# --------------------------------------------------------------------------- EasyBuild
+
+
+def _modextravars(text: str) -> dict:
+    tree = ast.parse(text)
+    assigns = [n for n in tree.body if isinstance(n, ast.Assign)]
+    assert len(assigns) == 1 and assigns[0].targets[0].id == "modextravars"
+    return ast.literal_eval(assigns[0].value)
+
+
+def test_easybuild_output_is_python_literal(emitters):
+    p = standard_profile()
+    text = emit(p, "easybuild", emitters)
+    assert _modextravars(text) == expected_env(p)
+    assert "cannot append" in text  # the list variable says it overwrites
+    assert _modextravars(emit(make_profile([]), "easybuild", emitters)) == {}
+
+
+def test_easybuild_refuses_template_references(emitters):
+    with pytest.raises(EmitError, match="ADVISOR_X.*%\\("):
+        emit(one_setting_profile(value="%(version)s"), "easybuild", emitters)
+
+
+# --------------------------------------------------------------------------- TOML / JSON
+
+
+@pytest.mark.parametrize("fmt", ["toml", "json"])
+def test_data_formats_parse(fmt, emitters):
+    p = standard_profile()
+    text = emit(p, fmt, emitters)
+    doc = tomllib.loads(text) if fmt == "toml" else json.loads(text)
+    assert doc["advisor"]["fingerprint"] == p.fingerprint
+    env = {s["name"]: s["env_value"] for s in doc["settings"] if s["kind"] == "env"}
+    assert env == expected_env(p)
+    by_name = {s["name"]: s for s in doc["settings"]}
+    assert by_name["MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD"]["value"] == 16384
+    assert by_name["GLIBC_TUNABLES"]["separator"] == ":"
+    assert by_name["QuickPool.alignment"]["kind"] == "config"
+    bare = emit(p, fmt, emitters, comments=False)
+    doc = tomllib.loads(bare) if fmt == "toml" else json.loads(bare)
+    assert all("rationale" not in s for s in doc["settings"])
+
+
+# --------------------------------------------------------------------------- fingerprint
+
+
+def test_same_machine_no_mismatch():
+    p = standard_profile()
+    assert machine_mismatch(p, p.facts) == []
+    # the hostname is not part of the fingerprint: a sibling node of a partition matches
+    assert machine_mismatch(p, p.facts.model_copy(update={"hostname": "node002"})) == []
+
+
+def test_library_versions_mismatch():
+    p = standard_profile()
+    here = facts(mpi=MpiFacts(implementation="mpich", flavour="upstream", version="4.3.2"),
+                 kernel=KernelFacts(system="Linux", release="6.1.0-28-amd64",
+                                    glibc_version="2.39"),
+                 python_packages={"dla-future": "0.9.0"})
+    lines = machine_mismatch(p, here)
+    text = "\n".join(lines)
+    assert "fingerprint" in text and p.fingerprint in text
+    assert "MPI version: profile 5.0.2, this machine 4.3.2" in text
+    assert "glibc version: profile 2.36, this machine 2.39" in text
+    assert "dla-future version" in text
+
+
+def _facts_from_case(c: dict) -> Facts:
+    f = c["facts"]
+    cap = int(f["cap_eff"], 16)
+    return Facts(
+        hostname="container",
+        kernel=KernelFacts(system="Linux", release=f["kernel"]),
+        mpi=MpiFacts(**f["mpi"]),
+        security=SecurityFacts(ptrace_scope=f["yama_ptrace_scope"],
+                               seccomp_mode=f["seccomp_mode"],
+                               cap_sys_ptrace=bool(cap >> 19 & 1),  # CAP_SYS_PTRACE is bit 19
+                               container=f["container"]))
+
+
+def test_cma_docker_seccomp_profile_from_host_warns_in_container(emitters):
+    """A profile made on the host (CMA usable, so CMA_ENABLE=1 confirmed) emitted inside the
+    container of case cma-docker-seccomp: the security facts that decide CMA differ, so emit
+    warns (and ``--strict`` refuses), even though the fingerprint leaves security out."""
+    c = case("cma-docker-seccomp")
+    here = _facts_from_case(c)
+    host = here.model_copy(update={"security": SecurityFacts(
+        ptrace_scope=0, seccomp_mode=0, cap_sys_ptrace=True, container="none")})
+    name, value = c["expect"]["must_not_emit"][0].split("=", 1)
+    res = PluginResult(plugin="mpich-cma", probe="mpich-cma", status="ok", recommendations=[
+        Recommendation(id="cma-on", title="CMA on", rationale="CMA works here",
+                       confidence="high", settings=[
+                           Setting(library="mpich", name=name, value=int(value), type="bool")])])
+    p = make_profile([res], host)
+    lines = machine_mismatch(p, here)
+    text = "\n".join(lines)
+    assert "seccomp" in text and "CAP_SYS_PTRACE" in text and "container" in text
+    assert p.fingerprint == here.fingerprint()  # the fingerprint alone would not have told
+    # and for the variant where the capability is added, the capability line goes away
+    var = c["variant"]["capability_added"]
+    here2 = here.model_copy(update={"security": here.security.model_copy(
+        update={"cap_sys_ptrace": bool(int(var["cap_eff"], 16) >> 19 & 1)})})
+    assert not any("CAP_SYS_PTRACE" in ln for ln in machine_mismatch(p, here2))
+
+
+# --------------------------------------------------------------------------- cvar-typos
+
+
+def test_cvar_typos_values_emitted_as_mpich_reads_them(emitters):
+    """Case cvar-typos: MPICH ignores ``yes`` for a boolean CVAR and ``16k`` for a byte size.
+    Emit writes booleans as 0/1 and byte sizes as plain integers, in every env format."""
+    c = case("cvar-typos")
+    lines = c["env_file"]["text"].splitlines()
+    bad = {}
+    for key in ("line_2", "line_3"):
+        line = lines[int(key.split("_")[1]) - 1]
+        m = re.match(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", line)
+        bad[m.group(1)] = m.group(2)
+    bool_name, bytes_name = list(bad)
+    m = re.match(r"^(\d+)([kKmMgG])$", bad[bytes_name])
+    nbytes = int(m.group(1)) * 1024 ** ("kmg".index(m.group(2).lower()) + 1)
+    res = PluginResult(plugin="mpich-cma", probe="mpich-cma", status="ok", recommendations=[
+        Recommendation(id="r", title="t", rationale="why", confidence="high", settings=[
+            Setting(library="mpich", name=bool_name, value=True, type="bool"),
+            Setting(library="mpich", name=bytes_name, value=nbytes, type="bytes")])])
+    p = make_profile([res])
+    doc = json.loads(emit(p, "json", emitters))
+    got = {s["name"]: s["env_value"] for s in doc["settings"]}
+    assert got[bool_name] == "1" and got[bool_name] != bad[bool_name]
+    assert got[bytes_name] == str(nbytes) and got[bytes_name].isdigit()
+    for fmt in ENV_FORMATS:
+        text = emit(p, fmt, emitters)
+        for name, value in bad.items():
+            assert value not in text.replace(name, "")
