@@ -1,0 +1,60 @@
+"""The measurement harness: every plugin measures through these functions.
+
+- host buffers with a known fill, alignment and page policy: ``host_buffer``,
+  ``buffer_conditions``, ``buffer_info``, ``residency``;
+- the sampler and its statistics: ``sample`` -> ``SampleResult``, ``summarize``,
+  ``bootstrap_median_ci``, ``split_warmup``, ``classify_series``;
+- comparison against a measured noise floor: ``compare`` -> ``Comparison``,
+  ``noise_floor_from_aa``, ``interleave`` -> ``InterleaveResult``;
+- fresh processes and MPI jobs: ``run_python``, ``run_mpi``, ``LaunchError``,
+  ``mpi_launch_available``, ``resolve_launcher``;
+- plausibility: ``copy_ceiling``, ``plausibility``, ``checked_point``;
+- ``conditions`` -> ``models.Conditions``.
+
+numpy and psutil are imported inside the functions that need them, so importing this package
+is cheap.  Nothing here prints; time budgets are ``deadline`` arguments (``time.monotonic()``
+seconds, e.g. ``MeasureContext.deadline``).
+"""
+
+from advisor.measure.buffers import (
+    BufferInfo,
+    Residency,
+    buffer_conditions,
+    buffer_info,
+    host_buffer,
+    page_size,
+    residency,
+)
+from advisor.measure.ceiling import CLPEAK_FACTOR, checked_point, copy_ceiling, plausibility
+from advisor.measure.conditions import conditions, library_versions, thp_mode
+from advisor.measure.interleave import DISAGREE_FACTOR, InterleaveResult, interleave
+from advisor.measure.launch import (
+    LaunchError,
+    mpi_launch_available,
+    resolve_launcher,
+    run_command,
+    run_mpi,
+    run_python,
+)
+from advisor.measure.sampling import SampleResult, sample, timer_overhead_ns
+from advisor.measure.stats import (
+    Comparison,
+    SeriesShape,
+    bootstrap_median_ci,
+    classify_series,
+    compare,
+    noise_floor_from_aa,
+    split_warmup,
+    summarize,
+)
+from advisor.measure.worker import report
+
+__all__ = [
+    "BufferInfo", "Residency", "buffer_conditions", "buffer_info", "host_buffer", "page_size",
+    "residency", "CLPEAK_FACTOR", "checked_point", "copy_ceiling", "plausibility", "conditions",
+    "library_versions", "thp_mode", "DISAGREE_FACTOR", "InterleaveResult", "interleave",
+    "LaunchError", "mpi_launch_available", "resolve_launcher", "run_command", "run_mpi",
+    "run_python", "SampleResult", "sample", "timer_overhead_ns", "Comparison", "SeriesShape",
+    "bootstrap_median_ci", "classify_series", "compare", "noise_floor_from_aa", "split_warmup",
+    "summarize", "report",
+]

@@ -1,0 +1,115 @@
+"""The copy ceiling measured in the same run, and the plausibility check against it.
+
+A transfer that reports more bandwidth than a plain memcpy between two touched host buffers can
+reach is not a bandwidth: it read the zero page, hit a zero-copy path, or was not waited for.
+clpeak labels results above 3x its measured transfer peak as such (krrishnarraj/clpeak, see
+shared/background.md section 2); ``plausibility`` uses the same factor by default.
+"""
+
+from __future__ import annotations
+
+import glob
+from typing import Optional, Union
+
+from advisor.models import Point, Stats
+
+#: clpeak's factor: results above 3x the measured transfer peak are labelled zero-copy.
+CLPEAK_FACTOR = 3.0
+
+
+def largest_cache_bytes() -> Optional[int]:
+    """Size in bytes of the largest CPU cache listed in sysfs (cpu0), or None."""
+    best = None
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            text = open(path).read().strip()
+        except OSError:
+            continue
+        mult = {"K": 1024, "M": 1024**2, "G": 1024**3}.get(text[-1:].upper(), 1)
+        try:
+            val = int(text.rstrip("KMGkmg")) * mult
+        except ValueError:
+            continue
+        best = val if best is None else max(best, val)
+    return best
+
+
+def default_ceiling_bytes() -> int:
+    """Copy size for the ceiling: twice the largest cache, so source and destination (4x the
+    cache together) stream from memory; 64 MiB when sysfs lists no cache."""
+    cache = largest_cache_bytes()
+    return 2 * cache if cache else 64 * 1024 * 1024
+
+
+def copy_ceiling(nbytes: Optional[int] = None, *, min_samples: int = 10, max_time_s: float = 1.0,
+                 deadline: Optional[float] = None, hugepages: Optional[bool] = None,
+                 seed: int = 0) -> Stats:
+    """Bandwidth of ``numpy.copyto`` between two random-filled, touched host buffers.
+
+    Args:
+        nbytes: bytes per copy (default ``default_ceiling_bytes()``); use the plugin's largest
+            message size to compare like with like.
+        min_samples, max_time_s, deadline: passed to ``sample``.
+        hugepages: page policy of both buffers (see ``host_buffer``).
+        seed: fill and bootstrap seed.
+
+    Returns:
+        ``models.Stats`` in bytes/s (bytes copied per second, each byte counted once) of the
+        steady-state copies; the first copy is warm-up when ``sample`` detects it so.
+
+    Raises:
+        ValueError: bad arguments; RuntimeError: buffers not resident (see ``host_buffer``).
+    """
+    import numpy as np
+
+    from advisor.measure.buffers import host_buffer
+    from advisor.measure.sampling import sample
+
+    n = nbytes or default_ceiling_bytes()
+    src = host_buffer(n, fill="random", hugepages=hugepages, seed=seed)
+    dst = host_buffer(n, fill="random", hugepages=hugepages, seed=seed + 1)
+    res = sample(lambda: np.copyto(dst, src), min_samples=min_samples, max_time_s=max_time_s,
+                 deadline=deadline)
+    point = res.to_point(per_call_bytes=n, seed=seed)
+    if point.stats is None:
+        raise RuntimeError("copy ceiling: no steady-state sample within the deadline")
+    return point.stats
+
+
+def _peak(ceiling: Union[Stats, float]) -> float:
+    return float(ceiling.max if isinstance(ceiling, Stats) else ceiling)
+
+
+def plausibility(bandwidth: float, ceiling: Union[Stats, float], *,
+                 factor: float = CLPEAK_FACTOR) -> Optional[str]:
+    """None when ``bandwidth`` is plausible, else the artefact label.
+
+    Args:
+        bandwidth: measured bandwidth in bytes/s.
+        ceiling: the copy ceiling of this run (``Stats`` -> its max, the peak; or bytes/s).
+        factor: multiple of the ceiling above which a result is an artefact (clpeak: 3).
+
+    Raises:
+        ValueError: non-positive ceiling or factor.
+    """
+    peak = _peak(ceiling)
+    if peak <= 0 or factor <= 0:
+        raise ValueError("ceiling and factor must be positive")
+    if bandwidth > factor * peak:
+        return (f"artefact: {bandwidth / 1e9:.3g} GB/s is {bandwidth / peak:.2f}x the copy "
+                f"ceiling of {peak / 1e9:.3g} GB/s measured in this run (limit {factor:g}x, "
+                f"clpeak's rule): zero pages, zero-copy or an unfinished transfer, not a bandwidth")
+    return None
+
+
+def checked_point(point: Point, ceiling: Union[Stats, float], *,
+                  factor: float = CLPEAK_FACTOR) -> Point:
+    """``point`` (bytes/s) unchanged when plausible; otherwise a point with no samples and no
+    statistics whose ``artefact`` label carries the implausible median, so the figure is never
+    stored as a bandwidth."""
+    if point.stats is None:
+        return point
+    label = plausibility(point.stats.median, ceiling, factor=factor)
+    if label is None:
+        return point
+    return Point(x=point.x, label=point.label, samples=[], warmup=[], stats=None, artefact=label)

@@ -1,0 +1,328 @@
+"""Statistics of timing samples: summaries, bootstrap intervals, A/B comparison, warm-up split.
+
+Only numpy is used (imported lazily, so ``import advisor.measure`` stays cheap); the bootstrap
+draws from ``numpy.random.Generator(PCG64(seed))`` so every interval is reproducible.
+
+Number of bootstrap resamples: 2000 by default.  Efron & Tibshirani, *An Introduction to the
+Bootstrap* (1993), ch. 13 and 19, recommend at least 1000 resamples for percentile intervals;
+2000 halves the Monte Carlo error of the interval ends again at a cost of milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Optional, Sequence
+
+from advisor.models import Stats
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+#: Bootstrap resamples (Efron & Tibshirani 1993: >= 1000 for percentile intervals).
+N_BOOT = 2000
+#: Confidence level of every interval unless asked otherwise.
+LEVEL = 0.95
+#: Bound on the bootstrap matrix (resamples x samples) materialised at once, in elements; only
+#: memory use depends on it, not the result.
+_CHUNK_ELEMENTS = 4_000_000
+
+Verdict = Literal["better", "worse", "indistinguishable"]
+
+
+def _arr(samples: Sequence[float]) -> "np.ndarray":
+    import numpy as np
+
+    a = np.asarray(samples, dtype=float).ravel()
+    if a.size == 0:
+        raise ValueError("no samples: statistics need at least one value")
+    if not np.all(np.isfinite(a)):
+        raise ValueError("samples contain NaN or infinite values")
+    return a
+
+
+def _boot_medians(a: "np.ndarray", rng: "np.random.Generator", n_boot: int) -> "np.ndarray":
+    """Medians of ``n_boot`` resamples (with replacement) of ``a``; shape (n_boot,)."""
+    import numpy as np
+
+    out = np.empty(n_boot)
+    per = max(1, _CHUNK_ELEMENTS // a.size)
+    for start in range(0, n_boot, per):
+        k = min(per, n_boot - start)
+        idx = rng.integers(0, a.size, size=(k, a.size))
+        out[start:start + k] = np.median(a[idx], axis=1)
+    return out
+
+
+def bootstrap_median_ci(samples: Sequence[float], *, seed: int = 0, level: float = LEVEL,
+                        n_boot: int = N_BOOT) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of the median.
+
+    Args:
+        samples: 1-D values (any unit); at least one.
+        seed: seed of the PCG64 generator (same seed, same interval).
+        level: two-sided confidence level in (0, 1).
+        n_boot: number of resamples.
+
+    Returns:
+        ``(low, high)`` in the unit of ``samples``.
+
+    Raises:
+        ValueError: no samples, non-finite samples, or ``level`` outside (0, 1).
+    """
+    import numpy as np
+
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    a = _arr(samples)
+    if a.size == 1:
+        return float(a[0]), float(a[0])
+    rng = np.random.Generator(np.random.PCG64(seed))
+    meds = _boot_medians(a, rng, n_boot)
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(meds, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+def summarize(samples: Sequence[float], *, seed: int = 0, level: float = LEVEL) -> Stats:
+    """Steady-state statistics of one sample set.
+
+    Args:
+        samples: 1-D values in one unit (seconds, bytes/s, ...); at least one.
+        seed: bootstrap seed.
+        level: confidence level of the median's interval.
+
+    Returns:
+        ``models.Stats`` with n, median, mean, p5, p95, min, max (numpy's default linear
+        quantile interpolation) and the percentile-bootstrap CI of the median.
+
+    Raises:
+        ValueError: empty or non-finite samples.
+    """
+    import numpy as np
+
+    a = _arr(samples)
+    p5, med, p95 = np.quantile(a, [0.05, 0.5, 0.95])
+    lo, hi = bootstrap_median_ci(a, seed=seed, level=level)
+    return Stats(n=int(a.size), median=float(med), mean=float(a.mean()), p5=float(p5),
+                 p95=float(p95), min=float(a.min()), max=float(a.max()), ci_low=lo, ci_high=hi,
+                 ci_level=level)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result of ``compare(a, b)``.
+
+    Attributes:
+        ratio: oriented ratio of medians; > 1 means ``b`` is better than ``a``
+            (``median(b)/median(a)`` when higher is better, ``median(a)/median(b)`` for times).
+        ci_low, ci_high: bootstrap CI of ``ratio`` at ``level``.
+        verdict: "better" when ``ci_low > 1 + noise_floor``, "worse" when
+            ``ci_high < 1 / (1 + noise_floor)``, otherwise "indistinguishable".
+        noise_floor: relative noise floor used (0.05 = 5 %).
+        level: confidence level.
+        n_a, n_b: sample counts.
+    """
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    verdict: Verdict
+    noise_floor: float
+    level: float
+    n_a: int
+    n_b: int
+
+    def as_values(self, prefix: str = "") -> dict[str, float | str]:
+        """Flat dict for ``Evidence.values`` (keys ``<prefix>ratio``, ``..._ci_low``, ...)."""
+        return {f"{prefix}ratio": self.ratio, f"{prefix}ratio_ci_low": self.ci_low,
+                f"{prefix}ratio_ci_high": self.ci_high, f"{prefix}verdict": self.verdict,
+                f"{prefix}noise_floor": self.noise_floor}
+
+
+def compare(a: Sequence[float], b: Sequence[float], *, noise_floor: float = 0.0,
+            higher_is_better: bool = False, seed: int = 0, level: float = LEVEL,
+            n_boot: int = N_BOOT) -> Comparison:
+    """Compare configuration ``b`` against baseline ``a`` by the ratio of their medians.
+
+    The CI comes from resampling ``a`` and ``b`` independently (percentile bootstrap).  A
+    difference is called real only when the whole interval lies beyond the noise floor, which
+    should be *measured*: pass ``noise_floor_from_aa(...)`` of A/A repeats of the same setup
+    (0.0 means "the CI alone decides").
+
+    Args:
+        a, b: samples of baseline and candidate, same unit (seconds by default).
+        noise_floor: relative floor >= 0 (0.05 = 5 %).
+        higher_is_better: True for bandwidths, False for times.
+        seed, level, n_boot: bootstrap parameters.
+
+    Returns:
+        ``Comparison``.
+
+    Raises:
+        ValueError: empty, non-finite or non-positive samples, or a negative noise floor.
+    """
+    import numpy as np
+
+    if noise_floor < 0 or not math.isfinite(noise_floor):
+        raise ValueError(f"noise_floor must be a finite value >= 0, got {noise_floor}")
+    xa, xb = _arr(a), _arr(b)
+    if np.any(xa <= 0) or np.any(xb <= 0):
+        raise ValueError("ratios need positive samples")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    ma, mb = float(np.median(xa)), float(np.median(xb))
+    ba, bb = _boot_medians(xa, rng, n_boot), _boot_medians(xb, rng, n_boot)
+    if higher_is_better:
+        ratio, boots = mb / ma, bb / ba
+    else:
+        ratio, boots = ma / mb, ba / bb
+    alpha = (1 - level) / 2
+    lo, hi = (float(v) for v in np.quantile(boots, [alpha, 1 - alpha]))
+    if lo > 1 + noise_floor:
+        verdict: Verdict = "better"
+    elif hi < 1 / (1 + noise_floor):
+        verdict = "worse"
+    else:
+        verdict = "indistinguishable"
+    return Comparison(ratio=ratio, ci_low=lo, ci_high=hi, verdict=verdict,
+                      noise_floor=noise_floor, level=level, n_a=int(xa.size), n_b=int(xb.size))
+
+
+def noise_floor_from_aa(runs: Sequence[Sequence[float]] | Sequence[float]) -> float:
+    """The relative noise floor of a setup, measured from A/A repeats.
+
+    ``runs`` are repeats of the *same* configuration in independent processes: either a list of
+    sample lists (one per run; each run is reduced to its median) or a flat list of per-run
+    medians.  The floor is the largest relative disagreement between any two runs,
+    ``max(median) / min(median) - 1``: two configurations are only called different when their
+    difference exceeds what identical runs already showed.
+
+    Returns:
+        floor >= 0 (0.05 = 5 %); 0.0 for a single run (nothing measured yet).
+
+    Raises:
+        ValueError: no runs, empty runs, or non-positive values.
+    """
+    import numpy as np
+
+    if len(runs) == 0:
+        raise ValueError("no A/A runs given")
+    if isinstance(runs[0], (int, float)):
+        meds = _arr(runs)  # type: ignore[arg-type]
+    else:
+        meds = np.array([float(np.median(_arr(r))) for r in runs])  # type: ignore[arg-type]
+    if np.any(meds <= 0):
+        raise ValueError("noise floor needs positive values")
+    return float(meds.max() / meds.min() - 1.0)
+
+
+# --------------------------------------------------------------------------- warm-up
+
+
+def split_warmup(values: Sequence[float], *, higher_is_better: bool = False) -> int:
+    """Number of leading first-use (warm-up) values in an ordered series.
+
+    Rule (parameter-free, so no tuned threshold): a leading prefix ``values[:k]`` is warm-up
+    when every value in it is *worse* than every later value (slower for times, lower for
+    bandwidths) and farther from the later values' median than the full range (max - min) of
+    the later values.  The smallest such ``k`` is taken and the rule is applied again to the
+    rest, so a series that improves in steps (1 -> 2 -> 5 -> 10.5 -> 10.8 GB/s, first-touch
+    page faults) is split where it settles.  At least two values are always left as steady state.
+
+    Args:
+        values: ordered measurements (seconds per call, or bytes/s with ``higher_is_better``).
+        higher_is_better: orientation of ``values``.
+
+    Returns:
+        ``k`` in [0, len(values) - 2] (0 for fewer than three values).
+    """
+    import numpy as np
+
+    x = np.asarray(values, dtype=float).ravel()
+    if not higher_is_better:
+        x = -x  # from here on, higher is better
+    done = 0
+    while x.size - done >= 3:
+        rest = x[done:]
+        n = rest.size
+        # suffix minimum of rest[k:] for every k; prefix maximum of rest[:k]
+        suf_min = np.minimum.accumulate(rest[::-1])[::-1]
+        suf_max = np.maximum.accumulate(rest[::-1])[::-1]
+        pre_max = np.maximum.accumulate(rest)
+        found = 0
+        for k in range(1, n - 1):
+            if not pre_max[k - 1] < suf_min[k]:
+                continue
+            tail = rest[k:]
+            med = float(np.median(tail))
+            width = float(suf_max[k] - suf_min[k])
+            if np.all(med - rest[:k] > width):
+                found = k
+                break
+        if not found:
+            break
+        done += found
+    return done
+
+
+SeriesKind = Literal["steady", "first-use", "rising", "settling"]
+
+
+@dataclass(frozen=True)
+class SeriesShape:
+    """What ``classify_series`` found.
+
+    Attributes:
+        kind: "steady" (no warm-up), "first-use" (one slow first value), "rising" (several
+            values that improve monotonically before settling: first-touch page faults, caches,
+            lazy set-up), "settling" (several warm-up values that do not improve at every step).
+        warmup: number of leading warm-up values.
+        monotonic: the warm-up values improve at every step.
+        steady_median: median of the values after the warm-up (unit of the input).
+        warmup_ratio: worst warm-up value relative to the steady median, oriented so that
+            > 1 means the warm-up is worse (e.g. first call 2000x slower -> 2000.0).
+    """
+
+    kind: SeriesKind
+    warmup: int
+    monotonic: bool
+    steady_median: float
+    warmup_ratio: Optional[float]
+
+
+def classify_series(values: Sequence[float], *, higher_is_better: bool = False) -> SeriesShape:
+    """Classify an ordered series (iterations, or runs in fresh processes) by its warm-up.
+
+    Args:
+        values: ordered values, at least one.
+        higher_is_better: True for bandwidths.
+
+    Returns:
+        ``SeriesShape``.
+
+    Raises:
+        ValueError: empty or non-finite values.
+    """
+    import numpy as np
+
+    x = _arr(values)
+    k = split_warmup(x, higher_is_better=higher_is_better)
+    steady = x[k:]
+    med = float(np.median(steady))
+    if k == 0:
+        return SeriesShape("steady", 0, False, med, None)
+    warm = x[:k]
+    steps = np.diff(x[: k + 1])
+    monotonic = bool(np.all(steps > 0) if higher_is_better else np.all(steps < 0))
+    worst = float(warm.min() if higher_is_better else warm.max())
+    ratio = (med / worst if higher_is_better else worst / med) if worst > 0 and med > 0 else None
+    if k == 1:
+        kind: SeriesKind = "first-use"
+    elif monotonic:
+        kind = "rising"
+    else:
+        kind = "settling"
+    return SeriesShape(kind, k, monotonic, med, ratio)
