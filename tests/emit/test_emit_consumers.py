@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -113,32 +114,46 @@ def test_shell_merge_keeps_hostile_existing_value(shell, emitters, profile, tmp_
 
 
 def lmod_init() -> str:
+    """bash code that defines Lmod's ``module`` command."""
     found = sorted(glob.glob("/usr/share/lmod/lmod/init/bash")
                    + glob.glob("/usr/share/lmod/*/init/bash"))
     if not found:
         pytest.skip("Lmod not installed here (Debian package lmod; CI installs it)")
-    return found[0]
+    return f'source "{found[0]}" >/dev/null 2>&1'
+
+
+#: Debian's environment-modules and lmod packages conflict (each declares Conflicts: on the
+#: other), so CI installs lmod with apt and unpacks the environment-modules .deb under
+#: /opt/environment-modules (``dpkg-deb -x``); its modulecmd.tcl runs with the system tclsh.
+MODULECMD_TCL = (
+    os.environ.get("ADVISOR_MODULECMD_TCL", ""),
+    "/usr/lib/x86_64-linux-gnu/modulecmd.tcl",
+    "/usr/lib/modulecmd.tcl",
+    "/opt/environment-modules/usr/lib/x86_64-linux-gnu/modulecmd.tcl",
+    "/opt/environment-modules/usr/lib/modulecmd.tcl",
+    "/usr/share/Modules/libexec/modulecmd.tcl",
+)
 
 
 def modules_init() -> str:
-    for cand in ("/usr/share/modules/init/bash", "/usr/local/Modules/init/bash",
-                 "/etc/environment-modules/init/bash"):
-        if os.path.exists(cand):
-            return cand
-    pytest.skip("Environment Modules not installed here (Debian package environment-modules; "
-                "CI installs it)")
+    """bash code that defines Environment Modules' ``module`` command."""
+    tclsh = shutil.which("tclsh")
+    for cand in MODULECMD_TCL:
+        if cand and os.path.exists(cand) and tclsh:
+            return f'module() {{ eval "$("{tclsh}" "{cand}" bash "$@")"; }}'
+    pytest.skip("Environment Modules not installed here (Debian package environment-modules, "
+                "or its .deb unpacked under /opt/environment-modules; CI installs it)")
 
 
 MODULE_SYSTEMS = {
-    # name: (format, file name in the module dir, init script finder)
+    # name: (format, file name in the module dir, code defining `module`)
     "lmod": ("lmod", "advisor.lua", lmod_init),
     "environment-modules": ("tcl", "advisor", modules_init),
 }
 
 
 def module_argv(init: str, moddir: Path, *, unload: bool = False) -> list[str]:
-    script = (f'source "{init}" >/dev/null 2>&1; module use "{moddir}" && module load advisor '
-              "&& env -0")
+    script = f'{init}; module use "{moddir}" && module load advisor && env -0'
     if unload:
         script += ' && printf "\\0--UNLOADED--\\0" && module unload advisor && env -0'
     return [tool("bash"), "--norc", "--noprofile", "-c", script]
