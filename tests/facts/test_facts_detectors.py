@@ -121,9 +121,9 @@ def test_cray_flavour_from_library_strings_not_version():
     assert mv["flavour"] == "upstream"  # Cray's mpichversion looks upstream
     lib = parse_mpi_library_version(text(GH, "tools/mpi_library_version.txt"))
     mpi = combine(mv, lib)
-    assert (mpi.implementation, mpi.flavour, mpi.version) == ("mpich", "cray", "8.1.29.1")
+    assert (mpi.implementation, mpi.flavour, mpi.version) == ("mpich", "cray", "8.1.29")
     assert mpi.device == "ch4:ofi"
-    assert mpi.library_version.startswith("MPI VERSION : CRAY MPICH version 8.1.29.1")
+    assert mpi.library_version.startswith("MPI VERSION : CRAY MPICH version 8.1.29")
 
 
 @pytest.mark.parametrize("name, impl, flavour, version", [

@@ -77,7 +77,7 @@ def main():
     w("tools/nvidia-smi.csv", "".join(f"{i}, NVIDIA GH200 120GB, 97280, 9.0, 550.54.15\n"
                                       for i in range(4)))
     w("tools/mpi_library_version.txt",
-      "MPI VERSION    : CRAY MPICH version 8.1.29.1 (ANL base 3.4a2)\n"
+      "MPI VERSION    : CRAY MPICH version 8.1.29 (ANL base 3.4a2)\n"
       "MPI BUILD INFO : Sat Feb 10  9:23 2024 (git hash 1fbc8e7) \n")
     w("tools/mpichversion.txt",
       "MPICH Version:\t3.4a2\nMPICH Release date:\tunreleased development copy\n"
