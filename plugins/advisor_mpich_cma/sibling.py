@@ -69,7 +69,7 @@ def self_security() -> dict:
         ``cap_eff`` (hex string), ``user_ns`` (``readlink /proc/self/ns/user``),
         ``ptrace_scope`` (Yama value, None when Yama is absent).
     """
-    out: dict = {"pid": os.getpid(), "seccomp": None, "cap_eff": None, "user_ns": None,
+    out: dict = {"pid": os.getpid(), "ppid": os.getppid(), "seccomp": None, "cap_eff": None, "user_ns": None,
                  "ptrace_scope": None}
     try:
         with open("/proc/self/status") as fh:

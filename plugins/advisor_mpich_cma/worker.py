@@ -204,11 +204,10 @@ def main(argv: Sequence[str]) -> int:
     else:
         sizes = [int(x) for x in args.sizes.split(",") if x]
         result.update(_sweep(MPI, comm, sizes, args.target_s, args.warmup, args.min_samples))
-    affin = comm.gather(result["affinity"], root=0)
-    if rank == 0:
-        result["affinity_per_rank"] = affin
-        sys.stdout.write(json.dumps(result) + "\n")
-        sys.stdout.flush()
+    from advisor.measure.worker import report
+
+    result["affinity_per_rank"] = comm.gather(result["affinity"], root=0)
+    report(result, comm=comm)
     return 0
 
 

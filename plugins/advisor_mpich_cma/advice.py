@@ -1,0 +1,584 @@
+"""The pure half of the mpich-cma probe: evidence + facts -> findings and recommendations.
+
+No I/O, no clock, no environment: everything comes from the ``Evidence`` records written by
+``check``/``measure`` (or recorded in a profile, or built from a field case) and the ``Facts``.
+
+Evidence read (ids and keys are this plugin's own, written by ``advisor_mpich_cma.plugin``):
+
+* ``cma-sibling``: live sibling ``process_vm_readv`` test; values ``result`` ("ok", "EPERM",
+  ...), ``errno``, ``parent_reads_child``, ``reader_seccomp``, ``reader_cap_eff``,
+  ``reader_user_ns``, ``target_user_ns``.
+* ``cma-library``: identity and effective defaults; values ``implementation``, ``flavour``,
+  ``version``, ``device``, ``cma_enable_default``, ``threshold_default_bytes``,
+  ``defaults_source``, ``mode_default`` (Cray).
+* ``cma-mpi-smoke``: a 2-rank run with CMA forced on; values ``ok``, ``errno``, ``error``,
+  ``rank_seccomp``, ``rank_user_ns_distinct``.
+* ``cma-sweep`` (and ``cma-sweep.<pair>`` for NUMA pairs): series ``latency:<config>`` (unit s,
+  one-way ping-pong time) and ``bandwidth:<config>`` (unit bytes/s, osu_bw-style window) with
+  x = message bytes and one point per independent launch (label ``run<i>``); configs
+  ``cma-on`` (forced at every size) and ``cma-off``.
+
+The threshold rule (issue 4): the smallest measured size from which CMA wins on both latency and
+bandwidth, each win meaning the bootstrap CI of the on/off ratio of medians lies beyond the
+noise floor (``advisor.measure.compare``), at that size and every larger one.  The noise floor
+at a size is measured, not chosen: the A/A spread of the independent launches of each
+configuration (``noise_floor_from_aa``), the larger of the two.
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Optional, Sequence
+
+from advisor.knobs import version_in
+from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
+
+from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma.causes import (DISABLE_REMEDY, Cause, classify_log, errno_code, explain,
+                                      mpich_init_keeps_cma, remedies_of)
+
+SIBLING = "cma-sibling"
+LIBRARY = "cma-library"
+SMOKE = "cma-mpi-smoke"
+SWEEP = "cma-sweep"
+ON, OFF = "cma-on", "cma-off"
+LAT, BW = "latency", "bandwidth"
+
+#: The bootstrap seed of every comparison: fixed so recommend is a pure function.
+SEED = 0
+
+
+# --------------------------------------------------------------------------- evidence access
+
+
+def _by_id(evidence: Iterable[Evidence]) -> dict[str, Evidence]:
+    return {e.id: e for e in evidence}
+
+
+def _sweeps(evidence: Iterable[Evidence]) -> list[Evidence]:
+    return [e for e in evidence if e.id == SWEEP or e.id.startswith(SWEEP + ".")]
+
+
+@dataclass(frozen=True)
+class Library:
+    implementation: Optional[str]
+    flavour: Optional[str]
+    version: Optional[str]
+    cma_enable_default: Optional[int]
+    threshold_default: Optional[int]
+    defaults_source: Optional[str]
+    mode_default: Optional[str] = None
+
+    @property
+    def cray(self) -> bool:
+        return self.flavour == K.CRAY
+
+    @property
+    def mpich(self) -> bool:
+        return (self.implementation or "").lower() == "mpich"
+
+    @property
+    def upstream_mpich(self) -> bool:
+        return self.mpich and not self.cray
+
+
+def library_of(evidence: Iterable[Evidence], facts: Facts) -> Library:
+    """Library identity and defaults: the ``cma-library`` evidence, else ``facts.mpi`` with the
+    knob table as labelled fallback."""
+    ev = _by_id(evidence).get(LIBRARY)
+    v = dict(ev.values) if ev else {}
+    impl = v.get("implementation") or facts.mpi.implementation
+    flavour = v.get("flavour") or facts.mpi.flavour or ("upstream" if impl == "mpich" else None)
+    version = v.get("version") or facts.mpi.version
+    src = v.get("defaults_source")
+    enable = v.get("cma_enable_default")
+    thr = v.get("threshold_default_bytes")
+    if src is None and impl == "mpich":
+        src = "built-in table (fallback: library not queried)"
+        if flavour == K.CRAY:
+            thr = K.knob(K.CRAY_SIZE).default_for(version)
+        else:
+            enable = K.knob(K.CMA_ENABLE).default_for(version)
+            thr = K.knob(K.CMA_THRESHOLD).default_for(version)
+    mode = v.get("mode_default") or (K.knob(K.CRAY_MODE).default_for(version)
+                                     if flavour == K.CRAY else None)
+    return Library(impl, flavour, version, _int(enable), _int(thr), src, mode)
+
+
+def _int(v) -> Optional[int]:
+    try:
+        return int(v) if v is not None and v != "" else None
+    except (TypeError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------- usability
+
+
+@dataclass(frozen=True)
+class Usability:
+    usable: bool
+    reason: str
+    causes: tuple[Cause, ...] = ()
+    evidence: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def usability(evidence: Iterable[Evidence], facts: Facts,
+              profile_allows: Optional[bool] = None) -> Usability:
+    """Can CMA work here?  Decided by the live probes only (sibling test, then the MPI smoke
+    run); the machine facts and a parsed seccomp profile only explain a failure.
+
+    :param profile_allows: what a parsed seccomp profile says (``seccomp_profile_allows_cma``),
+        when one is known; if it disagrees with the live probe the probe wins and a note says so.
+    :return: ``Usability``; ``usable`` False when any live probe failed; unknown (no probe)
+        counts as usable=False with the reason "not tested".
+    """
+    evidence = list(evidence)
+    evs = _by_id(evidence)
+    sec = facts.security
+    sib = evs.get(SIBLING)
+    smokes = [e for e in evidence if e.id == SMOKE or e.id.startswith(SMOKE + ".")]
+    if sib is None and not smokes:
+        return Usability(False, "CMA not tested: no live process_vm_readv probe ran")
+    causes: list[Cause] = []
+    used: list[str] = []
+    notes: list[str] = []
+    probe_ok = True
+    if sib is not None:
+        v = sib.values
+        used.append(SIBLING)
+        result = v.get("result")
+        code = errno_code(v.get("errno")) if v.get("errno") not in (None, -1) else errno_code(result)
+        if code != 0:
+            probe_ok = False
+            reader = {"seccomp": v.get("reader_seccomp"), "cap_eff": v.get("reader_cap_eff"),
+                      "user_ns": v.get("reader_user_ns")}
+            target = {"user_ns": v.get("target_user_ns")}
+            causes += explain(code if code is not None else result, reader=reader, target=target,
+                              ptrace_scope=sec.ptrace_scope, cap_sys_ptrace=sec.cap_sys_ptrace,
+                              seccomp_mode=sec.seccomp_mode, container=sec.container,
+                              kernel_release=facts.kernel.release)
+            if v.get("parent_reads_child") in ("ok", 0):
+                notes.append("a parent reading its own child succeeded: only the sibling test "
+                             "shows what MPI ranks meet")
+    for smoke in smokes:
+        if not probe_ok:
+            break
+        v = smoke.values
+        used.append(smoke.id)
+        if v.get("ok"):
+            continue
+        probe_ok = False
+        code = errno_code(v.get("errno")) if v.get("errno") not in (None, -1) else \
+            classify_log(str(v.get("error", "")))
+        reader = {"seccomp": v.get("rank_seccomp"), "cap_eff": v.get("rank_cap_eff")}
+        target = None
+        if v.get("rank_user_ns_distinct"):
+            reader["user_ns"], target = "rank0", {"user_ns": "rank1"}
+        if code is None:
+            causes.append(Cause("unknown", "the 2-rank MPI run with CMA forced on failed: "
+                                + str(v.get("error", ""))[:300], (DISABLE_REMEDY,)))
+        else:
+            causes += explain(code, reader=reader, target=target,
+                              ptrace_scope=sec.ptrace_scope, cap_sys_ptrace=sec.cap_sys_ptrace,
+                              seccomp_mode=sec.seccomp_mode, container=sec.container,
+                              kernel_release=facts.kernel.release)
+    if profile_allows is not None and profile_allows != probe_ok:
+        notes.append("the seccomp profile says process_vm_readv is %s but the live probe %s: "
+                     "trusting the live probe" % ("allowed" if profile_allows else "denied",
+                                                  "succeeded" if probe_ok else "failed"))
+    if probe_ok:
+        return Usability(True, "sibling processes can read each other with process_vm_readv"
+                         + (" and a 2-rank MPI run with CMA forced on completed"
+                            if smokes else ""), (), tuple(used), tuple(notes))
+    reason = "CMA blocked: " + "; ".join(c.message for c in causes)
+    if notes:
+        reason += " (" + "; ".join(notes) + ")"
+    return Usability(False, reason, tuple(causes), tuple(used), tuple(notes))
+
+
+# --------------------------------------------------------------------------- sweep analysis
+
+
+@dataclass(frozen=True)
+class SizeVerdict:
+    nbytes: int
+    lat_ratio: float
+    lat_ci: tuple[float, float]
+    lat_verdict: str
+    lat_floor: float
+    bw_ratio: float
+    bw_ci: tuple[float, float]
+    bw_verdict: str
+    bw_floor: float
+    runs: int
+
+    @property
+    def wins(self) -> bool:
+        return self.lat_verdict == "better" and self.bw_verdict == "better"
+
+    @property
+    def loses(self) -> bool:
+        return "worse" in (self.lat_verdict, self.bw_verdict)
+
+
+def _runs(ev: Evidence, metric: str, config: str) -> dict[int, list[list[float]]]:
+    out: dict[int, list[list[float]]] = {}
+    for s in ev.series:
+        if s.name != f"{metric}:{config}":
+            continue
+        for p in s.points:
+            if p.x is None or not p.samples or p.artefact:
+                continue
+            out.setdefault(int(p.x), []).append(list(p.samples))
+    return out
+
+
+def analyse_sweep(ev: Evidence, *, on: str = ON, off: str = OFF) -> list[SizeVerdict]:
+    """Per message size: CMA on vs off for latency and bandwidth, with CI and noise floor.
+
+    Ratios are oriented so that > 1 means CMA on is better (harness ``compare``).
+    :raises ValueError: from the harness on empty or non-positive samples.
+    """
+    from advisor.measure import compare, noise_floor_from_aa
+
+    lat_on, lat_off = _runs(ev, LAT, on), _runs(ev, LAT, off)
+    bw_on, bw_off = _runs(ev, BW, on), _runs(ev, BW, off)
+    sizes = sorted(set(lat_on) & set(lat_off) & set(bw_on) & set(bw_off))
+    out = []
+    for n in sizes:
+        res = {}
+        for name, a_runs, b_runs, hib in ((LAT, lat_off[n], lat_on[n], False),
+                                          (BW, bw_off[n], bw_on[n], True)):
+            floor = max(noise_floor_from_aa(a_runs) if len(a_runs) > 1 else 0.0,
+                        noise_floor_from_aa(b_runs) if len(b_runs) > 1 else 0.0)
+            a = [x for r in a_runs for x in r]
+            b = [x for r in b_runs for x in r]
+            res[name] = (compare(a, b, noise_floor=floor, higher_is_better=hib, seed=SEED), floor)
+        (lc, lf), (bc, bf) = res[LAT], res[BW]
+        out.append(SizeVerdict(n, lc.ratio, (lc.ci_low, lc.ci_high), lc.verdict, lf,
+                               bc.ratio, (bc.ci_low, bc.ci_high), bc.verdict, bf,
+                               min(len(lat_on[n]), len(lat_off[n]))))
+    return out
+
+
+@dataclass(frozen=True)
+class Threshold:
+    nbytes: Optional[int]
+    strict: bool
+    verdicts: tuple[SizeVerdict, ...]
+
+    @property
+    def any_win(self) -> bool:
+        return any(v.wins for v in self.verdicts)
+
+    @property
+    def any_loss(self) -> bool:
+        return any(v.loses for v in self.verdicts)
+
+
+def threshold_from(verdicts: Sequence[SizeVerdict]) -> Threshold:
+    """The smallest size from which CMA wins on both measures at that size and every larger one
+    (``strict``).  If no size qualifies, the smallest winning size above which CMA never loses
+    (indistinguishable points allowed) with ``strict=False``; else ``nbytes=None``."""
+    vs = sorted(verdicts, key=lambda v: v.nbytes)
+    strict = None
+    for i in range(len(vs) - 1, -1, -1):
+        if vs[i].wins:
+            strict = vs[i].nbytes
+        else:
+            break
+    if strict is not None:
+        return Threshold(strict, True, tuple(vs))
+    relaxed = None
+    for i, v in enumerate(vs):
+        if v.wins and not any(w.loses for w in vs[i + 1:]):
+            relaxed = v.nbytes
+            break
+    return Threshold(relaxed, False, tuple(vs))
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} B"
+
+
+def _table(vs: Sequence[SizeVerdict]) -> str:
+    return "; ".join(
+        f"{_fmt_bytes(v.nbytes)}: latency x{v.lat_ratio:.2f} [{v.lat_ci[0]:.2f}, {v.lat_ci[1]:.2f}] "
+        f"{v.lat_verdict}, bandwidth x{v.bw_ratio:.2f} [{v.bw_ci[0]:.2f}, {v.bw_ci[1]:.2f}] "
+        f"{v.bw_verdict}" for v in vs)
+
+
+# --------------------------------------------------------------------------- advice
+
+
+def _disable_settings(lib: Library) -> list[Setting]:
+    if lib.cray:
+        return [Setting(library="mpich", flavour=K.CRAY, name=K.CRAY_MODE, value="NONE",
+                        type="enum", default=lib.mode_default)]
+    return [Setting(library="mpich", flavour=K.UPSTREAM, name=K.CMA_ENABLE, value=0, type="int",
+                    default=lib.cma_enable_default, versions=K.knob(K.CMA_ENABLE).versions)]
+
+
+def _enable_settings(lib: Library, threshold: int) -> list[Setting]:
+    if lib.cray:
+        return [Setting(library="mpich", flavour=K.CRAY, name=K.CRAY_MODE, value="CMA",
+                        type="enum", default=lib.mode_default,
+                        is_default=lib.mode_default == "CMA"),
+                Setting(library="mpich", flavour=K.CRAY, name=K.CRAY_SIZE, value=int(threshold),
+                        type="bytes", unit="bytes", default=lib.threshold_default,
+                        is_default=lib.threshold_default == threshold)]
+    return [Setting(library="mpich", flavour=K.UPSTREAM, name=K.CMA_ENABLE, value=1, type="int",
+                    default=lib.cma_enable_default, versions=K.knob(K.CMA_ENABLE).versions,
+                    is_default=lib.cma_enable_default == 1),
+            Setting(library="mpich", flavour=K.UPSTREAM, name=K.CMA_THRESHOLD,
+                    value=int(threshold), type="bytes", unit="bytes",
+                    default=lib.threshold_default, versions=K.knob(K.CMA_THRESHOLD).versions,
+                    is_default=lib.threshold_default == threshold)]
+
+
+def _library_uses_cma_by_default(lib: Library, facts: Facts) -> bool:
+    if lib.cray:
+        return lib.mode_default == "CMA"
+    return lib.upstream_mpich and lib.cma_enable_default == 1
+
+
+def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
+    """Findings and recommendations for MPICH's CMA path (pure; see the module docstring).
+
+    :return: ``Advice``.  Blocked CMA: an error finding with causes and remedies, and the
+        explicit disable where the library would otherwise use CMA.  Usable CMA with a sweep:
+        the threshold recommendation (or "keep the default", or "no measurable effect").
+    """
+    evidence = list(evidence)
+    lib = library_of(evidence, facts)
+    findings: list[Finding] = []
+    recs: list[Recommendation] = []
+    use = usability(evidence, facts)
+    ev_ids = list(use.evidence)
+    if lib.implementation and not lib.mpich:
+        pass  # findings below still explain a blocked CMA to users of any MPI
+    if not use.usable and use.causes:
+        codes = [c.code for c in use.causes]
+        if "device-pointer" in codes:
+            findings.append(Finding(
+                id="cma-device-pointer", severity="error",
+                message=use.causes[codes.index("device-pointer")].message,
+                remedy="; ".join(remedies_of(use.causes)), evidence=ev_ids))
+        else:
+            trade = ""
+            if "yama" in codes:
+                trade = (" Lowering ptrace_scope is a security trade-off: with 0, any process "
+                         "can attach to every other process of the same user.")
+            findings.append(Finding(
+                id="cma-blocked", severity="error" if lib.mpich else "warning",
+                message=use.reason + "." + trade,
+                remedy="; ".join(remedies_of(use.causes)), evidence=ev_ids))
+            if lib.mpich and _library_uses_cma_by_default(lib, facts):
+                init_note = ""
+                if lib.upstream_mpich and not mpich_init_keeps_cma(facts.security.ptrace_scope):
+                    init_note = (f" (MPICH's init check already turns CMA off for ptrace_scope="
+                                 f"{facts.security.ptrace_scope}, but it does not test the call, so "
+                                 "seccomp and user namespaces get past it)")
+                recs.append(Recommendation(
+                    id="cma-disable", title="Disable CMA explicitly: it fails on this machine",
+                    settings=_disable_settings(lib), confidence="high", evidence=ev_ids,
+                    rationale=(f"{lib.implementation} {lib.version or ''} uses CMA by default "
+                               f"(defaults from {lib.defaults_source}) and process_vm_readv "
+                               f"fails here: {use.reason}{init_note}. Jobs would abort with "
+                               "'process_vm_readv failed (errno 1)'.").replace("  ", " ")))
+    elif not use.usable:
+        findings.append(Finding(id="cma-untested", severity="info", message=use.reason))
+    if lib.cray:
+        findings += _cray_findings(facts, lib)
+    if use.usable and lib.mpich:
+        sweeps = _sweeps(evidence)
+        if sweeps:
+            r, f = _threshold_advice(sweeps, lib, facts, ev_ids)
+            recs += r
+            findings += f
+    for ev in _sweeps(evidence):
+        if ev.conditions.buffer_kind == "pinned":
+            findings.append(Finding(
+                id="cma-pinned-buffers", severity="warning", evidence=[ev.id],
+                message="the sweep used pinned host buffers: CMA from pinned memory can be much "
+                        "slower than from pageable memory (eth-cscs/alps-gh200-reproducers); "
+                        "the threshold holds for pinned buffers only"))
+    return Advice(recommendations=recs, findings=findings)
+
+
+def _cray_findings(facts: Facts, lib: Library) -> list[Finding]:
+    out = []
+    extra = facts.extra.get("mpich-cma", {})
+    if extra.get("xpmem_device") is False:
+        out.append(Finding(
+            id="cma-xpmem-no-device", severity="info",
+            message="no /dev/xpmem on this node: XPMEM single copy cannot work here, so "
+                    "MPICH_SMP_SINGLE_COPY_MODE=XPMEM (the HPE Cray MPICH default) falls back; "
+                    "XPMEM is never recommended without the device"))
+    return out
+
+
+def _threshold_advice(sweeps: Sequence[Evidence], lib: Library, facts: Facts,
+                      base_ids: list[str]) -> tuple[list[Recommendation], list[Finding]]:
+    recs: list[Recommendation] = []
+    findings: list[Finding] = []
+    per_pair: list[tuple[Evidence, Threshold]] = []
+    for ev in sweeps:
+        vs = analyse_sweep(ev)
+        if vs:
+            per_pair.append((ev, threshold_from(vs)))
+    if not per_pair:
+        return recs, findings
+    ids = base_ids + [ev.id for ev, _ in per_pair]
+    table = " | ".join(f"{ev.id}: {_table(t.verdicts)}" for ev, t in per_pair)
+    found = [t for _, t in per_pair if t.nbytes is not None]
+    default_name = K.CRAY_SIZE if lib.cray else K.CMA_THRESHOLD
+    if len(found) == len(per_pair):
+        thr = max(t.nbytes for t in found)  # one threshold that holds for every pair
+        strict = all(t.strict for t in found)
+        runs = min(v.runs for t in found for v in t.verdicts)
+        confidence = "high" if strict and runs >= 3 else ("medium" if strict else "low")
+        pairs = f" for all {len(per_pair)} rank pairs" if len(per_pair) > 1 else ""
+        if not strict:
+            findings.append(Finding(
+                id="cma-threshold-partial", severity="info", evidence=ids,
+                message="above the threshold some sizes show no measurable difference; the "
+                        "threshold is the smallest size from which CMA wins and never loses"))
+        is_default = (lib.threshold_default == thr and
+                      (lib.cray or lib.cma_enable_default == 1))
+        title = (f"Keep the default CMA threshold {thr} bytes: measured to be right here"
+                 if is_default else f"Use CMA from {thr} bytes ({_fmt_bytes(thr)})")
+        recs.append(Recommendation(
+            id="cma-threshold", title=title, settings=_enable_settings(lib, thr),
+            confidence=confidence, evidence=ids, verifiable=True,
+            rationale=(f"CMA wins on both latency and bandwidth from {thr} bytes{pairs}, each "
+                       f"win with a 95 % CI beyond the measured noise floor; it replaces the "
+                       f"default {default_name}={lib.threshold_default} (from "
+                       f"{lib.defaults_source}). Per size (ratio > 1: CMA better): {table}")))
+        return recs, findings
+    any_win = any(t.any_win for _, t in per_pair)
+    any_loss = any(t.any_loss for _, t in per_pair)
+    # forced-on losses below the library's own threshold are what the threshold is for
+    floor_n = lib.threshold_default or 0
+    loss_in_use = any(v.loses and v.nbytes >= floor_n for _, t in per_pair for v in t.verdicts)
+    if not any_win and not any_loss:
+        findings.append(Finding(
+            id="cma-no-effect", severity="info", evidence=ids,
+            message=("turning CMA on changed nothing measurable at any size (every CI within "
+                     "the noise floor): not recommended. " + table)))
+    elif not any_win:
+        findings.append(Finding(
+            id="cma-slower", severity="warning", evidence=ids,
+            message="CMA never wins here and loses at some sizes. " + table))
+        if _library_uses_cma_by_default(lib, facts) and loss_in_use:
+            recs.append(Recommendation(
+                id="cma-disable", title="Disable CMA: it is slower than the POSIX path here",
+                settings=_disable_settings(lib), confidence="medium", evidence=ids,
+                verifiable=True, rationale="measured: CMA loses and never wins. " + table))
+    else:
+        findings.append(Finding(
+            id="cma-no-threshold", severity="warning", evidence=ids,
+            message="CMA wins at some sizes but loses at larger ones: no single threshold "
+                    "holds (the CMA path has no upper threshold). " + table))
+    return recs, findings
+
+
+# --------------------------------------------------------------------------- logs and env
+
+
+def diagnose_log(text: str, facts: Facts) -> list[Finding]:
+    """Findings for a job's error output that mentions a CMA failure (EPERM vs EFAULT)."""
+    code = classify_log(text)
+    if code is None:
+        return []
+    sec = facts.security
+    causes = explain(code, ptrace_scope=sec.ptrace_scope, cap_sys_ptrace=sec.cap_sys_ptrace,
+                     seccomp_mode=sec.seccomp_mode, container=sec.container,
+                     kernel_release=facts.kernel.release)
+    fid = "cma-device-pointer" if code == _errno.EFAULT else "cma-blocked"
+    return [Finding(id=fid, severity="error",
+                    message=f"{_errno.errorcode.get(code, code)}: " + "; ".join(
+                        c.message for c in causes),
+                    remedy="; ".join(remedies_of(causes)))]
+
+
+def _lookup(env: Mapping[str, str], name: str) -> tuple[Optional[str], Optional[str]]:
+    k = K.knob(name)
+    for n in [k.name, *k.aliases]:
+        if n in env:
+            return n, env[n]
+    return None, None
+
+
+def lint_env(env: Mapping[str, str], facts: Facts) -> list[Finding]:
+    """Check an environment mapping's CMA settings against the facts (for ``advisor lint``).
+
+    Reports: an explicit CMA enable that MPICH's init check overrides (ptrace_scope != 0), the
+    wrong settings family for the flavour, XPMEM inert under GPU support, XPMEM without its
+    device, badly typed values (thresholds must be plain integer bytes).
+    """
+    out: list[Finding] = []
+    impl = (facts.mpi.implementation or "").lower()
+    flavour = facts.mpi.flavour
+    version = facts.mpi.version
+    scope = facts.security.ptrace_scope
+    for k in K.KNOBS:
+        for n in [k.name, *k.aliases]:
+            if n not in env:
+                continue
+            val = env[n].strip()
+            if k.type in ("int", "bytes"):
+                try:
+                    iv = int(val)
+                    if k.allowed is not None and iv not in k.allowed:
+                        raise ValueError
+                    if k.minimum is not None and iv < k.minimum:
+                        raise ValueError
+                except ValueError:
+                    out.append(Finding(id="cma-bad-value", severity="error",
+                                       message=f"{n}={val!r}: expected "
+                                       + (f"one of {k.allowed}" if k.allowed else
+                                          "a plain integer number of bytes")))
+            elif k.type == "enum" and k.allowed and val.upper() not in k.allowed:
+                out.append(Finding(id="cma-bad-value", severity="error",
+                                   message=f"{n}={val!r}: expected one of {k.allowed}"))
+            if impl == "mpich" and k.flavour and flavour and k.flavour != flavour:
+                other = "HPE Cray MPICH" if flavour == K.CRAY else "upstream MPICH"
+                out.append(Finding(id="cma-wrong-family", severity="warning",
+                                   message=f"{n} is a {k.flavour} setting; {other} ignores it"))
+            elif impl == "mpich" and k.versions and version and not k.valid_for(version):
+                out.append(Finding(id="cma-not-in-version", severity="warning",
+                                   message=f"{n} is not understood by MPICH {version} "
+                                           f"(valid {k.versions})"))
+    name, val = _lookup(env, K.CMA_ENABLE)
+    if (name and val and val.strip() == "1" and flavour != K.CRAY and scope not in (None, 0)
+            and (version is None or version_in(version, ">=5"))):
+        out.append(Finding(
+            id="cma-enable-overridden", severity="warning",
+            message=(f"{name}=1 has no effect: MPICH's init check turns CMA off because Yama "
+                     f"ptrace_scope={scope} (it only keeps CMA with 0 or no Yama, whatever the "
+                     "capabilities)"),
+            remedy="remove it, or lower ptrace_scope to 0 (admin; security trade-off)"))
+    mname, mode = _lookup(env, K.CRAY_MODE)
+    _, gpu = _lookup(env, K.CRAY_GPU)
+    if mode and mode.strip().upper() == "XPMEM":
+        if gpu and gpu.strip() == "1":
+            out.append(Finding(
+                id="cma-xpmem-inert-gpu", severity="warning",
+                message=("MPICH_SMP_SINGLE_COPY_MODE=XPMEM is inert when "
+                         "MPICH_GPU_SUPPORT_ENABLED=1: the effective mode is CMA, so the CMA "
+                         "usability checks apply"),
+                remedy="set MPICH_SMP_SINGLE_COPY_MODE=CMA (or NONE if CMA is blocked)"))
+        if facts.extra.get("mpich-cma", {}).get("xpmem_device") is False:
+            out.append(Finding(
+                id="cma-xpmem-no-device", severity="error",
+                message="MPICH_SMP_SINGLE_COPY_MODE=XPMEM but this node has no xpmem device "
+                        "(/dev/xpmem): XPMEM cannot work here; never recommend it",
+                remedy="MPICH_SMP_SINGLE_COPY_MODE=CMA where CMA is usable, else NONE"))
+    return out

@@ -1,0 +1,166 @@
+"""The timed part of the mpich-cma probe: CMA forced on at every size vs off, interleaved.
+
+Each launch runs ``advisor_mpich_cma.worker sweep`` under the launcher with one configuration's
+env overlay; ``advisor.measure.interleave`` alternates the configurations (on, off, on, off ...)
+across independent launches.  The result is one ``cma-sweep`` evidence per rank pair whose
+series keep every launch's raw samples (one point per launch and size), so ``recommend`` can
+measure the A/A noise floor and the CI itself.
+
+Budget: the plan (sizes, repeats, seconds per size) is scaled to ``ctx.remaining_s()``; a round
+that would not finish before the deadline is not started (at least one round always runs).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from advisor.models import Evidence, MpiFacts, Point, Series
+from advisor.probe import MeasureContext
+
+from advisor_mpich_cma import advice as A
+from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import plugin as P
+
+#: Rough cost of one launch beyond the timed loops (MPICH start, mpi4py import, buffers):
+#: measured here ~0.4-0.8 s; used only to plan the budget, then replaced by the measured time.
+LAUNCH_OVERHEAD_S = 0.8
+#: Per size and measure: calibration and warm-up on top of the timed seconds (a planning
+#: factor; the worker's own loops decide the real time).
+PER_SIZE_FACTOR = 2.5
+
+
+def plan(ctx: MeasureContext) -> dict:
+    """Sizes, repeats and per-size target seconds for this context (budget-aware)."""
+    sizes = list(P.QUICK_SIZES if ctx.quick else P.FULL_SIZES)
+    repeats = P.QUICK_REPEATS if ctx.quick else P.FULL_REPEATS
+    target = P.QUICK_TARGET_S if ctx.quick else P.FULL_TARGET_S
+    if "sizes" in ctx.options:
+        sizes = sorted({int(x) for x in ctx.options["sizes"].split(",") if x.strip()})
+    if "repeats" in ctx.options:
+        repeats = max(2, int(ctx.options["repeats"]))
+    if "target_s" in ctx.options:
+        target = float(ctx.options["target_s"])
+    return {"sizes": sizes, "repeats": repeats, "target_s": target}
+
+
+def _launch_estimate(sizes, target_s: float) -> float:
+    return LAUNCH_OVERHEAD_S + len(sizes) * 2 * target_s * PER_SIZE_FACTOR
+
+
+def pairs(facts) -> list[tuple[str, Optional[str]]]:
+    """Rank pairs to sweep: ``[("", None)]`` on one NUMA node; with several, an intra-node pair
+    (two CPUs of node 0) and a cross-NUMA pair (node 0 and node 1), as ``--cpus A/B``."""
+    nodes = facts.memory.numa_node_cpus or {}
+    if (facts.memory.numa_nodes or 1) < 2 or len(nodes) < 2:
+        return [("", None)]
+    from advisor_mpich_cma.worker import _cpulist
+
+    keys = sorted(nodes, key=lambda k: int(k) if str(k).isdigit() else str(k))
+    n0 = sorted(_cpulist(nodes[keys[0]]))
+    n1 = sorted(_cpulist(nodes[keys[1]]))
+    out: list[tuple[str, Optional[str]]] = []
+    if len(n0) >= 2:
+        out.append(("same-numa", f"{n0[0]}/{n0[1]}"))
+    if n0 and n1:
+        out.append(("cross-numa", f"{n0[0]}/{n1[0]}"))
+    return out or [("", None)]
+
+
+def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
+    """Run the interleaved sweep for every rank pair; returns ``cma-sweep[.pair]`` evidence
+    (and a ``cma-mpi-smoke.launcher`` evidence first when ``ctx.launcher`` was given and fails).
+
+    Raises ``advisor.measure.LaunchError`` when a sweep launch fails for another reason than a
+    CMA failure (the runner records the probe as failed).
+    """
+    from advisor.measure import conditions, copy_ceiling, interleave, plausibility, run_mpi
+
+    out: list[Evidence] = []
+    flavour = mpi.flavour
+    if ctx.launcher:
+        thr = K.knob(K.CRAY_SIZE if flavour == K.CRAY else K.CMA_THRESHOLD).default_for(
+            mpi.version) or 0
+        ev = P.smoke_evidence(flavour, int(thr), launcher=ctx.launcher,
+                              ev_id=A.SMOKE + ".launcher",
+                              timeout_s=max(5.0, min(P.SMOKE_TIMEOUT_S, ctx.remaining_s())))
+        out.append(ev)
+        if not ev.values.get("ok"):
+            return out
+    p = plan(ctx)
+    sizes, target = p["sizes"], p["target_s"]
+    todo = pairs(ctx.facts)
+    t_ceiling = time.monotonic()
+    ceiling = copy_ceiling(max(sizes), max_time_s=0.5 if ctx.quick else 1.0,
+                           deadline=ctx.deadline, seed=ctx.seed)
+    t_ceiling = time.monotonic() - t_ceiling
+    est = _launch_estimate(sizes, target)
+    configs = (A.ON, A.OFF)
+    for idx, (pair, cpus) in enumerate(todo):
+        share = ctx.remaining_s() / (len(todo) - idx)
+        # rounds that fit the share (each round = one launch per configuration)
+        repeats = max(1, min(p["repeats"], int(share // (est * len(configs))) or 1))
+        raw: dict[tuple[str, int], dict] = {}
+        envs = {c: P.config_env(flavour, c, 0) for c in configs}
+        args = ["sweep", "--sizes", ",".join(map(str, sizes)), "--target-s", str(target)]
+        if cpus:
+            args += ["--cpus", cpus]
+
+        def run_one(config: str, rnd: int) -> list[float]:
+            timeout = max(10.0, min(ctx.remaining_s() + 10.0, 20 * est))
+            res = run_mpi(P.WORKER, args, env=envs[config], timeout_s=timeout,
+                          launcher=ctx.launcher)
+            raw[(config, rnd)] = res
+            import statistics
+
+            return [statistics.median(s["lat_s"]) for s in res["sizes"]]
+
+        deadline = min(ctx.deadline, time.monotonic() + share) - est * len(configs)
+        res = interleave(configs, run_one, repeats=repeats, deadline=deadline,
+                         max_extra_rounds=0 if ctx.quick else 1, progress=ctx.progress)
+        out.append(_to_evidence(pair, raw, res.rounds, sizes, envs, ceiling, plausibility,
+                                conditions, ctx, cpus, p, t_ceiling))
+    return out
+
+
+def _to_evidence(pair, raw, rounds, sizes, envs, ceiling, plausibility, conditions, ctx, cpus,
+                 p, t_ceiling) -> Evidence:
+    series: dict[str, list[Point]] = {}
+    buffer = {}
+    artefacts = 0
+    for (config, rnd), res in sorted(raw.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        buffer = res.get("buffer") or buffer
+        for s in res["sizes"]:
+            n = int(s["bytes"])
+            series.setdefault(f"{A.LAT}:{config}", []).append(Point(
+                x=n, label=f"run{rnd}", samples=s["lat_s"], warmup=s["lat_warmup_s"]))
+            bw = [n * s["window"] / t for t in s["bw_window_s"] if t > 0]
+            bw_warm = [n * s["window"] / t for t in s["bw_warmup_s"] if t > 0]
+            import statistics
+
+            label = plausibility(statistics.median(bw), ceiling) if bw else None
+            if label:
+                artefacts += 1
+            series.setdefault(f"{A.BW}:{config}", []).append(Point(
+                x=n, label=f"run{rnd}", samples=[] if label else bw, warmup=bw_warm,
+                artefact=label))
+    sers = [Series(name=name, unit="s" if name.startswith(A.LAT) else "bytes/s",
+                   x_name="message size", x_unit="bytes", points=pts)
+            for name, pts in sorted(series.items())]
+    env_note = {f"{c}:{k}": v for c, e in envs.items() for k, v in e.items() if v is not None}
+    cond_fields = {k: v for k, v in buffer.items() if k in (
+        "buffer_kind", "buffer_fill", "hugepages", "align_bytes")}
+    cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
+                      notes={"pair": pair or "default", "cpus": cpus or "unbound",
+                             "configs": "cma-on: CMA forced at every size; cma-off: CMA disabled",
+                             **env_note},
+                      **cond_fields)
+    return Evidence(
+        id=A.SWEEP + (f".{pair}" if pair else ""),
+        description="CMA forced on at every size vs off: one-way ping-pong latency and "
+                    "osu_bw-style streaming bandwidth, interleaved across independent launches",
+        series=sers, conditions=cond,
+        values={"rounds": rounds, "sizes": len(sizes), "target_s_per_size": p["target_s"],
+                "copy_ceiling_bytes_per_s": float(ceiling.median),
+                "copy_ceiling_seconds": round(t_ceiling, 3),
+                "artefact_points": artefacts, "quick": bool(ctx.quick)})
