@@ -36,6 +36,12 @@ class StepTimeout(Exception):
     pass
 
 
+class StepAborted(Exception):
+    """A probe step raised ``SystemExit``, ``KeyboardInterrupt`` or another ``BaseException``
+    that is not an ``Exception``: inside a worker thread it can only come from the plugin (a real
+    Ctrl-C reaches the main thread), so it fails that probe instead of ending ``advisor``."""
+
+
 def _call_with_timeout(fn: Callable[[], Any], timeout_s: float) -> Any:
     box: dict[str, Any] = {}
 
@@ -51,8 +57,40 @@ def _call_with_timeout(fn: Callable[[], Any], timeout_s: float) -> Any:
     if th.is_alive():
         raise StepTimeout(f"did not return within {timeout_s:.0f} s")
     if "error" in box:
-        raise box["error"]
+        exc = box["error"]
+        if not isinstance(exc, Exception):
+            raise StepAborted(f"the probe raised {type(exc).__name__}({exc})") from None
+        raise exc
     return box.get("value")
+
+
+def _children() -> set[int]:
+    """PIDs of this process's live descendants (all generations)."""
+    import psutil
+
+    try:
+        return {p.pid for p in psutil.Process().children(recursive=True)}
+    except psutil.Error:
+        return set()
+
+
+def _reap_new_children(before: set[int]) -> int:
+    """Kill (SIGKILL) descendants of this process that are not in ``before``: the processes an
+    abandoned probe step started (the harness puts each job in its own session, so they would
+    otherwise outlive ``advisor``).  Returns how many were killed."""
+    import psutil
+
+    try:
+        procs = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    except psutil.Error:
+        return 0
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(procs, timeout=GRACE_S)
+    return len(procs)
 
 
 def _why(exc: BaseException) -> str:
@@ -88,6 +126,7 @@ def run_probe(
     def remaining() -> float:
         return deadline - time.monotonic()
 
+    before = _children()
     try:
         app = _call_with_timeout(lambda: probe.check(facts), max(remaining(), 0) + GRACE_S)
         if not isinstance(app, Applicability):
@@ -109,6 +148,9 @@ def run_probe(
             evidence.extend(measured)
     except StepTimeout as exc:
         status, reason = "failed", f"exceeded its time budget: {exc}"
+        killed = _reap_new_children(before)
+        if killed:
+            reason += f"; {killed} process(es) it started were killed"
     except Exception as exc:
         status, reason = "failed", _why(exc)
 
@@ -119,6 +161,10 @@ def run_probe(
             raise TypeError(f"recommend() returned {type(advice).__name__}, not Advice")
         findings.extend(advice.findings)
         recs = list(advice.recommendations)
+    except StepTimeout as exc:
+        _reap_new_children(before)
+        if status != "failed":
+            status, reason = "failed", f"recommend: exceeded its time budget: {exc}"
     except Exception as exc:
         if status != "failed":
             status, reason = "failed", f"recommend: {_why(exc)}"
@@ -146,6 +192,9 @@ def run_probes(
     The budget (seconds; default ``DEFAULT_BUDGET_S`` or ``QUICK_BUDGET_S``) is shared: each probe
     gets a slice of what is left, in proportion to its optional ``budget_weight`` attribute
     (default 1.0), so time a fast probe leaves unused goes to the next.
+
+    Processes that probes started and left running (a step abandoned at its deadline) are
+    killed before the profile is returned, so none outlives ``advisor probe``.
     """
     budget = time_budget_s if time_budget_s is not None else (
         QUICK_BUDGET_S if quick else DEFAULT_BUDGET_S)
@@ -155,12 +204,16 @@ def run_probes(
     names = sorted(probes)
     weights = {n: float(getattr(probes[n], "budget_weight", 1.0) or 1.0) for n in names}
     results: list[PluginResult] = []
+    before = _children()
     for i, name in enumerate(names):
         left = max(0.0, end - time.monotonic())
         share = left * weights[name] / sum(weights[n] for n in names[i:])
         results.append(run_probe(name, probes[name], probe_plugin.get(name, "?"), facts,
                                  deadline=time.monotonic() + share, quick=quick,
                                  launcher=launcher, options=options, on_event=on_event, seed=seed))
+    # a step abandoned at its deadline may still be running and may have started processes
+    # since; none may outlive the run (well-behaved probes leave none: the harness reaps them)
+    _reap_new_children(before)
     prov = Provenance(advisor_version=__version__, command=command, created=created,
                       duration_s=round(time.monotonic() - t0, 3),
                       hostname=facts.hostname or socket.gethostname())
