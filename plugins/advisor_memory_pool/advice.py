@@ -271,12 +271,15 @@ def _host_speedup(ev: Optional[Evidence]) -> tuple[bool, str, bool]:
         mh, mb = _median(huge), _median(base)
         if not mh or not mb:
             continue
-        disjoint = (huge.stats is not None and base.stats is not None
-                    and huge.stats.ci_high is not None and base.stats.ci_low is not None
-                    and (huge.stats.ci_high < base.stats.ci_low or base.stats.ci_high < huge.stats.ci_low))
-        real = real or disjoint
+        verdict = ev.values.get(f"{s.name}_verdict")  # harness compare(nohuge, huge)
+        if verdict is not None:
+            lo, hi = ev.values.get(f"{s.name}_ratio_ci_low"), ev.values.get(f"{s.name}_ratio_ci_high")
+            real = real or verdict == "better"
+            how = f"{verdict}, CI {lo:.3g}-{hi:.3g}x" if lo is not None and hi is not None else verdict
+        else:
+            how = "recorded values, no CI"
         parts.append(f"{s.name}: base pages {mb:.4g} s, MADV_HUGEPAGE {mh:.4g} s "
-                     f"({mb / mh:.3g}x{'' if disjoint else ', CI overlap or no CI'})")
+                     f"({mb / mh:.3g}x, {how})")
     if not parts:
         return False, "", False
     thp = ev.conditions.thp_enabled
