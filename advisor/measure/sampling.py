@@ -171,7 +171,7 @@ def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float
     steady_start = 0 if batch == 1 else 1
     t_cap = time.monotonic() + max_time_s
     truncated = False
-    n = len(ordered) - 1 if batch == 1 else 0
+    n = len(ordered) if batch == 1 else 0
     while n < max_samples:
         if out_of_time():
             truncated = n < min_samples
