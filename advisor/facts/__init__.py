@@ -32,11 +32,11 @@ from advisor.facts.memory import detect_memory
 from advisor.facts.mpi import detect_mpi
 from advisor.facts.opencl import detect_opencl
 from advisor.facts.security import detect_security
-from advisor.models import Facts
+from advisor.models import Facts, MpiFacts
 
 __all__ = [
     "detect", "detect_fingerprint_facts", "comparable_fingerprint", "same_machine",
-    "python_packages", "run_extra", "Notes",
+    "fast_detection_sees_mpi", "python_packages", "run_extra", "Notes",
 ]
 
 #: Distributions whose versions are recorded in ``Facts.python_packages``; any distribution whose
@@ -128,15 +128,30 @@ def detect_fingerprint_facts() -> Facts:
     return facts.model_copy(update={"warnings": list(notes.warnings)})
 
 
-def comparable_fingerprint(facts: Facts) -> str:
+def comparable_fingerprint(facts: Facts, *, mpi: bool = True) -> str:
     """``Facts.fingerprint()`` of ``facts`` without the OpenCL platforms, which the fast
-    detection does not look at: equal for ``detect()`` and ``detect_fingerprint_facts()`` on one
-    machine (16 hex digits)."""
-    return facts.model_copy(update={"opencl": []}).fingerprint()
+    detection does not look at (16 hex digits).  ``mpi=False`` also leaves out the MPI fields
+    except ``mpi4py_version``.  Equal for ``detect()`` and ``detect_fingerprint_facts()`` on one
+    machine with upstream MPICH or no MPI."""
+    update: dict = {"opencl": []}
+    if not mpi:
+        update["mpi"] = MpiFacts(mpi4py_version=facts.mpi.mpi4py_version)
+    return facts.model_copy(update=update).fingerprint()
+
+
+def fast_detection_sees_mpi(facts: Facts) -> bool:
+    """Whether the fast detection reproduces the MPI facts of ``facts``: true for upstream MPICH
+    (``mpichversion`` prints the library's own banner) and for no MPI; false for HPE Cray MPICH,
+    Open MPI, Intel MPI, MVAPICH, whose identity needs ``MPI_Get_library_version``."""
+    m = facts.mpi
+    return m.implementation is None or (m.implementation == "mpich" and m.flavour == "upstream")
 
 
 def same_machine(recorded: Facts, current: Optional[Facts] = None) -> bool:
     """Whether facts recorded in a profile describe this machine (``current`` defaults to
-    ``detect_fingerprint_facts()``), compared by ``comparable_fingerprint``."""
+    ``detect_fingerprint_facts()``), compared by ``comparable_fingerprint``.  When the recorded
+    MPI library is one the fast detection cannot identify (``fast_detection_sees_mpi``), MPI is
+    left out on both sides, so a Cray MPICH upgrade alone is not reported."""
     current = current if current is not None else detect_fingerprint_facts()
-    return comparable_fingerprint(recorded) == comparable_fingerprint(current)
+    mpi = fast_detection_sees_mpi(recorded)
+    return comparable_fingerprint(recorded, mpi=mpi) == comparable_fingerprint(current, mpi=mpi)

@@ -79,3 +79,18 @@ def test_fingerprint_detection_does_not_import_pyopencl_or_init_mpi():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.strip()) == 16
+
+
+def test_same_machine_with_a_cray_profile(live):
+    """A profile recorded with HPE Cray MPICH: the fast detection only sees mpichversion's
+    upstream-looking base version, so MPI is left out of the comparison."""
+    from advisor.facts.mpi import combine, parse_mpi_library_version
+    from support import DATA
+
+    gh = DATA / "facts" / "gh200-cray-64k" / "tools"
+    mv = parse_mpichversion((gh / "mpichversion.txt").read_text())
+    cray_full = live.model_copy(update={"mpi": combine(
+        mv, parse_mpi_library_version((gh / "mpi_library_version.txt").read_text()))})
+    cray_fast = live.model_copy(update={"mpi": combine(mv, None), "opencl": []})
+    assert cray_full.fingerprint() != cray_fast.fingerprint()
+    assert same_machine(cray_full, cray_fast)
