@@ -191,3 +191,47 @@ def test_module_unload_restores(system, emitters, profile, tmp_path):
     for name in expected_env(profile):
         if name != "GLIBC_TUNABLES":
             assert name.encode() not in after, name
+
+
+# --------------------------------------------------------------------------- generated values
+
+#: characters some consumer gives a meaning to, plus non-ASCII text (2-, 3- and 4-byte UTF-8)
+NASTY = "'\"$`\\!;&|<>(){}[]*?~#%^=:, \u00e9\u00df\u6771\U0001F680\u2028\u00a0-+@/."
+
+
+def generated_profile(seed: int, count: int = 40):
+    import random
+
+    from advisor.models import PluginResult, Recommendation, Setting
+    from emit_fixtures import make_profile
+
+    rng = random.Random(seed)
+    settings = []
+    for i in range(count):
+        n = rng.randint(0, 24)
+        value = "".join(rng.choice(NASTY + "abcXYZ019") for _ in range(n))
+        settings.append(Setting(library="test", name=f"ADVISOR_G_{i:02d}", value=value))
+    res = PluginResult(plugin="gen", probe="gen", status="ok", recommendations=[Recommendation(
+        id="generated", title="generated", rationale="generated values", confidence="low",
+        settings=settings)])
+    return make_profile([res])
+
+
+CONSUMERS = sorted(SHELLS) + sorted(MODULE_SYSTEMS)
+
+
+@pytest.mark.parametrize("consumer", CONSUMERS)
+def test_generated_hostile_values_survive(consumer, emitters, tmp_path):
+    """40 values drawn (fixed seed) from characters that shells, Lua or Tcl interpret."""
+    prof = generated_profile(seed=7)
+    want = {s.name: s.value for _, _, s in prof.settings()}
+    if consumer in SHELLS:
+        fmt, argv = SHELLS[consumer]
+        path = tmp_path / f"advisor.{fmt}"
+        path.write_text(render(prof, fmt, emitters, EmitOptions()), encoding="utf-8")
+        cmd = argv(str(path))
+    else:
+        init, moddir = write_module(consumer, tmp_path, emitters, prof)
+        cmd = module_argv(init, moddir)
+    got = run_consumer(cmd, tmp_path, base_env(tmp_path, None))
+    assert_env(got, want, tmp_path)
