@@ -32,7 +32,8 @@ from advisor.facts.memory import detect_memory
 from advisor.facts.mpi import detect_mpi
 from advisor.facts.opencl import detect_opencl
 from advisor.facts.security import detect_security
-from advisor.models import Facts, MpiFacts
+from advisor.models import (CpuFacts, Facts, KernelFacts, MemoryFacts, MpiFacts,
+                            SecurityFacts)
 
 __all__ = [
     "detect", "detect_fingerprint_facts", "comparable_fingerprint", "same_machine",
@@ -100,13 +101,13 @@ def detect(extra: Optional[Mapping[str, Callable[[], dict]]] = None, *, opencl: 
     live = root == Path("/")
     facts = Facts(
         hostname=notes.attempt("hostname", _hostname) if live else None,
-        cpu=detect_cpu(root, notes),
-        memory=detect_memory(root, notes),
-        kernel=detect_kernel(root, notes),
-        security=detect_security(root, notes),
-        mpi=detect_mpi(notes) if live else Facts().mpi,
-        opencl=detect_opencl(notes) if opencl and live else [],
-        cuda=detect_cuda(root, notes),
+        cpu=notes.attempt("cpu", lambda: detect_cpu(root, notes), CpuFacts()),
+        memory=notes.attempt("memory", lambda: detect_memory(root, notes), MemoryFacts()),
+        kernel=notes.attempt("kernel", lambda: detect_kernel(root, notes), KernelFacts()),
+        security=notes.attempt("security", lambda: detect_security(root, notes), SecurityFacts()),
+        mpi=notes.attempt("mpi", lambda: detect_mpi(notes), MpiFacts()) if live else MpiFacts(),
+        opencl=notes.attempt("opencl", lambda: detect_opencl(notes), []) if opencl and live else [],
+        cuda=notes.attempt("cuda", lambda: detect_cuda(root, notes), []),
         python_packages=notes.attempt("python packages", python_packages, {}) if live else {},
         extra=run_extra(extra or {}, notes),
     )
@@ -119,11 +120,11 @@ def detect_fingerprint_facts() -> Facts:
     notes = Notes()
     root = Path("/")
     facts = Facts(
-        cpu=detect_cpu(root, notes),
-        memory=detect_memory(root, notes),
-        kernel=detect_kernel(root, notes),
-        mpi=detect_mpi(notes, library_version=False),
-        cuda=detect_cuda(root, notes),
+        cpu=notes.attempt("cpu", lambda: detect_cpu(root, notes), CpuFacts()),
+        memory=notes.attempt("memory", lambda: detect_memory(root, notes), MemoryFacts()),
+        kernel=notes.attempt("kernel", lambda: detect_kernel(root, notes), KernelFacts()),
+        mpi=notes.attempt("mpi", lambda: detect_mpi(notes, library_version=False), MpiFacts()),
+        cuda=notes.attempt("cuda", lambda: detect_cuda(root, notes), []),
     )
     return facts.model_copy(update={"warnings": list(notes.warnings)})
 

@@ -117,6 +117,6 @@ def size_with_unit(text: str) -> int:
     while i > 0 and not s[i - 1].isdigit():
         i -= 1
     number, unit = s[:i], s[i:].lower()
-    if not number or unit not in units:
+    if not number.isdigit() or unit not in units:
         raise ValueError(f"not a size: {text!r}")
     return int(number) * units[unit]

@@ -278,3 +278,43 @@ def test_plugin_fact_detectors_are_lenient():
     assert "raises" not in out and "not-a-dict" not in out
     assert len(notes.warnings) == 4
     assert any("no such device" in w for w in notes.warnings)
+
+
+# ---------------------------------------------------------------- any text: a value or ValueError
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from advisor.facts.memory import parse_meminfo, parse_smaps_page_size  # noqa: E402
+from advisor.facts.security import parse_ptrace_scope, parse_status  # noqa: E402
+
+PARSERS = [parse_cpuinfo, parse_meminfo, parse_smaps_page_size, parse_bracketed, parse_cpulist,
+           size_with_unit, parse_status, parse_ptrace_scope, parse_libc_version,
+           parse_mpichversion, parse_mpi_library_version, parse_nvidia_smi_csv,
+           parse_driver_version]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200)
+       | st.sampled_from([":", "processor:", "MPICH Version:", "0,,,,", "1-", "Seccomp: 9",
+                          "[x]", "Name:\nCapEff: zz", "MemTotal: kB", "KernelPageSize: -4 kB"]))
+def test_parsers_raise_only_value_error(data):
+    for parse in PARSERS:
+        try:
+            parse(data)
+        except ValueError:
+            pass
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(["proc/meminfo", "proc/self/smaps", "proc/self/status", "proc/cpuinfo",
+                        "sys/devices/system/cpu/cpu0/cache/index2/size",
+                        "sys/devices/system/cpu/online", "proc/sys/kernel/yama/ptrace_scope"]),
+       st.sampled_from(["KernelPageSize: -4 kB\n", "MemTotal: -1 kB\n", "Name: x\nSeccomp: 7\n",
+                        "processor: 0\n", "-8K\n", "5-2\n", "4\n", "\x00"]))
+def test_detect_never_raises_on_hostile_values(tmp_path_factory, rel, value):
+    root = tmp_path_factory.mktemp("root")
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(value)
+    facts = detect(root=root)  # must not raise
+    assert all("\n" not in w for w in facts.warnings)
