@@ -220,9 +220,11 @@ def generated_profile(seed: int, count: int = 40):
 CONSUMERS = sorted(SHELLS) + sorted(MODULE_SYSTEMS)
 
 
+@pytest.mark.parametrize("locale", ["C.UTF-8", "unset"])
 @pytest.mark.parametrize("consumer", CONSUMERS)
-def test_generated_hostile_values_survive(consumer, emitters, tmp_path):
-    """40 values drawn (fixed seed) from characters that shells, Lua or Tcl interpret."""
+def test_generated_hostile_values_survive(consumer, locale, emitters, tmp_path):
+    """40 values drawn (fixed seed) from characters that shells, Lua or Tcl interpret; also
+    with no locale set (batch jobs often run in the C locale), bytes must not change."""
     prof = generated_profile(seed=7)
     want = {s.name: s.value for _, _, s in prof.settings()}
     if consumer in SHELLS:
@@ -233,5 +235,8 @@ def test_generated_hostile_values_survive(consumer, emitters, tmp_path):
     else:
         init, moddir = write_module(consumer, tmp_path, emitters, prof)
         cmd = module_argv(init, moddir)
-    got = run_consumer(cmd, tmp_path, base_env(tmp_path, None))
+    env = base_env(tmp_path, None)
+    if locale == "unset":
+        del env["LANG"], env["LC_ALL"]
+    got = run_consumer(cmd, tmp_path, env)
     assert_env(got, want, tmp_path)
