@@ -163,15 +163,13 @@ def _pool_recommendation(side: str, choice: model.Choice, large_page: int, lp_so
         title=f"{side} pool: backing blocks that are multiples of the {large_page} B large page",
         settings=dlaf_settings(side, cfg) + umpire_settings(side, cfg),
         rationale=(
-            f"Umpire pools ask for block + alignment bytes (LLNL/Umpire#881); with block "
-            f"{cfg.next_block_bytes} B and alignment {cfg.alignment_bytes} B each backing block is "
-            f"{backing} B = {backing // large_page} x {large_page} B ({lp_source}), so the "
-            f"first use of each new block does not pay the misaligned-block penalty (the penalty "
-            f"hits the first use of each new block, not later uses). Grow-by {cfg.next_block_bytes} B: "
-            f"{choice.grow.reason}. Chosen at least waste among candidates: {choice.why}. "
-            f"DLA-Future names are for v0.7+ (<= 0.6 knew only *_INITIAL_BYTES); the Umpire "
-            f"QuickPool arguments apply to DynamicPoolList alike.{_next_block_caveat(side, choice)}"
-            f"{extra}"),
+            f"Umpire pools request block + alignment bytes (LLNL/Umpire#881): "
+            f"{cfg.next_block_bytes} + {cfg.alignment_bytes} = {backing} B = "
+            f"{backing // large_page} x {large_page} B ({lp_source}); a block that is not a "
+            f"large-page multiple is slow on the first use of each new block. "
+            f"Grow-by: {choice.grow.reason}. Least waste: {choice.why}. "
+            f"DLA-Future names for v0.7+; the QuickPool arguments apply to DynamicPoolList alike."
+            f"{_next_block_caveat(side, choice)}{extra}"),
         confidence=confidence, evidence=ev_ids, verifiable=False)
 
 
@@ -219,16 +217,15 @@ def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
 
     extra_settings: list[Setting] = []
     if mode == "madvise":
-        note = (" THP is 'madvise': only regions that call madvise(MADV_HUGEPAGE) before first "
-                "touch get 2 MiB pages, so host pool chunks must be 2 MiB-aligned large-page "
-                "multiples with MADV_HUGEPAGE requested before first touch.")
+        note = (" THP 'madvise': use 2 MiB-aligned host pool chunks with MADV_HUGEPAGE "
+                "requested before first touch.")
         glibc = facts.kernel.glibc_version
         if glibc and version_in(glibc, f">={GLIBC_HUGETLB_SINCE}"):
             extra_settings.append(Setting(
                 library="glibc", name="GLIBC_TUNABLES", value="glibc.malloc.hugetlb=1",
                 type="list", separator=":", versions=f">={GLIBC_HUGETLB_SINCE}"))
-            note += (" glibc.malloc.hugetlb=1 makes malloc (the backing allocator of Umpire's "
-                     "host pool) request MADV_HUGEPAGE for its mappings.")
+            note += (" glibc.malloc.hugetlb=1 makes malloc, the backing allocator of Umpire's "
+                     "host pool, request it.")
         else:
             note += (" This glibc cannot be asked to madvise its mappings (needs glibc >= 2.35); "
                      "the program must call madvise(MADV_HUGEPAGE) on its pool blocks itself.")
@@ -249,7 +246,7 @@ def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     else:
         note = " THP mode unknown: the advice assumes 'madvise'."
     if measured:
-        note += " " + speedup_txt
+        note += f" Measured here: {speedup_txt.split(': ', 1)[1]}"
     rec = _pool_recommendation("host", choice, lp, lp_src,
                                "high" if real else ("medium" if measured else "low"), ev_ids, note)
     if extra_settings:
