@@ -27,7 +27,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from advisor.models import Evidence, Facts, Point, Series
+from advisor.models import Evidence, Facts, Point, Series, Stats
 
 #: Evidence ids of this plugin.
 EV_ZERO_MEMCPY = "zero-page-memcpy"
@@ -44,8 +44,8 @@ EV_TUNABLES = "glibc-tunables"
 UNTOUCHED, ZEROS, RANDOM = "untouched", "zeros", "random"
 
 #: clpeak labels a transfer rate above 3x the measured real peak as zero-copy, not a bandwidth
-#: (krrishnarraj/clpeak, src/transfer_bandwidth.cpp, "zero copy" check; background.md section 2).
-CLPEAK_CEILING_FACTOR = 3.0
+#: (background.md section 2); the harness keeps that factor.
+from advisor.measure.ceiling import CLPEAK_FACTOR as CLPEAK_CEILING_FACTOR  # noqa: E402
 
 #: Unit of bandwidth series.
 BPS = "bytes/s"
@@ -160,31 +160,31 @@ def zero_page_inflation(ev: Evidence, series: Optional[str] = None) -> Optional[
 
 
 def label_artefacts(
-    ev: Evidence, ceiling_bps: Optional[float], *, factor: float = CLPEAK_CEILING_FACTOR
+    ev: Evidence, ceiling: "Optional[Stats | float]", *, factor: float = CLPEAK_CEILING_FACTOR
 ) -> Evidence:
-    """``ev`` with points that are not physical bandwidths labelled (``Point.artefact``).
+    """``ev`` with the points that are not physical bandwidths labelled (``Point.artefact``).
 
-    - a point read from an untouched source (label ``untouched``) is a zero-page artefact;
-    - a bandwidth point whose median exceeds ``factor`` x ``ceiling_bps`` (bytes/s, the
-      touched-buffer copy ceiling of the same run) is labelled as above the ceiling (clpeak's
-      zero-copy rule).  Existing labels are kept.
+    - a point read from an untouched source (label ``untouched``) is a zero-page artefact; its
+      samples stay (they are the numerator of the measured inflation) under that label, and
+      every consumer of bandwidths (:func:`sweep_points`, :func:`reference_bandwidths`) skips
+      labelled points;
+    - a bandwidth point above ``factor`` x the copy ceiling of the same run (``Stats`` -> its
+      max, or bytes/s) is replaced by the harness' ``checked_point``: label, no samples, no
+      statistics (clpeak's zero-copy rule via ``advisor.measure.ceiling.plausibility``).
+    Existing labels are kept; ``ceiling`` None skips the second rule.
     """
+    from advisor.measure.ceiling import checked_point
+
     out = []
     for s in ev.series:
         pts = []
         for p in s.points:
-            label = p.artefact
-            if label is None and s.unit == BPS:
-                m = point_median(p)
+            if p.artefact is None and s.unit == BPS:
                 if p.label == UNTOUCHED:
-                    label = ZERO_PAGE_ARTEFACT
-                elif ceiling_bps and m is not None and m > factor * ceiling_bps:
-                    label = (
-                        f"above ceiling: {fmt_bw(m)} is more than {factor:g}x the touched-buffer "
-                        f"copy ceiling {fmt_bw(ceiling_bps)} of this run (zero-copy or "
-                        "cache-resident), not a transfer bandwidth"
-                    )
-            pts.append(p.model_copy(update={"artefact": label}) if label != p.artefact else p)
+                    p = p.model_copy(update={"artefact": ZERO_PAGE_ARTEFACT})
+                elif ceiling is not None:
+                    p = checked_point(p, ceiling, factor=factor)
+            pts.append(p)
         out.append(s.model_copy(update={"points": pts}))
     return ev.model_copy(update={"series": out})
 
@@ -328,8 +328,10 @@ def choose_nt_threshold(cliff: Cliff, *, minimum: Optional[int] = None) -> int:
 class SweepGain:
     """Tuned vs default sweep: per-size ratio tuned/default (>1 = tuned faster) with CI.
 
-    ``gains``: ``{nbytes: (ratio, ci_low, ci_high)}``; ``helps``: some size gains beyond the
-    noise floor and no size loses beyond it; ``best``: the size with the largest lower bound.
+    ``gains``: ``{nbytes: (ratio, ci_low, ci_high)}``; ``helps``: some size gains beyond its
+    noise floor (CI low > 1 + floor) and no size loses beyond it (CI high < 1 / (1 + floor)),
+    the harness ``compare`` verdict rule; ``best``: the winning size with the largest lower
+    bound; ``worst_loss``: the size that lost most, if any.
     """
 
     gains: dict[int, tuple[float, float, float]]
@@ -340,7 +342,8 @@ class SweepGain:
 
 def sweep_gain(ev: Evidence, *, noise_floor: float) -> Optional[SweepGain]:
     """Read the per-size comparison written by the measurement (``ev.values`` keys
-    ``gain.<nbytes>``, ``gain.<nbytes>.ci_low``, ``gain.<nbytes>.ci_high``) or, without them,
+    ``gain.<nbytes>``, ``gain.<nbytes>.ci_low``, ``gain.<nbytes>.ci_high`` and the per-size A/A
+    floor ``gain.<nbytes>.noise_floor``, else ``noise_floor``) or, without them,
     the ratio of the medians of the ``default`` and ``tuned`` series (CI = the ratio)."""
     gains: dict[int, tuple[float, float, float]] = {}
     for k, v in ev.values.items():
@@ -363,11 +366,13 @@ def sweep_gain(ev: Evidence, *, noise_floor: float) -> Optional[SweepGain]:
                 gains[p.nbytes] = (r, r, r)
     if not gains:
         return None
-    best = max(gains, key=lambda n: gains[n][1])
-    losers = [n for n, g in gains.items() if g[2] < 1 - noise_floor]
-    helps = gains[best][1] > 1 + noise_floor and not losers
+    floors = {n: float(ev.values.get(f"gain.{n}.noise_floor", noise_floor)) for n in gains}
+    winners = [n for n, g in gains.items() if g[1] > 1 + floors[n]]
+    losers = [n for n, g in gains.items() if g[2] < 1 / (1 + floors[n])]
+    best = max(winners, key=lambda n: gains[n][1]) if winners else None
+    helps = bool(winners) and not losers
     worst = min(losers, key=lambda n: gains[n][0]) if losers else None
-    return SweepGain(gains, helps, best if gains[best][1] > 1 + noise_floor else None, worst)
+    return SweepGain(gains, helps, best, worst)
 
 
 # --------------------------------------------------------------------------- tunables

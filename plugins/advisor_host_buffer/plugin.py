@@ -1,24 +1,69 @@
-"""Entry point of the host-buffer plugin (skeleton: applicability only until its issue lands)."""
+"""Entry point of the host-buffer plugin (``advisor`` entry point ``host-buffer``).
+
+The probe measures what host-buffer benchmarks and host memory pools get wrong: the zero-page
+artefact of untouched sources (memcpy and OpenCL), first-touch page-fault cost with and without
+huge pages (THP mode explained), glibc's memcpy cliff below its non-temporal threshold, malloc's
+huge-page tunable, and NUMA first-touch placement.  See :mod:`advisor_host_buffer.measure` for the
+stages and :mod:`advisor_host_buffer.recommend` for the advice rules.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
 
 from advisor import hookimpl
-from advisor.models import Advice, Facts
-from advisor.probe import Applicability
+from advisor.models import Advice, Evidence, Facts
+from advisor.probe import Applicability, MeasureContext
+
+from . import recommend as _rec
+from .knobs import knobs
 
 
-class _Probe:
+class HostBufferProbe:
+    """Probe ``host-buffer``: ``check`` is cheap (reads the glibc tunables), ``measure`` takes
+    about 30-60 s on a 2-core machine (10-15 s with ``quick``), ``recommend`` is pure."""
+
     name = "host-buffer"
-    description = "host-buffer (not implemented yet)"
+    description = ("host buffers: zero-page inflation, first-touch and THP cost, glibc memcpy "
+                   "non-temporal threshold, NUMA first touch")
 
     def check(self, facts: Facts) -> Applicability:
-        return Applicability(usable=False, reason="not implemented yet")
+        """Usable on Linux (zero page, THP, numa_maps and glibc tunables are Linux features).
 
-    def measure(self, ctx):
-        return []
+        Returns ``Applicability`` with the ``glibc-tunables`` evidence (current values from
+        ``ld.so --list-tunables``) when usable.
+        """
+        if not sys.platform.startswith("linux"):
+            return Applicability(usable=False, reason=f"needs Linux, this is {sys.platform}")
+        try:
+            import numpy  # noqa: F401
+        except ImportError as exc:  # pragma: no cover - numpy is a dependency
+            return Applicability(usable=False, reason=f"numpy missing: {exc}")
+        from .measure import tunables_evidence
 
-    def recommend(self, evidence, facts: Facts) -> Advice:
-        return Advice()
+        return Applicability(usable=True, evidence=[tunables_evidence()])
+
+    def measure(self, ctx: MeasureContext) -> list[Evidence]:
+        """Run the stages within ``ctx.deadline``; returns the evidence gathered."""
+        from .analysis import EV_TUNABLES, find_evidence
+        from .measure import run_all, tunables_evidence
+
+        app = ctx.applicability
+        tun = find_evidence(app.evidence, EV_TUNABLES) if app else None
+        return run_all(ctx, tun or tunables_evidence())
+
+    def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice:
+        """Pure: see :func:`advisor_host_buffer.recommend.recommend`."""
+        return _rec.recommend(evidence, facts)
 
 
 @hookimpl
 def advisor_register_probes(register):
-    register(_Probe())
+    register(HostBufferProbe())
+
+
+@hookimpl
+def advisor_register_knobs(register):
+    for k in knobs():
+        register(k)

@@ -198,8 +198,14 @@ def _thp(ev: list[Evidence], facts: Facts, findings: list[Finding], recs: list[R
         message=text,
         evidence=[A.EV_FIRST_TOUCH] if e is not None else [],
     ))
-    if mode != "madvise" or speed is None:
+    if mode != "madvise":
         return
+    if speed is not None:
+        _host_pool(e, facts, speed, recs)
+    _malloc_hugetlb(ev, facts, findings, recs)
+
+
+def _host_pool(e: Evidence, facts: Facts, speed, recs: list[Recommendation]) -> None:
     ratio, lo, hi = speed
     helps = (lo > 1.0) if lo is not None else ratio > 1.0
     if not helps:
@@ -231,12 +237,18 @@ def _thp(ev: list[Evidence], facts: Facts, findings: list[Finding], recs: list[R
         evidence=[A.EV_FIRST_TOUCH],
         verifiable=lo is not None,
     ))
+
+
+def _malloc_hugetlb(ev: list[Evidence], facts: Facts, findings: list[Finding],
+                    recs: list[Recommendation]) -> None:
     m = A.find_evidence(ev, A.EV_MALLOC_HUGETLB)
     if m is None or A.glibc_at_least(facts, "2.35") is False:
         return
     sp = m.values.get("speedup")
     lo, hi = m.values.get("speedup.ci_low"), m.values.get("speedup.ci_high")
-    if sp is None or not ((lo > 1.0) if lo is not None else float(sp) > 1.0):
+    verdict = m.values.get("verdict")  # harness compare verdict (CI beyond the A/A floor)
+    if sp is None or not (verdict == "better" if verdict is not None
+                          else (lo > 1.0) if lo is not None else float(sp) > 1.0):
         findings.append(Finding(
             id="glibc-malloc-hugetlb-no-gain", severity="info",
             message=f"GLIBC_TUNABLES=glibc.malloc.hugetlb=1 did not measurably speed up first "

@@ -1,0 +1,473 @@
+"""Measurements of the host-buffer probe, all through ``advisor.measure``.
+
+Stages, each skipped (and recorded as skipped) when the budget left is short:
+
+1. ``zero-page-memcpy``: copy bandwidth of one large buffer from untouched (base pages and
+   MADV_HUGEPAGE: the 4 KiB and the huge zero page), zero-filled and random-filled sources, the
+   inflation untouched/random with its bootstrap CI; the random point is this run's copy ceiling.
+2. ``first-touch``: allocate + first touch + free of a buffer with MADV_NOHUGEPAGE vs
+   MADV_HUGEPAGE; page-fault cost per GiB (first use minus a plain rewrite) and the speed-up.
+3. ``zero-page-opencl``: OpenCL transfers (see :mod:`advisor_host_buffer.ocl`).
+4. ``memcpy-sweep``: memcpy across sizes in fresh processes, current GLIBC_TUNABLES vs a tuned
+   ``glibc.cpu.x86_non_temporal_threshold`` chosen from the measured cliff (only when there is a
+   cliff), runs interleaved A B A B; per-size comparison with an A/A noise floor.
+5. ``malloc-hugetlb``: first touch of malloc'ed memory with and without
+   ``glibc.malloc.hugetlb=1`` (THP madvise mode and glibc >= 2.35 only), fresh processes.
+6. ``numa-placement``: with more than one NUMA node, first touch on node 0, copy from each node.
+7. ``reference-bandwidth``: (value, lower, upper, unit) of this machine for ``advisor verify``.
+
+Sizes: the default buffer is 256 MiB, the size of the issue's measurements (option
+``nbytes=`` overrides it); the sweep
+goes from 1 MiB to 512 MiB (4 MiB-256 MiB with ``--quick``), never beyond 1/16 of the memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from typing import Any, Callable, Optional
+
+from advisor.measure.buffers import buffer_conditions, host_buffer
+from advisor.measure.conditions import conditions
+from advisor.measure.launch import run_python
+from advisor.measure.sampling import sample
+from advisor.measure.stats import compare, noise_floor_from_aa, summarize
+from advisor.models import Evidence, Facts, Point, Series
+from advisor.probe import MeasureContext
+
+from . import analysis as A
+
+MiB = 1 << 20
+GiB = 1 << 30
+#: the size of the issue's numpy and PoCL measurements (256 MiB)
+DEFAULT_NBYTES = 256 * MiB
+SWEEP_SIZES = [1 << k for k in range(20, 30)]  # 1 MiB .. 512 MiB
+QUICK_SWEEP_SIZES = [1 << k for k in range(22, 29)]  # 4 MiB .. 256 MiB
+#: the sweep's largest buffers (two of them) stay below this fraction of physical memory
+MEMORY_FRACTION = 16
+
+LD_SO_CANDIDATES = (
+    "/lib64/ld-linux-x86-64.so.2",
+    "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+    "/lib/ld-linux-aarch64.so.1",
+    "/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1",
+)
+WORKER = "advisor_host_buffer.worker"
+
+
+# --------------------------------------------------------------------------- tunables
+
+
+def list_tunables(env: Optional[dict[str, str]] = None, timeout_s: float = 10.0) -> dict[str, dict]:
+    """Current glibc tunables from ``ld.so --list-tunables`` (glibc >= 2.33), as seen with the
+    current environment (so an inherited GLIBC_TUNABLES is reflected); {} when unavailable."""
+    for ld in LD_SO_CANDIDATES:
+        if not os.path.exists(ld):
+            continue
+        try:
+            cp = subprocess.run([ld, "--list-tunables"], capture_output=True, text=True,
+                                timeout=timeout_s, env=env)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if cp.returncode == 0 and cp.stdout:
+            return A.parse_list_tunables(cp.stdout)
+    return {}
+
+
+def tunables_evidence() -> Evidence:
+    """``glibc-tunables`` evidence: the current value, min and max of the tunables this plugin
+    may advise (bytes or plain numbers), and the inherited GLIBC_TUNABLES value."""
+    t = list_tunables()
+    values: dict[str, Any] = {}
+    for name in ("glibc.cpu.x86_non_temporal_threshold", "glibc.cpu.x86_shared_cache_size",
+                 "glibc.malloc.hugetlb"):
+        for k, v in t.get(name, {}).items():
+            if isinstance(v, int):
+                values[f"{name}.{k}"] = v
+    if os.environ.get("GLIBC_TUNABLES"):
+        values["GLIBC_TUNABLES"] = os.environ["GLIBC_TUNABLES"]
+    values["list_tunables_available"] = bool(t)
+    return Evidence(id=A.EV_TUNABLES, description="glibc tunables in effect (ld.so --list-tunables)",
+                    values=values)
+
+
+def merged_tunables(existing: Optional[str], item: str, value: str) -> str:
+    """``existing`` GLIBC_TUNABLES with ``item=value`` set (replacing an earlier ``item``)."""
+    parts = [p for p in (existing or "").split(":") if p and p.split("=", 1)[0] != item]
+    return ":".join(parts + [f"{item}={value}"])
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+class Budget:
+    """Deadline bookkeeping: ``ok(est_s)`` says whether a stage estimated at ``est_s`` seconds
+    still fits before ``ctx.deadline``."""
+
+    def __init__(self, ctx: MeasureContext):
+        self.ctx = ctx
+        self.skipped: list[str] = []
+
+    def ok(self, stage: str, est_s: float) -> bool:
+        if self.ctx.remaining_s() >= est_s:
+            return True
+        self.skipped.append(stage)
+        return False
+
+
+def _sampler(ctx: MeasureContext, quick: bool) -> Callable[[Callable[[], Any]], Any]:
+    return lambda fn: sample(fn, min_samples=5 if quick else 7,
+                             max_time_s=0.25 if quick else 0.6, deadline=ctx.deadline)
+
+
+def _thp(facts: Facts) -> Optional[str]:
+    from advisor.measure.conditions import thp_mode
+
+    return A.thp_mode(facts.memory.thp_enabled) or thp_mode()
+
+
+def _pmd_bytes(facts: Facts) -> int:
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size") as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):
+        sizes = [h for h in facts.memory.huge_page_sizes_bytes if h]
+        return min(sizes) if sizes else 2 * MiB
+
+
+# --------------------------------------------------------------------------- stages
+
+
+def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
+    """Stage 1 (see module docstring)."""
+    import numpy as np
+
+    smp = _sampler(ctx, ctx.quick)
+    dst = host_buffer(nbytes, fill="random", seed=ctx.seed + 7)
+    points: list[Point] = []
+    conds = {}
+    for label, fill, huge in ((A.UNTOUCHED, "untouched", False), ("untouched-huge", "untouched", True),
+                              (A.ZEROS, "zeros", None), (A.RANDOM, "random", None)):
+        src = host_buffer(nbytes, fill=fill, hugepages=huge, seed=ctx.seed)
+        conds[label] = buffer_conditions(src)
+        points.append(smp(lambda: np.copyto(dst, src)).to_point(
+            x=float(nbytes), label=label, per_call_bytes=nbytes, seed=ctx.seed))
+        del src
+    by = {p.label: p for p in points}
+    ceiling = by[A.RANDOM].stats
+    values: dict[str, Any] = {"nbytes": nbytes}
+    for label in (A.UNTOUCHED, "untouched-huge", A.ZEROS):
+        c = compare(by[A.RANDOM].samples, by[label].samples, higher_is_better=True, seed=ctx.seed)
+        key = "copy" if label == A.UNTOUCHED else f"copy.{label}"
+        values[f"{key}.inflation"] = c.ratio
+        values[f"{key}.inflation_ci_low"] = c.ci_low
+        values[f"{key}.inflation_ci_high"] = c.ci_high
+    values["ceiling_bytes_per_s"] = ceiling.median
+    pts = []
+    for p in points:
+        if p.label.startswith(A.UNTOUCHED):
+            p = p.model_copy(update={"artefact": A.ZERO_PAGE_ARTEFACT})
+        pts.append(p)
+    ev = Evidence(
+        id=A.EV_ZERO_MEMCPY,
+        description="numpy.copyto of one buffer from untouched / zero-filled / random-filled "
+                    "sources into a random-filled destination",
+        series=[Series(name="copy", unit=A.BPS, x_name="nbytes", x_unit="bytes", points=pts)],
+        conditions=conditions(**{k: v for k, v in conds[A.RANDOM].items()},
+                              thp_enabled=_thp(ctx.facts)),
+        values=values,
+    )
+    return ev
+
+
+def first_touch(ctx: MeasureContext, nbytes: int) -> Evidence:
+    """Stage 2: first use (mmap + madvise + first write of every page + free) per page policy."""
+    pmd = _pmd_bytes(ctx.facts)
+    quick = ctx.quick
+    kw = dict(min_samples=4 if quick else 6, max_time_s=0.4 if quick else 1.0, deadline=ctx.deadline)
+    res = {}
+    for label, huge in (("base", False), ("huge", True)):
+        res[label] = sample(lambda: host_buffer(nbytes, fill="zeros", hugepages=huge, align=pmd), **kw)
+    resident = host_buffer(nbytes, fill="zeros", align=pmd)
+    rewrite = sample(lambda: resident.fill(0), **kw)
+    gib = nbytes / GiB
+    w = summarize(rewrite.samples).median
+    values: dict[str, Any] = {"nbytes": nbytes, "huge_page_bytes": pmd, "rewrite_s": w}
+    for label in ("base", "huge"):
+        m = summarize(res[label].samples).median
+        values[f"first_use_s.{label}"] = m
+        values[f"fault_s_per_gib.{label}"] = max(m - w, 0.0) / gib
+    c = compare(res["base"].samples, res["huge"].samples, higher_is_better=False, seed=ctx.seed)
+    values["huge_speedup"] = c.ratio
+    values["huge_speedup.ci_low"] = c.ci_low
+    values["huge_speedup.ci_high"] = c.ci_high
+    series = Series(name="first-use", unit="s", x_name="nbytes", x_unit="bytes", points=[
+        res[label].to_point(x=float(nbytes), label=label, seed=ctx.seed) for label in ("base", "huge")
+    ] + [rewrite.to_point(x=float(nbytes), label="rewrite", seed=ctx.seed)])
+    return Evidence(
+        id=A.EV_FIRST_TOUCH,
+        description="first use of a fresh buffer (mmap, madvise, write every page, munmap) with "
+                    "MADV_NOHUGEPAGE (base) vs MADV_HUGEPAGE (huge); rewrite = the same write "
+                    "on resident pages; fault cost = first use - rewrite",
+        series=[series],
+        conditions=conditions(thp_enabled=_thp(ctx.facts), buffer_kind="pageable",
+                              buffer_fill="zeros", align_bytes=pmd),
+        values=values,
+    )
+
+
+def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
+    """Stage 3: OpenCL transfers, labelled against this run's copy ceiling."""
+    from advisor.measure.ceiling import copy_ceiling
+
+    from .ocl import measure_opencl
+
+    series, info = measure_opencl(nbytes, _sampler(ctx, ctx.quick), seed=ctx.seed)
+    ceiling = copy_ceiling(nbytes, min_samples=5, max_time_s=0.3, deadline=ctx.deadline,
+                           seed=ctx.seed)
+    h2d = A.find_series(Evidence(id="x", series=series), "h2d")
+    u, r = A.find_point(h2d, A.UNTOUCHED), A.find_point(h2d, A.RANDOM)
+    values: dict[str, Any] = {"nbytes": nbytes, **info, "ceiling_bytes_per_s": ceiling.median}
+    c = compare(r.samples, u.samples, higher_is_better=True, seed=ctx.seed)
+    values.update({"h2d.inflation": c.ratio, "h2d.inflation_ci_low": c.ci_low,
+                   "h2d.inflation_ci_high": c.ci_high})
+    ev = Evidence(
+        id=A.EV_ZERO_OPENCL,
+        description="OpenCL enqueue_copy (blocking) host-to-device and device-to-host from "
+                    "untouched / random-filled pageable and pinned (ALLOC_HOST_PTR) host memory; "
+                    "'mapped' = map+unmap of a device buffer (zero-copy)",
+        series=series,
+        conditions=conditions(thp_enabled=_thp(ctx.facts), buffer_kind="pageable",
+                              buffer_fill="random", align_bytes=64,
+                              notes={"opencl_platform": info["platform"],
+                                     "opencl_device": info["device"]}),
+        values=values,
+    )
+    return A.label_artefacts(ev, ceiling)
+
+
+def _sweep_run(sizes: list[int], env: Optional[dict[str, str]], quick: bool, seed: int,
+               timeout_s: float) -> list[Point]:
+    req = {"task": "sweep", "sizes_bytes": sizes, "min_samples": 3 if quick else 4,
+           "max_time_s": 0.1 if quick else 0.2, "seed": seed, "passes": 2}
+    out = run_python(WORKER, [json.dumps(req)], env=env, timeout_s=timeout_s)
+    return [Point.model_validate(p) for p in out["points"]]
+
+
+def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional[Evidence]:
+    """Stage 4 (see module docstring).  Returns None when not even one sweep fits."""
+    sizes = list(QUICK_SWEEP_SIZES if ctx.quick else SWEEP_SIZES)
+    total = ctx.facts.memory.total_bytes
+    if total:
+        sizes = [s for s in sizes if 2 * s <= total // MEMORY_FRACTION]
+    timeout = max(5.0, min(120.0, ctx.remaining_s()))
+    t0 = time.monotonic()
+    runs = {"default": [_sweep_run(sizes, None, ctx.quick, ctx.seed, timeout)]}
+    one_run_s = time.monotonic() - t0
+    first = runs["default"][0]
+    cliff = A.find_cliff(A.sweep_points(Series(name="d", unit=A.BPS, points=first)), noise_floor=0.0)
+    values: dict[str, Any] = {"sweep_run_s": one_run_s}
+    current = tun.values.get("glibc.cpu.x86_non_temporal_threshold.value")
+    if current is not None:
+        values["nt_threshold.default_bytes"] = current
+    env_tuned = None
+    if cliff is not None:
+        values.update({"cliff.start_bytes": cliff.start_bytes, "cliff.end_bytes": cliff.end_bytes,
+                       "cliff.depth": cliff.depth})
+        tuned = A.choose_nt_threshold(
+            cliff, minimum=tun.values.get("glibc.cpu.x86_non_temporal_threshold.min"))
+        values["nt_threshold.tuned_bytes"] = tuned
+        env_tuned = {"GLIBC_TUNABLES": merged_tunables(
+            os.environ.get("GLIBC_TUNABLES"), "glibc.cpu.x86_non_temporal_threshold", hex(tuned))}
+        runs["tuned"] = []
+        # interleave B A B ... after the first A, while the budget allows (3 runs at least)
+        order = ["tuned", "default", "tuned"] if ctx.quick else ["tuned", "default", "tuned", "default"]
+        for k, cfg in enumerate(order):
+            if not budget.ok(f"memcpy-sweep run {k + 2}", one_run_s * 1.5 + 1):
+                break
+            runs[cfg].append(_sweep_run(sizes, env_tuned if cfg == "tuned" else None, ctx.quick,
+                                        ctx.seed + k + 1, timeout))
+    series = []
+    pooled: dict[str, dict[int, list[float]]] = {}
+    for cfg, rr in runs.items():
+        if not rr:
+            continue
+        by: dict[int, list[float]] = {}
+        per_run: dict[int, list[list[float]]] = {}
+        for run in rr:
+            for p in run:
+                by.setdefault(int(p.x), []).extend(p.samples)
+                per_run.setdefault(int(p.x), []).append(p.samples)
+        pooled[cfg] = by
+        series.append(Series(name=cfg, unit=A.BPS, x_name="nbytes", x_unit="bytes", points=[
+            Point(x=float(n), label=cfg, samples=s, stats=summarize(s, seed=ctx.seed),
+                  warmup=[w for run in rr for p in run if int(p.x) == n for w in p.warmup])
+            for n, s in sorted(by.items())]))
+        if cfg == "default" and len(rr) >= 2:
+            floors = {n: noise_floor_from_aa(v) for n, v in per_run.items() if len(v) >= 2}
+            for n, f in floors.items():
+                values[f"aa_noise_floor.{n}"] = f
+            values["noise_floor"] = sorted(floors.values())[len(floors) // 2]
+    if "tuned" in pooled and pooled["tuned"]:
+        for n, tuned_s in pooled["tuned"].items():
+            d = pooled["default"].get(n)
+            if not d:
+                continue
+            nf = values.get(f"aa_noise_floor.{n}", 0.0)
+            c = compare(d, tuned_s, higher_is_better=True, noise_floor=nf, seed=ctx.seed)
+            values[f"gain.{n}"] = c.ratio
+            values[f"gain.{n}.ci_low"] = c.ci_low
+            values[f"gain.{n}.ci_high"] = c.ci_high
+            values[f"gain.{n}.noise_floor"] = nf
+    return Evidence(
+        id=A.EV_SWEEP,
+        description="memcpy (numpy.copyto, random-filled 64 B-aligned buffers) across sizes, "
+                    "one fresh process per run: current GLIBC_TUNABLES ('default') vs a tuned "
+                    "glibc.cpu.x86_non_temporal_threshold ('tuned'), interleaved",
+        series=series,
+        conditions=conditions(thp_enabled=_thp(ctx.facts), buffer_kind="pageable",
+                              buffer_fill="random", align_bytes=64,
+                              notes={"tuned_env": env_tuned["GLIBC_TUNABLES"]} if env_tuned else {}),
+        values=values,
+    )
+
+
+def malloc_hugetlb(ctx: MeasureContext, budget: Budget) -> Optional[Evidence]:
+    """Stage 5: glibc malloc first touch, default vs glibc.malloc.hugetlb=1 (A B A B)."""
+    nbytes = DEFAULT_NBYTES
+    repeats = 4 if ctx.quick else 6
+    env_b = {"GLIBC_TUNABLES": merged_tunables(os.environ.get("GLIBC_TUNABLES"),
+                                               "glibc.malloc.hugetlb", "1")}
+    req = json.dumps({"task": "malloc_touch", "nbytes": nbytes, "repeats": repeats})
+    runs: dict[str, list[list[float]]] = {"default": [], "hugetlb": []}
+    order = ["default", "hugetlb", "default"] + ([] if ctx.quick else ["hugetlb"])
+    for k, cfg in enumerate(order):
+        if not budget.ok(f"malloc-hugetlb run {k + 1}", 3.0):
+            break
+        out = run_python(WORKER, [req], env=env_b if cfg == "hugetlb" else None,
+                         timeout_s=max(5.0, min(60.0, ctx.remaining_s())))
+        # the first round of a fresh process also pays for the process's first mmaps: warm-up
+        runs[cfg].append(out["samples"][1:])
+    if not runs["default"] or not runs["hugetlb"]:
+        return None
+    a = [s for r in runs["default"] for s in r]
+    b = [s for r in runs["hugetlb"] for s in r]
+    nf = noise_floor_from_aa(runs["default"]) if len(runs["default"]) >= 2 else 0.0
+    c = compare(a, b, higher_is_better=False, noise_floor=nf, seed=ctx.seed)
+    return Evidence(
+        id=A.EV_MALLOC_HUGETLB,
+        description="glibc malloc + memset(1) + free of one large block in fresh processes, "
+                    "current GLIBC_TUNABLES vs glibc.malloc.hugetlb=1 added",
+        series=[Series(name=cfg, unit="s", x_name="nbytes", x_unit="bytes",
+                       points=[Point(x=float(nbytes), label=cfg, samples=s,
+                                     stats=summarize(s, seed=ctx.seed))])
+                for cfg, s in (("default", a), ("hugetlb", b))],
+        conditions=conditions(thp_enabled=_thp(ctx.facts), env=env_b,
+                              notes={"compared_against": "inherited environment"}),
+        values={"nbytes": nbytes, "speedup": c.ratio, "speedup.ci_low": c.ci_low,
+                "speedup.ci_high": c.ci_high, "noise_floor_aa": nf, "verdict": c.verdict},
+    )
+
+
+def numa(ctx: MeasureContext, nbytes: int) -> Optional[Evidence]:
+    """Stage 6: with >= 2 NUMA nodes, first touch on node 0, copies from node 0 and the last."""
+    cpus = ctx.facts.memory.numa_node_cpus
+    if len(cpus) < 2:
+        return None
+    from advisor.facts._util import parse_cpulist  # type: ignore[attr-defined]
+
+    nodes = sorted(cpus, key=int)
+    init = sorted(parse_cpulist(cpus[nodes[0]]))[:1]
+    values: dict[str, Any] = {"init": f"one thread on cpu {init[0]} (node {nodes[0]})"}
+    pts = []
+    for node in (nodes[0], nodes[-1]):
+        run = sorted(parse_cpulist(cpus[node]))[:1]
+        req = json.dumps({"task": "numa_placement", "nbytes": nbytes, "init_cpus": init,
+                          "run_cpus": run, "seed": ctx.seed})
+        out = run_python(WORKER, [req], timeout_s=max(5.0, min(60.0, ctx.remaining_s())))
+        p = Point.model_validate(out["point"]).model_copy(update={"label": f"run-node{node}"})
+        pts.append(p)
+        for k, v in out["pages"].items():
+            values[f"pages.{k}"] = v
+        values["local_bps" if node == nodes[0] else "remote_bps"] = p.stats.median
+    try:
+        aff = os.sched_getaffinity(0)
+        values["pinned"] = len(aff) < (os.cpu_count() or len(aff)) or bool(
+            os.environ.get("OMP_PROC_BIND") or os.environ.get("OMP_PLACES"))
+    except OSError:
+        pass
+    return Evidence(
+        id=A.EV_NUMA, description="first touch by one pinned thread, copies from a thread on "
+                                  "the same and on another NUMA node; pages per node from numa_maps",
+        series=[Series(name="copy", unit=A.BPS, points=pts)],
+        conditions=conditions(thp_enabled=_thp(ctx.facts), buffer_kind="pageable",
+                              buffer_fill="random", align_bytes=64),
+        values=values,
+    )
+
+
+def reference(evidence: list[Evidence]) -> Optional[Evidence]:
+    """Stage 7: ``<name>.value/.lower/.upper/.unit`` = median, p5, p95 of the physical
+    (non-artefact) bandwidth points worth re-measuring."""
+    values: dict[str, Any] = {}
+
+    def add(name: str, p: Optional[Point]) -> None:
+        if p is None or p.artefact or p.stats is None:
+            return
+        values.update({f"{name}.value": p.stats.median, f"{name}.lower": p.stats.p5,
+                       f"{name}.upper": p.stats.p95, f"{name}.unit": A.BPS})
+
+    z = A.find_evidence(evidence, A.EV_ZERO_MEMCPY)
+    if z is not None:
+        add(f"memcpy_{int(z.values['nbytes'])}", A.find_point(z.series[0], A.RANDOM))
+    o = A.find_evidence(evidence, A.EV_ZERO_OPENCL)
+    if o is not None:
+        for d in ("h2d", "d2h"):
+            s = A.find_series(o, d)
+            for label in (A.RANDOM, "pinned"):
+                add(f"opencl_{d}_{label}_{int(o.values['nbytes'])}", A.find_point(s, label) if s else None)
+    if not values:
+        return None
+    return Evidence(id=A.EV_REFERENCE, description="reference bandwidths of this machine "
+                    "(value = median, lower = p5, upper = p95, bytes/s)", values=values)
+
+
+def run_all(ctx: MeasureContext, tun: Evidence) -> list[Evidence]:
+    """All stages in order within ``ctx.deadline``; returns the evidence gathered."""
+    budget = Budget(ctx)
+    facts = ctx.facts
+    nbytes = int(ctx.options.get("nbytes", 0)) or DEFAULT_NBYTES
+    if facts.memory.total_bytes:
+        nbytes = min(nbytes, facts.memory.total_bytes // MEMORY_FRACTION)
+    out: list[Evidence] = []
+    stages: list[tuple[str, float, Callable[[], Optional[Evidence]]]] = [
+        ("zero-page-memcpy", 3.0, lambda: zero_page_memcpy(ctx, nbytes)),
+        ("first-touch", 3.0, lambda: first_touch(ctx, nbytes)),
+    ]
+    from .ocl import platforms
+
+    if platforms():
+        stages.append(("zero-page-opencl", 5.0, lambda: opencl(ctx, nbytes)))
+    stages.append(("memcpy-sweep", 5.0, lambda: memcpy_sweep(ctx, tun, budget)))
+    g = A.glibc_at_least(facts, "2.35")
+    if _thp(facts) == "madvise" and g is not False and tun.values.get("list_tunables_available"):
+        stages.append(("malloc-hugetlb", 4.0, lambda: malloc_hugetlb(ctx, budget)))
+    if len(facts.memory.numa_node_cpus) >= 2:
+        stages.append(("numa-placement", 4.0, lambda: numa(ctx, nbytes)))
+    for i, (name, est, fn) in enumerate(stages):
+        ctx.progress(name, i / len(stages))
+        if not budget.ok(name, est):
+            continue
+        ev = fn()
+        if ev is not None:
+            out.append(ev)
+    ref = reference(out)
+    if ref is not None:
+        out.append(ref)
+    if budget.skipped:
+        out.append(Evidence(id="host-buffer-budget", description="stages skipped for lack of budget",
+                            values={"skipped": ", ".join(budget.skipped)}))
+    ctx.progress("done", 1.0)
+    return out
