@@ -1,0 +1,89 @@
+"""The sampler and the interleaving of configurations across fresh processes (live)."""
+
+import time
+
+import numpy as np
+import pytest
+
+from advisor.measure import host_buffer, interleave, run_python, sample
+
+
+def test_first_use_cost_reported_apart_from_steady_state():
+    calls = []
+
+    def fn():
+        calls.append(1)
+        time.sleep(0.05 if len(calls) == 1 else 0.001)
+
+    r = sample(fn, min_samples=10, max_time_s=0.05)
+    assert len(r.warmup) == 1 and r.warmup[0] == r.first_call_s >= 0.05
+    assert len(r.samples) >= 10 and max(r.samples) < 0.05
+    p = r.to_point(x=1.0, label="sleep")
+    assert p.warmup == r.warmup and p.stats.n == len(r.samples)
+
+
+def test_batches_calibrated_for_short_calls_and_time_cap():
+    r = sample(lambda: None, min_samples=20, max_time_s=0.05)
+    assert r.batch > 1  # a no-op is far below the timer's resolution + cost
+    assert r.batch * r.stats().median * 1e9 >= 0  # seconds per call, not per batch
+    assert r.calls >= r.batch * len(r.samples)
+    assert r.elapsed_s < 2.0
+
+
+def test_min_samples_wins_over_time_cap_but_not_over_deadline():
+    r = sample(lambda: time.sleep(0.01), min_samples=5, max_time_s=0.0)
+    assert len(r.samples) + len(r.warmup) >= 5 and not r.truncated
+    t0 = time.monotonic()
+    r = sample(lambda: time.sleep(0.01), min_samples=1000, deadline=time.monotonic() + 0.2)
+    assert r.truncated and time.monotonic() - t0 < 1.0
+
+
+def test_fixed_warmup_and_bytes_per_second():
+    a, b = host_buffer(1 << 20), host_buffer(1 << 20, seed=1)
+    r = sample(lambda: np.copyto(b, a), min_samples=5, max_time_s=0.05, warmup=2)
+    assert len(r.warmup) == 2
+    p = r.to_point(per_call_bytes=a.nbytes)
+    assert p.stats.median == pytest.approx(a.nbytes / r.stats().median, rel=1e-9)
+
+
+def test_bad_sampler_arguments():
+    with pytest.raises(ValueError):
+        sample(lambda: None, min_samples=0)
+    with pytest.raises(ValueError):
+        sample(lambda: None, min_samples=10, max_samples=5)
+
+
+def test_interleave_order_extra_rounds_and_deadline():
+    values = {"A": iter([1.0, 1.0, 5.0, 1.0, 1.0, 1.0]), "B": iter([2.0] * 6)}
+    res = interleave(["A", "B"], lambda c, i: [next(values[c])], repeats=3)
+    assert [c for c, _ in res.order[:4]] == ["A", "B", "A", "B"]
+    assert res.extra_rounds >= 1 and res.rounds == 3 + res.extra_rounds
+    assert len(res.runs["A"]) == len(res.runs["B"])
+    slow = interleave(["A", "B"], lambda c, i: (time.sleep(0.05), [1.0])[1], repeats=50,
+                      deadline=time.monotonic() + 0.2)
+    assert slow.truncated and slow.rounds < 50
+    with pytest.raises(ValueError):
+        interleave([], lambda c, i: 1.0)
+
+
+CODE = """
+import json, sys, numpy as np
+from advisor.measure import host_buffer, sample
+n = int(sys.argv[1])
+src, dst = host_buffer(n), host_buffer(n, seed=1)
+r = sample(lambda: np.copyto(dst, src), min_samples=100, max_time_s=0.2)
+print(json.dumps({"samples": r.samples}))
+"""
+
+
+@pytest.mark.integration
+def test_real_2x_detected_across_fresh_processes():
+    """Copying 2N bytes against N bytes, interleaved runs in fresh processes: 'worse'."""
+    n = 256 * 1024
+    sizes = {"N": n, "2N": 2 * n}
+    res = interleave(list(sizes), lambda c, i: run_python(["-c", CODE, str(sizes[c])],
+                                                          timeout_s=60)["samples"], repeats=2,
+                     max_extra_rounds=1)
+    cmp = res.compare("N", "2N")
+    assert cmp.verdict == "worse", (cmp, res.disagreement)
+    assert 0.3 < cmp.ratio < 0.7
