@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from advisor.emit.common import drop_reason, library_version
-from advisor.errors import BadInputError
+from advisor.errors import AdvisorError, BadInputError, EmitError
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Facts, Profile
@@ -77,13 +77,20 @@ def render(profile: "Profile", fmt: str, emitters: dict[str, "Emitter"],
     :return: the complete file text, ending in a newline.
     :raises BadInputError: ``fmt`` is not a known format (the message lists the known ones).
     :raises EmitError: a setting cannot be written safely (bad name, control character), named
-        in the message.
+        in the message; or the format's render function raised (a third-party bug), with the
+        format and plugin named.
     """
     emitter = emitters.get(fmt)
     if emitter is None:
         known = ", ".join(sorted(emitters)) or "none"
         raise BadInputError(f"unknown emit format {fmt!r}; known formats: {known}")
-    text = emitter.render(restrict_to_valid(profile), options)
+    try:
+        text = emitter.render(restrict_to_valid(profile), options)
+    except AdvisorError:
+        raise
+    except Exception as exc:  # a broken third-party format is reported, not a traceback
+        raise EmitError(f"emit format {fmt!r} (from {emitter.plugin or 'unknown plugin'}) "
+                        f"failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(text, str):
         raise BadInputError(f"emitter {fmt!r} ({emitter.plugin}) returned "
                             f"{type(text).__name__}, not text")

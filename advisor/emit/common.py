@@ -25,6 +25,7 @@ Every built-in format goes through :func:`env_items` (environment formats) or
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -192,7 +193,12 @@ def value_string(setting: "Setting") -> str:
 
 
 def check_value(src: Source, value: str) -> None:
-    """Raise EmitError when ``value`` (or the separator) of ``src`` has a control character."""
+    """Raise EmitError when ``value`` (or the separator) of ``src`` has a control character, or
+    the setting's value is a float that is not finite (no library reads ``nan``; JSON cannot
+    carry it)."""
+    raw = src.setting.value
+    if isinstance(raw, float) and not math.isfinite(raw):
+        raise EmitError(f"setting {describe(src)}: value {raw!r} is not a finite number")
     bad = _bad_char(value)
     if bad:
         raise EmitError(f"setting {describe(src)}: value has a control character ({bad}); "
@@ -287,6 +293,8 @@ def env_items(profile: "Profile", options: "EmitOptions") -> list[EnvItem]:
                 for part in value_string(s.setting).split(sep):
                     if part and part not in parts:
                         parts.append(part)
+            if not parts:
+                continue  # nothing to append
             items.append(EnvItem(name, sep.join(parts), sep, comment, tuple(srcs)))
     return items
 

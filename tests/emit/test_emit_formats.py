@@ -432,3 +432,27 @@ def test_cvar_typos_values_emitted_as_mpich_reads_them(emitters):
         text = emit(p, fmt, emitters)
         for name, value in bad.items():
             assert value not in text.replace(name, "")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_non_finite_numbers_refused(fmt, value, emitters):
+    with pytest.raises(EmitError, match="ADVISOR_X.*finite"):
+        emit(one_setting_profile(value=value), fmt, emitters)
+
+
+def test_empty_list_setting_appends_nothing(emitters):
+    text = emit(one_setting_profile(name="GLIBC_TUNABLES", value="", separator=":"), "env",
+                emitters)
+    assert "GLIBC_TUNABLES" not in text
+
+
+def test_broken_third_party_format_reported_as_emit_error():
+    class Plugin:
+        @advisor.hookimpl
+        def advisor_register_emitters(self, register):
+            register("broken", lambda profile, options: 1 / 0)
+
+    reg = collect(make_plugin_manager(entry_points=False, plugins=[("third", Plugin())]))
+    with pytest.raises(EmitError, match="broken.*third.*ZeroDivisionError"):
+        render(standard_profile(), "broken", reg.emitters, EmitOptions())
