@@ -215,17 +215,14 @@ def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     choice = model.choose(w.sizes, lp, budget=budget)
     findings += _pool_findings("host", w, choice, lp, budget, ev_ids)
 
-    extra_settings: list[Setting] = []
     if mode == "madvise":
         note = (" THP 'madvise': use 2 MiB-aligned host pool chunks with MADV_HUGEPAGE "
                 "requested before first touch.")
         glibc = facts.kernel.glibc_version
         if glibc and version_in(glibc, f">={GLIBC_HUGETLB_SINCE}"):
-            extra_settings.append(Setting(
-                library="glibc", name="GLIBC_TUNABLES", value="glibc.malloc.hugetlb=1",
-                type="list", separator=":", versions=f">={GLIBC_HUGETLB_SINCE}"))
-            note += (" glibc.malloc.hugetlb=1 makes malloc, the backing allocator of Umpire's "
-                     "host pool, request it.")
+            # the host-buffer plugin owns and measures GLIBC_TUNABLES=glibc.malloc.hugetlb=1
+            note += (" For a malloc-backed pool (Umpire's host pool), glibc.malloc.hugetlb=1 makes "
+                     "malloc request it: see host-buffer's glibc-malloc-hugetlb advice.")
         else:
             note += (" This glibc cannot be asked to madvise its mappings (needs glibc >= 2.35); "
                      "the program must call madvise(MADV_HUGEPAGE) on its pool blocks itself.")
@@ -249,8 +246,6 @@ def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
         note += f" Measured here: {speedup_txt.split(': ', 1)[1]}"
     rec = _pool_recommendation("host", choice, lp, lp_src,
                                "high" if real else ("medium" if measured else "low"), ev_ids, note)
-    if extra_settings:
-        rec = rec.model_copy(update={"settings": list(rec.settings) + extra_settings})
     recs.append(rec)
     return Advice(recommendations=recs, findings=findings)
 
