@@ -373,6 +373,45 @@ def schema() -> None:
     _out(profile_json_schema())
 
 
+# --------------------------------------------------------------------------- lint
+
+
+@app.command()
+@boundary
+def lint(
+    files: Optional[List[Path]] = typer.Argument(None, help="Env files: sh, csh, fish, Tcl, Lmod, "
+                                                 "or advisor's JSON/TOML outputs and profiles."),
+    env: bool = typer.Option(False, "--env", help="Check the live environment."),
+    format: str = typer.Option("auto", "--format", "-f", help="Input format: auto, sh, csh, "
+                               "fish, tcl, lmod, json, toml."),
+    json_: bool = JsonOpt,
+    plugin: Optional[List[str]] = typer.Option(None, "--plugin", help="Only this probe/plugin's "
+                                               "checks (repeatable)."),
+) -> None:
+    """Check env files or the live environment: unknown, misspelt, renamed, inert, blocked or
+    badly typed settings.  Findings go to stdout (file:line: severity: message); exit 1 on errors."""
+    from advisor import lint as L
+    from advisor.facts import detect
+
+    if not files and not env:
+        raise BadInputError("lint: give one or more FILEs, or --env for the live environment")
+    reg = _registry(plugin, None)
+    facts = detect(reg.fact_detectors, opencl=False)
+    entries = []
+    for f in files or []:
+        entries.extend(L.read_env_file(f, format))
+    if env:
+        entries.extend(L.live_env_entries())
+    findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs,
+                              catalogues=L.installed_catalogues(facts), probes=reg.probes)
+    _out(L.format_json(findings) if json_ else L.format_text(findings))
+    counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}
+    _err(f"lint: {len(entries)} setting(s) read, {counts['error']} error(s), "
+         f"{counts['warning']} warning(s), {counts['info']} note(s)")
+    if L.has_errors(findings):
+        raise typer.Exit(EXIT_FINDINGS)
+
+
 def main() -> None:
     """Console-script entry point."""
     app(prog_name="advisor")
