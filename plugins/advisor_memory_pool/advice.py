@@ -424,9 +424,21 @@ def _cupy_findings(facts: Facts, w: Workload, choice: model.Choice,
     if ver is None:
         return []
     limited = w.pool_limit_bytes is not None or w.pool_limit_fraction is not None or w.ranks_per_gpu > 1
+    out: list[Finding] = []
+    rep = model.evaluate(model.CUPY_DEFAULT, w.sizes, choice.best.large_page)
+    if rep.misaligned:
+        out.append(Finding(
+            id="cupy-backing-not-large-page-multiple", severity="info",
+            message=(f"CuPy's MemoryPool rounds requests to {model.CUPY_ROUND_BYTES} B and backs "
+                     f"each new chunk with its own cudaMalloc, so buffers of "
+                     f"{', '.join(str(b) for b in sorted(set(rep.misaligned)))} B are not "
+                     f"multiples of the {choice.best.large_page} B large page; CuPy has no "
+                     f"alignment setting"),
+            remedy=f"round large (communication) buffer sizes up to multiples of "
+                   f"{choice.best.large_page} B in the program"))
     if not version_in(ver, CUPY_LIMIT_BUG):
-        return []
-    return [Finding(
+        return out
+    return out + [Finding(
         id="cupy-pool-limit-bug", severity="warning" if limited else "info",
         message=(f"CuPy {ver} has the pool-limit bug ({CUPY_LIMIT_BUG_SOURCE}): with a limit set "
                  f"(set_limit or CUPY_GPU_MEMORY_LIMIT), MemoryPool raises OutOfMemoryError "

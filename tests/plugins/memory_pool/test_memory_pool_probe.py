@@ -14,7 +14,7 @@ from support import DATA
 
 from advisor.errors import BadInputError
 from advisor.facts import detect
-from advisor.models import Evidence, Facts
+from advisor.models import CudaDevice, Evidence, Facts
 from advisor.plugins import collect, make_plugin_manager
 from advisor.runner import run_probe
 from advisor_memory_pool import advice, model, plugin
@@ -148,3 +148,13 @@ def test_recorded_host_evidence():
         if ft.values.get("huge_anon_huge_fraction", 0) > 0:
             r = next(r for r in adv.recommendations if r.id == "host-pool-large-page-blocks")
             assert r.confidence == "high" and "better" in r.rationale
+
+
+def test_device_known_but_no_cupy_still_gets_model_advice():
+    """A GPU in the facts but no CuPy: not measurable, yet the pure model still advises."""
+    facts = Facts(cuda=[CudaDevice(index=0, name="recorded GPU", total_memory_bytes=96 << 30)],
+                  python_packages={"cupy-cuda12x": "13.6.0"})
+    adv = advice.recommend_device([wl.to_evidence(wl.parse_options({"alloc-size": "1000000"}))], facts)
+    rec = next(r for r in adv.recommendations if r.id == "device-pool-large-page-blocks")
+    assert rec.confidence == "medium"  # model only, no first-use evidence
+    assert "cupy-backing-not-large-page-multiple" in {f.id for f in adv.findings}
