@@ -253,9 +253,9 @@ def split_warmup(values: Sequence[float], *, higher_is_better: bool = False) -> 
         suf_max = np.maximum.accumulate(rest[::-1])[::-1]
         pre_max = np.maximum.accumulate(rest)
         found = 0
-        for k in range(1, n - 1):
-            if not pre_max[k - 1] < suf_min[k]:
-                continue
+        ks = np.arange(1, n - 1)
+        for k in ks[pre_max[ks - 1] < suf_min[ks]]:  # prefix entirely worse than the rest
+            k = int(k)
             tail = rest[k:]
             med = float(np.median(tail))
             width = float(suf_max[k] - suf_min[k])
