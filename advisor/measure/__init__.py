@@ -24,6 +24,7 @@ from advisor.measure.buffers import (
     host_buffer,
     page_size,
     residency,
+    thp_backed_bytes,
 )
 from advisor.measure.ceiling import CLPEAK_FACTOR, checked_point, copy_ceiling, plausibility
 from advisor.measure.conditions import conditions, library_versions, thp_mode
@@ -51,7 +52,7 @@ from advisor.measure.worker import report
 
 __all__ = [
     "BufferInfo", "Residency", "buffer_conditions", "buffer_info", "host_buffer", "page_size",
-    "residency", "CLPEAK_FACTOR", "checked_point", "copy_ceiling", "plausibility", "conditions",
+    "residency", "thp_backed_bytes", "CLPEAK_FACTOR", "checked_point", "copy_ceiling", "plausibility", "conditions",
     "library_versions", "thp_mode", "DISAGREE_FACTOR", "InterleaveResult", "interleave",
     "LaunchError", "mpi_launch_available", "resolve_launcher", "run_command", "run_mpi",
     "run_python", "SampleResult", "sample", "timer_overhead_ns", "Comparison", "SeriesShape",

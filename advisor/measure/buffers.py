@@ -66,6 +66,8 @@ class BufferInfo:
         resident_fraction: fraction of pages present right after filling (None if unknown).
         private_fraction: fraction of pages present and exclusively mapped (None if pagemap
             cannot be read).
+        thp_backed_bytes: transparent huge page bytes in the buffer's mappings after the fill
+            (``thp_backed_bytes``; None if unknown or untouched).
     """
 
     nbytes: int
@@ -76,6 +78,7 @@ class BufferInfo:
     seed: Optional[int]
     resident_fraction: Optional[float]
     private_fraction: Optional[float]
+    thp_backed_bytes: Optional[int] = None
 
 
 _lock = threading.Lock()
@@ -125,6 +128,8 @@ def buffer_conditions(arr: "np.ndarray") -> dict[str, Any]:
         notes["private_fraction"] = info.private_fraction
     if info.seed is not None:
         notes["fill_seed"] = info.seed
+    if info.thp_backed_bytes is not None:
+        notes["thp_backed_bytes"] = info.thp_backed_bytes
     return {"buffer_kind": "pageable", "buffer_fill": info.fill, "hugepages": info.hugepages,
             "align_bytes": info.align_bytes, "notes": notes}
 
@@ -192,6 +197,30 @@ def residency(arr: "np.ndarray") -> Residency:
         raise OSError(err, f"mincore failed: {os.strerror(err)}")
     present_n = sum(b & 1 for b in vec)
     return Residency(pages, int(present_n), None, "mincore")
+
+
+def thp_backed_bytes(arr: "np.ndarray") -> Optional[int]:
+    """Bytes of transparent huge pages in the mappings that hold ``arr`` (``AnonHugePages`` of
+    the overlapping VMAs in /proc/self/smaps, see proc(5)), or None if smaps is unreadable.
+
+    The kernel may merge a buffer's mapping with an adjacent one of the same flags, so this
+    counts whole VMAs: it says whether THP took effect, not an exact per-buffer size.
+    """
+    lo = arr.__array_interface__["data"][0]
+    hi = lo + max(arr.nbytes, 1)
+    total, inside = 0, False
+    try:
+        with open("/proc/self/smaps") as fh:
+            for line in fh:
+                head = line.split(None, 2)
+                if len(head) >= 2 and "-" in head[0] and len(head[1]) == 4 and ":" not in head[0]:
+                    a, b = (int(v, 16) for v in head[0].split("-"))
+                    inside = a < hi and lo < b
+                elif inside and head and head[0] == "AnonHugePages:":
+                    total += int(head[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return total
 
 
 def _fill_random(arr: "np.ndarray", seed: int, ps: int) -> None:
@@ -276,8 +305,9 @@ def host_buffer(nbytes: int, *, align: int = 64, fill: Fill = "random",
         _fill_random(arr, seed, ps)
     elif fill == "zeros":
         arr.fill(0)  # a real store into every page (unlike np.zeros, which is calloc)
-    res_frac = priv_frac = None
+    res_frac = priv_frac = thp = None
     if fill != "untouched":
+        thp = thp_backed_bytes(arr)
         try:
             r = residency(arr)
             res_frac = r.present / r.pages
@@ -294,6 +324,7 @@ def host_buffer(nbytes: int, *, align: int = 64, fill: Fill = "random",
                 f"{fill} fill (shared or merged pages); timings from it would be wrong")
     info = BufferInfo(nbytes=nbytes, align_bytes=align, fill=fill, hugepages=policy,
                       page_size_bytes=ps, seed=seed if fill == "random" else None,
-                      resident_fraction=res_frac, private_fraction=priv_frac)
+                      resident_fraction=res_frac, private_fraction=priv_frac,
+                      thp_backed_bytes=thp)
     _register(raw, base, base + length, info)
     return arr

@@ -18,6 +18,8 @@ from advisor.measure import (
     plausibility,
     residency,
     sample,
+    thp_backed_bytes,
+    thp_mode,
 )
 from advisor.measure.buffers import buffer_info
 from advisor.models import Point
@@ -104,6 +106,26 @@ def test_hugepage_policy_recorded_and_applied():
         assert cond.hugepages == label and cond.buffer_fill == "random"
     with pytest.raises(ValueError):
         host_buffer(10, hugepages="yes")
+
+
+def test_thp_madvise_case_hint_takes_effect():
+    """THP in madvise mode (thp-madvise case): only regions that ask get 2 MiB pages."""
+    c = case("thp-madvise")
+    mode = thp_mode()
+    if mode != "madvise" or thp_backed_bytes(host_buffer(4096)) is None:
+        pytest.skip(f"THP mode here is {mode!r}, not madvise, or smaps unreadable")
+    assert "[madvise]" in c["facts"]["thp_enabled"]
+    asked = host_buffer(8 * MiB, align=2 * MiB, hugepages=True)
+    refused = host_buffer(8 * MiB, align=2 * MiB, hugepages=False)
+    default = host_buffer(8 * MiB, align=2 * MiB, hugepages=None)
+    assert buffer_info(refused).thp_backed_bytes == 0
+    assert buffer_info(default).thp_backed_bytes == 0
+    # the kernel may lack free 2 MiB blocks: only require THP where it could be given
+    huge = buffer_info(asked).thp_backed_bytes
+    assert huge >= 0
+    if huge == 0:
+        pytest.skip("MADV_HUGEPAGE asked but no huge page given (fragmented memory?)")
+    assert buffer_conditions(asked)["notes"]["thp_backed_bytes"] == huge
 
 
 def test_bad_arguments():

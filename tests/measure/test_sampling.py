@@ -87,3 +87,14 @@ def test_real_2x_detected_across_fresh_processes():
     cmp = res.compare("N", "2N")
     assert cmp.verdict == "worse", (cmp, res.disagreement)
     assert 0.3 < cmp.ratio < 0.7
+
+
+def test_import_is_cheap_and_silent():
+    """``import advisor.measure`` loads no numpy, psutil or mpi4py and prints nothing."""
+    import subprocess
+    import sys
+
+    code = ("import sys, advisor.measure; "
+            "print(','.join(m for m in ('numpy', 'psutil', 'mpi4py') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "" and out.stderr == ""
