@@ -35,7 +35,7 @@ from advisor.errors import EmitError
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.emit import EmitOptions
-    from advisor.models import Facts, PluginResult, Profile, Recommendation, Setting
+    from advisor.models import Facts, Profile, Setting
 
 #: Portable environment variable names (POSIX.1-2017, XBD chapter 8.1).
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
