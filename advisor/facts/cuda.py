@@ -37,8 +37,12 @@ def parse_nvidia_smi_csv(text: str) -> list[CudaDevice]:
     """Devices from ``nvidia-smi --query-gpu=index,name,memory.total,compute_cap,driver_version
     --format=csv,noheader,nounits`` output (memory in MiB -> bytes).  Raises ``ValueError`` on a
     row with the wrong number of fields or a non-integer index."""
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), skipinitialspace=True))
+    except csv.Error as exc:
+        raise ValueError(f"nvidia-smi output is not CSV: {exc}") from exc
     devices = []
-    for row in csv.reader(io.StringIO(text), skipinitialspace=True):
+    for row in rows:
         if not row or not "".join(row).strip():
             continue
         if len(row) != len(QUERY_FIELDS):
