@@ -23,10 +23,10 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/python -m pip install -q -e '.[all]'
 	@touch $@
 
-$(TVENV)/.installed: pyproject.toml docs/examples/advisor-example/pyproject.toml docs/examples/advisor-example-broken/pyproject.toml
+$(TVENV)/.installed: pyproject.toml docs/examples/advisor-example/pyproject.toml docs/examples/advisor-example-broken/pyproject.toml tests/reliability/fault_plugins/pyproject.toml
 	$(PY) -m venv $(TVENV)
 	$(TVENV)/bin/python -m pip install -q --upgrade pip
-	$(TVENV)/bin/python -m pip install -q -e '.[all]' -e docs/examples/advisor-example -e docs/examples/advisor-example-broken
+	$(TVENV)/bin/python -m pip install -q -e '.[all]' -e docs/examples/advisor-example -e docs/examples/advisor-example-broken -e tests/reliability/fault_plugins
 	@touch $@
 
 # Real shells, module systems and libseccomp for the integration tests (Debian packages).

@@ -1,0 +1,158 @@
+"""Test-only probes that fail on purpose, for the reliability tests of hpc-advisor.
+
+Each entry point (``fault-<kind>``) registers its probe only when ``ADVISOR_TEST_FAULTS`` (a
+comma-separated list of kinds, e.g. ``raise,hang``) names it, so installing this distribution in
+a test environment changes nothing for normal runs.  Kinds:
+
+* ``ok``: a fast, fault-free probe (one evidence value, one recommendation with one setting whose
+  value is ``ADVISOR_TEST_FAULT_VALUE`` or ``"1"``);
+* ``raise``: ``measure`` raises ``RuntimeError``;
+* ``exit``: ``measure`` calls ``sys.exit(0)`` (a plugin must not end the whole probe);
+* ``hang``: ``measure`` starts a sleeping child process through the harness and waits on it far
+  past its deadline (the runner must abandon it and the child must not outlive ``advisor``);
+* ``killrank``: a 2-rank MPI job through ``advisor.measure.run_mpi`` in which rank 1 SIGKILLs
+  itself;
+* ``nompiexec``: a 2-rank MPI job through the configured launcher (run the test with
+  ``--launcher /nonexistent/mpiexec`` or a stripped ``PATH``);
+* ``opencl``: lists OpenCL platforms and builds a kernel with pyopencl (run with
+  ``OCL_ICD_VENDORS`` pointing at an empty directory to make the platform fail).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from advisor import hookimpl
+from advisor.models import Advice, Evidence, Recommendation, Setting
+from advisor.probe import Applicability
+
+ENV = "ADVISOR_TEST_FAULTS"
+#: How long the hang fault's child sleeps (seconds): far longer than any test's budget.
+HANG_CHILD_S = 3600
+
+
+def active(kind: str) -> bool:
+    return kind in {k.strip() for k in os.environ.get(ENV, "").split(",")}
+
+
+def _launch():
+    try:
+        from advisor.measure import LaunchError, run_mpi, run_python
+    except ImportError:  # harness package without its facade yet
+        from advisor.measure.launch import LaunchError, run_mpi, run_python
+    return LaunchError, run_mpi, run_python
+
+
+class FaultProbe:
+    kind = "ok"
+    budget_weight = 1.0
+
+    @property
+    def name(self) -> str:
+        return f"fault-{self.kind}"
+
+    @property
+    def description(self) -> str:
+        return f"test fault: {self.kind}"
+
+    def check(self, facts):
+        return Applicability(usable=True)
+
+    def measure(self, ctx):
+        return [Evidence(id="ok", values={"remaining_s": round(ctx.remaining_s(), 3)})]
+
+    def recommend(self, evidence, facts):
+        value = os.environ.get("ADVISOR_TEST_FAULT_VALUE", "1")
+        return Advice(recommendations=[Recommendation(
+            id="fault-ok", title="test setting", rationale="test", confidence="low",
+            settings=[Setting(library="advisor-test", name="ADVISOR_TEST_SETTING", value=value)])])
+
+
+class Raise(FaultProbe):
+    kind = "raise"
+
+    def measure(self, ctx):
+        raise RuntimeError("injected fault: measure raised")
+
+
+class Exit(FaultProbe):
+    kind = "exit"
+
+    def measure(self, ctx):
+        sys.exit(0)
+
+
+class Hang(FaultProbe):
+    kind = "hang"
+
+    def measure(self, ctx):
+        _, _, run_python = _launch()
+        run_python(["-c", f"import time; time.sleep({HANG_CHILD_S})"], timeout_s=HANG_CHILD_S)
+        return []
+
+
+class KillRank(FaultProbe):
+    kind = "killrank"
+
+    def measure(self, ctx):
+        _, run_mpi, _ = _launch()
+        run_mpi("advisor_test_faults.rank_worker", ["killrank"], launcher=ctx.launcher,
+                timeout_s=max(1.0, min(60.0, ctx.remaining_s())))
+        return []
+
+
+class NoMpiexec(FaultProbe):
+    kind = "nompiexec"
+
+    def measure(self, ctx):
+        _, run_mpi, _ = _launch()
+        res = run_mpi("advisor_test_faults.rank_worker", ["ok"], launcher=ctx.launcher,
+                      timeout_s=max(1.0, min(60.0, ctx.remaining_s())))
+        return [Evidence(id="mpi", values={"ranks": int(res.get("ranks", 0))})]
+
+
+class OpenCL(FaultProbe):
+    kind = "opencl"
+
+    def check(self, facts):
+        import pyopencl as cl
+
+        cl.get_platforms()  # raises when no platform can be loaded
+        return Applicability(usable=True)
+
+    def measure(self, ctx):
+        import numpy as np
+        import pyopencl as cl
+
+        plat = cl.get_platforms()[0]
+        cctx = cl.Context(plat.get_devices())
+        queue = cl.CommandQueue(cctx)
+        a = np.arange(16, dtype=np.float32)
+        buf = cl.Buffer(cctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
+        prg = cl.Program(cctx, "__kernel void k(__global float *a) { a[get_global_id(0)] *= 2; }")
+        prg.build()
+        prg.k(queue, a.shape, None, buf)
+        cl.enqueue_copy(queue, a, buf)
+        return [Evidence(id="opencl", values={"sum": float(a.sum())})]
+
+
+class _Plugin:
+    """One entry point: registers its probe only when its kind is active."""
+
+    def __init__(self, probe: FaultProbe) -> None:
+        self.probe = probe
+
+    @hookimpl
+    def advisor_register_probes(self, register):
+        if active(self.probe.kind):
+            register(self.probe)
+
+
+OK = _Plugin(FaultProbe())
+RAISE = _Plugin(Raise())
+EXIT = _Plugin(Exit())
+HANG = _Plugin(Hang())
+KILLRANK = _Plugin(KillRank())
+NOMPIEXEC = _Plugin(NoMpiexec())
+OPENCL = _Plugin(OpenCL())
