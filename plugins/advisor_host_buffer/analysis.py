@@ -313,14 +313,16 @@ def choose_nt_threshold(cliff: Cliff, *, minimum: Optional[int] = None) -> int:
     glibc uses non-temporal stores for copies at or above the threshold
     (sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S), so the threshold must be at most the
     first slow size: the cliff start rounded down to a power of two, and no lower than the largest
-    fast size (copies that still gained from the cache) nor glibc's ``minimum`` (from
-    ``ld.so --list-tunables``).
+    fast size (copies that still gained from the cache); above glibc's ``minimum`` (from
+    ``ld.so --list-tunables``), which glibc itself would ignore.
     """
     t = 1 << int(math.floor(math.log2(cliff.start_bytes)))
     if cliff.last_fast_bytes is not None and t < cliff.last_fast_bytes:
         t = cliff.last_fast_bytes
-    if minimum is not None and t < minimum:
-        t = minimum
+    if minimum is not None and t <= minimum:
+        # glibc keeps its default unless minimum < value <= maximum (sysdeps/x86/dl-cacheinfo.h;
+        # checked with ld.so --list-tunables: the minimum itself is ignored on 2.36)
+        t = 1 << int(minimum).bit_length()
     return t
 
 

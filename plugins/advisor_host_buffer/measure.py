@@ -16,8 +16,10 @@ Stages, each skipped (and recorded as skipped) when the budget left is short:
 6. ``numa-placement``: with more than one NUMA node, first touch on node 0, copy from each node.
 7. ``reference-bandwidth``: (value, lower, upper, unit) of this machine for ``advisor verify``.
 
-Sizes: the default buffer is 256 MiB, the size of the issue's measurements (option
-``nbytes=`` overrides it); the sweep
+Options (``--option key=value``): ``nbytes`` (bytes of the single-size stages),
+``sweep_mib`` (comma-separated sweep sizes in MiB).
+
+Sizes: the default buffer is 256 MiB, the size of the issue's measurements; the sweep
 goes from 1 MiB to 512 MiB (4 MiB-256 MiB with ``--quick``), never beyond 1/16 of the memory.
 """
 
@@ -31,7 +33,7 @@ from typing import Any, Callable, Optional
 
 from advisor.measure.buffers import buffer_conditions, host_buffer
 from advisor.measure.conditions import conditions
-from advisor.measure.launch import run_python
+from advisor.measure.launch import child_env, run_python
 from advisor.measure.sampling import sample
 from advisor.measure.stats import compare, noise_floor_from_aa, summarize
 from advisor.models import Evidence, Facts, Point, Series
@@ -258,7 +260,9 @@ def _sweep_run(sizes: list[int], env: Optional[dict[str, str]], quick: bool, see
 
 def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional[Evidence]:
     """Stage 4 (see module docstring).  Returns None when not even one sweep fits."""
-    sizes = list(QUICK_SWEEP_SIZES if ctx.quick else SWEEP_SIZES)
+    opt = ctx.options.get("sweep_mib")
+    sizes = ([int(float(v) * MiB) for v in opt.split(",") if v.strip()] if opt
+             else list(QUICK_SWEEP_SIZES if ctx.quick else SWEEP_SIZES))
     total = ctx.facts.memory.total_bytes
     if total:
         sizes = [s for s in sizes if 2 * s <= total // MEMORY_FRACTION]
@@ -281,6 +285,9 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
         values["nt_threshold.tuned_bytes"] = tuned
         env_tuned = {"GLIBC_TUNABLES": merged_tunables(
             os.environ.get("GLIBC_TUNABLES"), "glibc.cpu.x86_non_temporal_threshold", hex(tuned))}
+        eff = list_tunables(env=child_env(env_tuned)).get("glibc.cpu.x86_non_temporal_threshold", {})
+        if isinstance(eff.get("value"), int):
+            values["nt_threshold.tuned_effective_bytes"] = eff["value"]
         runs["tuned"] = []
         # interleave B A B ... after the first A, while the budget allows (3 runs at least)
         order = ["tuned", "default", "tuned"] if ctx.quick else ["tuned", "default", "tuned", "default"]

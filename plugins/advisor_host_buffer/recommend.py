@@ -304,6 +304,14 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
             message=f"memcpy cliff: {cliff_txt}; {why}, so no tunable is advised",
             evidence=[A.EV_SWEEP]))
         return
+    eff = e.values.get("nt_threshold.tuned_effective_bytes")
+    if eff is not None and int(eff) != int(tuned):
+        findings.append(Finding(
+            id="memcpy-cliff", severity="info",
+            message=f"memcpy cliff: {cliff_txt}; glibc did not take the tuned threshold "
+                    f"{hex(int(tuned))} (ld.so --list-tunables shows {hex(int(eff))})",
+            evidence=[A.EV_SWEEP]))
+        return
     supported_cpu = A.glibc_at_least(facts, "2.28")
     supported_tune = A.glibc_at_least(facts, "2.26")
     if supported_tune is False:

@@ -51,7 +51,7 @@ def test_clpeak_zero_page_inflation_and_artefact():
     assert inf.ratio == pytest.approx(c["expect"]["inflation"], abs=0.005)
     assert inf.significant()
     # the untouched h2d figure is a zero-page artefact, never a bandwidth
-    labelled = A.label_artefacts(ev, ceiling_bps=None)
+    labelled = A.label_artefacts(ev, ceiling=None)
     h2d = A.find_series(labelled, "h2d")
     assert "zero-page" in A.find_point(h2d, A.UNTOUCHED).artefact
     assert A.find_point(h2d, A.RANDOM).artefact is None
