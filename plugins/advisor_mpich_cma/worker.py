@@ -43,6 +43,9 @@ OSU_WINDOW = 64
 #: Cap on the bytes per window so a 16 MiB point costs a window of <= 64 MiB (a time-budget
 #: choice for small machines, not a physical constant; the window used is recorded per size).
 MAX_WINDOW_BYTES = 64 << 20
+#: Cap on the steady-state samples per size, measure and launch: bounds the evidence size and
+#: the cost of the bootstrap in recommend (a budget choice; the median needs far fewer).
+MAX_SAMPLES = 400
 #: Page alignment of the buffers (the base page size of x86-64 and most aarch64 kernels).
 BUFFER_ALIGN = 4096
 
@@ -130,7 +133,7 @@ def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
             warm_lat.append((time.perf_counter() - t0) / 2)
         # batch so one sample lasts >= ~100 us, well above perf_counter's resolution
         batch = _calibrate(comm, pingpong, 100e-6, 1, 1000)
-        n_samples = _calibrate(comm, lambda: pingpong(batch), target_s, min_samples, 2000)
+        n_samples = _calibrate(comm, lambda: pingpong(batch), target_s, min_samples, MAX_SAMPLES)
         lat = []
         comm.Barrier()
         for _ in range(n_samples):
@@ -155,7 +158,7 @@ def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
             t0 = time.perf_counter()
             one_window()
             warm_bw.append(time.perf_counter() - t0)
-        n_windows = _calibrate(comm, one_window, target_s, min_samples, 2000)
+        n_windows = _calibrate(comm, one_window, target_s, min_samples, MAX_SAMPLES)
         bw = []
         comm.Barrier()
         for _ in range(n_windows):

@@ -1,0 +1,127 @@
+"""MPICH 4.3.2 (CMA off by default, threshold 16384): its defaults are read from the library
+itself, and the advice follows what is measured with it.
+
+Runs in a separate virtual environment with the ``mpich==4.3.2`` wheel, built once and cached
+under ``build/venv-mpich-4.3.2`` (or ``$ADVISOR_MPICH432_VENV``).  CI pre-builds it::
+
+    python -m venv build/venv-mpich-4.3.2
+    build/venv-mpich-4.3.2/bin/pip install mpich==4.3.2 mpi4py numpy pluggy pydantic typer \\
+        rich tomli-w archspec psutil platformdirs filelock packaging
+    build/venv-mpich-4.3.2/bin/pip install --no-deps -e .
+
+Skipped with the reason when the venv cannot be built (no package index reachable).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma.identity import parse_mpivars
+from support import REPO
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+VERSION = "4.3.2"
+DEPS = ["mpich==" + VERSION, "mpi4py", "numpy", "pluggy", "pydantic", "typer", "rich", "tomli-w",
+        "archspec", "psutil", "platformdirs", "filelock", "packaging"]
+
+
+def _venv_dir() -> Path:
+    return Path(os.environ.get("ADVISOR_MPICH432_VENV", REPO / "build" / f"venv-mpich-{VERSION}"))
+
+
+@pytest.fixture(scope="session")
+def mpich432() -> Path:
+    """The bin/ folder of a venv with mpich 4.3.2 and this project (built once, cached)."""
+    venv = _venv_dir()
+    py = venv / "bin" / "python"
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(venv) + ".lock"):
+        ok = py.exists() and (venv / "bin" / "mpivars").exists() and subprocess.run(
+            [str(py), "-c", "import advisor_mpich_cma, mpi4py"], capture_output=True).returncode == 0
+        if not ok:
+            steps = [[sys.executable, "-m", "venv", str(venv)],
+                     [str(py), "-m", "pip", "install", "-q", *DEPS],
+                     [str(py), "-m", "pip", "install", "-q", "--no-deps", "-e", str(REPO)]]
+            for step in steps:
+                done = subprocess.run(step, capture_output=True, text=True, timeout=900)
+                if done.returncode != 0:
+                    pytest.skip(f"cannot build the mpich {VERSION} venv ({' '.join(step[:4])}): "
+                                f"{done.stderr.strip()[-300:]}")
+    return venv / "bin"
+
+
+_PROBE = r"""
+import json, sys, time
+from advisor.models import Facts
+from advisor.probe import MeasureContext
+from advisor_mpich_cma.plugin import CmaProbe
+from advisor_mpich_cma import advice as A
+p = CmaProbe(); f = Facts()
+a = p.check(f)
+out = {"usable": a.usable, "reason": a.reason,
+       "library": [e.values for e in a.evidence if e.id == A.LIBRARY][0]}
+if a.usable and "measure" in sys.argv:
+    ctx = MeasureContext(facts=f, deadline=time.monotonic() + 40, quick=True,
+                         options={"sizes": "16384,262144,1048576", "repeats": "2",
+                                  "target_s": "0.02"})
+    ev = p.measure(ctx)
+    adv = p.recommend(a.evidence + ev, f)
+    sweep = [e for e in ev if e.id.startswith(A.SWEEP)][0]
+    vs = A.analyse_sweep(sweep)
+    t = A.threshold_from(vs)
+    out.update(threshold=t.nbytes, any_win=t.any_win, any_loss=t.any_loss,
+               settings=[(s.name, s.value, s.is_default) for r in adv.recommendations
+                         for s in r.settings],
+               findings=[x.id for x in adv.findings])
+print(json.dumps(out))
+"""
+
+
+def _run(bindir: Path, *args: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MPIR_CVAR", "MPICH_"))}
+    env.pop("ADVISOR_LAUNCHER", None)
+    env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run([str(bindir / "python"), "-c", _PROBE, *args], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_mpich432_defaults_read_from_the_library(mpich432):
+    mpivars = subprocess.run([str(mpich432 / "mpivars")], capture_output=True, text=True,
+                             timeout=60).stdout
+    cvars = parse_mpivars(mpivars)
+    res = _run(mpich432)
+    lib = res["library"]
+    assert lib["version"] == VERSION
+    assert lib["defaults_source"] == "mpivars"
+    assert lib["cma_enable_default"] == int(cvars[K.CMA_ENABLE])
+    assert lib["threshold_default_bytes"] == int(cvars[K.CMA_THRESHOLD])
+    # the library agrees with the published facts the knob table carries (background.md)
+    assert lib["cma_enable_default"] == K.knob(K.CMA_ENABLE).default_for(VERSION) == 0
+    assert lib["threshold_default_bytes"] == K.knob(K.CMA_THRESHOLD).default_for(VERSION)
+
+
+def test_mpich432_advice_matches_measurement(mpich432):
+    res = _run(mpich432, "measure")
+    if not res["usable"]:
+        pytest.skip(f"CMA not usable here: {res['reason']}")
+    settings = {n: (v, d) for n, v, d in res["settings"]}
+    if res["threshold"] is not None:
+        # CMA is off by default in 4.3: a measured win means an explicit enable + threshold
+        assert settings[K.CMA_ENABLE] == (1, False)
+        assert settings[K.CMA_THRESHOLD][0] == res["threshold"]
+    else:
+        # nothing to gain measurably: no enable is recommended
+        assert (1, False) != settings.get(K.CMA_ENABLE)
+        if not res["any_win"] and not res["any_loss"]:
+            assert "cma-no-effect" in res["findings"]
