@@ -224,7 +224,7 @@ def emit(
         width = max((len(n) for n in reg.emitters), default=4)
         _out("".join(f"{n:<{width}}  {e.description}\n" for n, e in sorted(reg.emitters.items())))
         return
-    from advisor.emit import EmitOptions, machine_mismatch, render
+    from advisor.emit import EmitOptions, dropped, machine_mismatch, render
     from advisor.facts import detect_fingerprint_facts
 
     prof = _load(profile)
@@ -238,6 +238,8 @@ def emit(
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
                        plugins=frozenset(plugin) if plugin else None)
     text = render(prof, format, reg.emitters, opts)
+    for line in dropped(prof, opts):
+        _warn(f"left out: {line}")
     if output is not None:
         from advisor.profile import atomic_write_text
 
@@ -410,6 +412,75 @@ def lint(
          f"{counts['warning']} warning(s), {counts['info']} note(s)")
     if L.has_errors(findings):
         raise typer.Exit(EXIT_FINDINGS)
+
+
+# --------------------------------------------------------------------------- verify
+
+
+@app.command()
+@boundary
+def verify(
+    profile: Optional[Path] = ProfileOpt,
+    plugin: Optional[List[str]] = typer.Option(None, "--plugin", help="Verify only this probe or "
+                                               "plugin's recommendations (repeatable)."),
+    against_env: bool = typer.Option(False, "--against-env", help="Baseline is the current "
+                                     "environment instead of the library defaults."),
+    json_: bool = JsonOpt,
+    quick: bool = typer.Option(False, "--quick", help="Fewer sizes and repeats; default budget "
+                               "60 s."),
+    time_budget: Optional[float] = typer.Option(None, "--time-budget", min=1.0,
+                                                help="Total seconds for all verifications "
+                                                "(default 300)."),
+    launcher: Optional[str] = typer.Option(None, "--launcher", help="Command that starts a 2-rank "
+                                           "MPI job (default: $ADVISOR_LAUNCHER or mpiexec -n 2)."),
+    option: Optional[List[str]] = typer.Option(None, "--option", "-O", help="Probe option "
+                                               "KEY=VALUE (repeatable)."),
+    seed: int = typer.Option(12345, "--seed", help="Seed for fills and bootstrap."),
+) -> None:
+    """Re-measure each recommendation here, advised vs library defaults, interleaved; store the
+    verdicts in the profile.  Table on stderr; --json on stdout; exit 1 on a regression."""
+    import shlex
+
+    from advisor.emit import machine_mismatch
+    from advisor.facts import detect
+    from advisor.profile import save_profile
+    from advisor.verify import has_failure, has_regression, table_rows, to_json, verify_profile
+
+    path = _profile_path(profile)
+    prof = _load(profile)
+    launcher_argv = shlex.split(launcher) if launcher else None
+    if launcher is not None and not launcher_argv:
+        raise BadInputError("--launcher: empty command")
+    reg = _registry(None, None)
+    if plugin:
+        known = {r.probe for r in prof.results} | {r.plugin for r in prof.results}
+        unknown = sorted(set(plugin) - known)
+        if unknown:
+            raise BadInputError(f"--plugin: the profile has no probe or plugin named "
+                                f"{', '.join(unknown)}")
+    facts = detect(reg.fact_detectors, opencl=False)
+    for d in machine_mismatch(prof, facts):
+        _warn(f"profile from another machine: {d}")
+    updated, outcomes = verify_profile(
+        prof, reg.probes, facts=facts, knobs=reg.knobs, plugins=set(plugin) if plugin else None,
+        time_budget_s=time_budget, quick=quick, against_env=against_env, launcher=launcher_argv,
+        options=_parse_options(option), seed=seed,
+        on_event=lambda key, msg, frac: _err(f"{key}: {msg}") if msg != "done" else None)
+    save_profile(updated, path)
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table("probe", "recommendation", "verdict", "ratio", "CI", "noise floor", "note",
+              title="Verification (ratio = advised / baseline, > 1 is better)")
+    for row in table_rows(outcomes):
+        t.add_row(*row)
+    Console(stderr=True, soft_wrap=True).print(t)
+    _err(f"verifications stored in {path}")
+    _out(to_json(outcomes) if json_ else f"{path}\n")
+    if has_regression(outcomes):
+        raise typer.Exit(EXIT_FINDINGS)
+    if has_failure(outcomes):
+        raise typer.Exit(EXIT_PARTIAL)
 
 
 def main() -> None:

@@ -131,8 +131,9 @@ class Facts(Model):
     def fingerprint(self) -> str:
         """A stable 16-hex-digit id of the hardware and software that advice depends on.
 
-        Hostname, warnings and namespace ids are left out so that identical nodes of a
-        partition share a fingerprint.
+        Hostname, warnings, namespace ids and OpenCL platforms are left out so that identical
+        nodes of a partition share a fingerprint and a fast detection (no OpenCL loader, no MPI
+        init; ``advisor.facts.detect_fingerprint_facts``) reproduces it.
         """
         stable = {
             "cpu": self.cpu.model_dump(mode="json"),
@@ -140,7 +141,6 @@ class Facts(Model):
             "kernel": self.kernel.model_dump(mode="json"),
             "mpi": self.mpi.model_dump(mode="json", exclude={"mpiexec"}),
             "cuda": [d.model_dump(mode="json") for d in self.cuda],
-            "opencl": [p.model_dump(mode="json") for p in self.opencl],
         }
         blob = json.dumps(stable, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -110,7 +110,7 @@ def dropped(profile: "Profile", options: Optional[EmitOptions] = None) -> list[s
                                         plugins=plugins):
         why = drop_reason(s, profile.facts)
         if why:
-            out.append(f"{res.probe}/{rec.id}: left out {why}")
+            out.append(f"{res.probe}/{rec.id}: {s.name} {why}")
     return out
 
 

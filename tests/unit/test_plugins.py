@@ -116,7 +116,7 @@ def test_probe_selection():
 
 def test_installed_entry_points_include_builtins_and_skip_broken():
     reg = collect(make_plugin_manager())
-    assert {"mpich-cma", "host-buffer", "memory-pool"} <= set(reg.probes)
+    assert {"mpich-cma", "host-buffer", "memory-pool-host", "memory-pool-device"} <= set(reg.probes)
     broken = [i for i in reg.issues if i.plugin == "example-broken"]
     if "example-broken" in reg.plugins:  # installed by the test set-up (make test)
         assert broken and broken[0].stage == "import"

@@ -40,8 +40,8 @@ class TimerProbe:
     def measure(self, ctx):
         from advisor.measure import conditions, sample
 
-        res = sample(time.perf_counter_ns, min_samples=20,
-                     max_time_s=min(1.0, ctx.remaining_s()), seed=ctx.seed)
+        res = sample(time.perf_counter_ns, min_samples=20, max_time_s=1.0,
+                     deadline=ctx.deadline)
         series = Series(name="perf_counter_ns call", unit="s", points=[res.to_point()])
         return [Evidence(id="timer-cost", description=self.description, series=[series],
                          conditions=conditions())]
