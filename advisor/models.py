@@ -50,6 +50,12 @@ class MemoryFacts(Model):
         None, description="/sys/kernel/mm/transparent_hugepage/enabled: always, madvise or never"
     )
     thp_defrag: Optional[str] = None
+    thp_pmd_size_bytes: Optional[int] = Field(
+        None, ge=0, description="THP page size: /sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
+    )
+    hugetlb_pages: dict[str, int] = Field(
+        default_factory=dict, description="huge page size in bytes -> nr_hugepages reserved"
+    )
     numa_nodes: Optional[int] = Field(None, ge=0)
     numa_node_cpus: dict[str, str] = Field(
         default_factory=dict, description="NUMA node id -> cpulist as in sysfs (e.g. '0-7')"

@@ -63,6 +63,21 @@ def huge_page_sizes(root: Path) -> list[int]:
     return sorted(sizes)
 
 
+def hugetlb_pages(root: Path) -> dict[str, int]:
+    """Reserved hugetlbfs pages per huge page size: ``{size_bytes: nr_hugepages}`` (as strings
+    for TOML keys); sizes whose ``nr_hugepages`` cannot be read are left out."""
+    base = Path(root) / "sys/kernel/mm/hugepages"
+    out: dict[str, int] = {}
+    if not base.is_dir():
+        return out
+    for entry in base.iterdir():
+        m = _HUGEPAGE_DIR.match(entry.name)
+        nr = read_optional(root, f"sys/kernel/mm/hugepages/{entry.name}/nr_hugepages")
+        if m and nr is not None and nr.strip().isdigit():
+            out[str(int(m.group(1)) * 1024)] = int(nr.strip())
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
+
+
 def numa_nodes(root: Path) -> dict[str, str]:
     """NUMA node id -> cpulist text (``"0-7"``) for every ``node<N>`` under sysfs; each cpulist is
     validated.  Empty when the directory is absent (kernel without NUMA)."""
@@ -95,6 +110,10 @@ def detect_memory(root: Path = Path("/"), notes: Optional[Notes] = None) -> Memo
         text = read_optional(root, f"{THP}/{name}")
         return parse_bracketed(text) if text is not None else None  # absent: no THP support
 
+    def pmd_size() -> Optional[int]:
+        text = read_optional(root, f"{THP}/hpage_pmd_size")
+        return int(text.strip()) if text is not None else None
+
     nodes = notes.attempt("memory: NUMA nodes", lambda: numa_nodes(root), None)
     return MemoryFacts(
         total_bytes=meminfo.get("MemTotal"),
@@ -103,6 +122,8 @@ def detect_memory(root: Path = Path("/"), notes: Optional[Notes] = None) -> Memo
                                             lambda: huge_page_sizes(root), []),
         thp_enabled=notes.attempt("memory: THP enabled", lambda: thp("enabled")),
         thp_defrag=notes.attempt("memory: THP defrag", lambda: thp("defrag")),
+        thp_pmd_size_bytes=notes.attempt("memory: THP page size", pmd_size),
+        hugetlb_pages=notes.attempt("memory: hugetlb pages", lambda: hugetlb_pages(root), {}),
         numa_nodes=len(nodes) if nodes else None,
         numa_node_cpus=nodes or {},
     )
