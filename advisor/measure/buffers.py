@@ -249,7 +249,8 @@ def _fill_random(arr: "np.ndarray", seed: int, ps: int) -> None:
 
 
 def host_buffer(nbytes: int, *, align: int = 64, fill: Fill = "random",
-                hugepages: Optional[bool] = None, seed: int = 0) -> "np.ndarray":
+                hugepages: Optional[bool] = None, seed: int = 0,
+                verify: bool = True) -> "np.ndarray":
     """A fresh host buffer as a 1-D numpy ``uint8`` array of ``nbytes`` bytes.
 
     Args:
@@ -265,6 +266,9 @@ def host_buffer(nbytes: int, *, align: int = 64, fill: Fill = "random",
             None -> kernel default (THP mode in /sys/kernel/mm/transparent_hugepage/enabled).
             Applied before the first touch.
         seed: seed of the random pattern (PCG64).
+        verify: check residency (pagemap, < 1 ms per 64 MiB) and read the THP-backed bytes
+            (smaps, ~15 ms) after the fill.  Pass False only when the allocation itself is
+            what is timed; the buffer's info then has None for those fields.
 
     Returns:
         ``numpy.ndarray`` (dtype uint8, shape ``(nbytes,)``) whose data pointer is a multiple of
@@ -306,7 +310,7 @@ def host_buffer(nbytes: int, *, align: int = 64, fill: Fill = "random",
     elif fill == "zeros":
         arr.fill(0)  # a real store into every page (unlike np.zeros, which is calloc)
     res_frac = priv_frac = thp = None
-    if fill != "untouched":
+    if fill != "untouched" and verify:
         thp = thp_backed_bytes(arr)
         try:
             r = residency(arr)

@@ -49,11 +49,14 @@ def library_versions(names: Iterable[str] = DEFAULT_LIBRARIES) -> dict[str, str]
     return out
 
 
-def conditions(*, libraries: Iterable[str] = DEFAULT_LIBRARIES, **fields: Any) -> Conditions:
+def conditions(*, libraries: Iterable[str] = DEFAULT_LIBRARIES, buffer: Any = None,
+               **fields: Any) -> Conditions:
     """A ``models.Conditions`` with load average, affinity, THP mode and versions filled in.
 
     Args:
         libraries: distributions whose versions to record.
+        buffer: a ``host_buffer`` array: its ``buffer_conditions`` fields are added (given
+            fields win; its notes are merged under the given ``notes``).
         **fields: any ``Conditions`` field (``env``, ``buffer_kind``, ``buffer_fill``,
             ``hugepages``, ``align_bytes``, ``launcher``, ``notes``, ...); given values win,
             ``library_versions`` and ``notes`` are merged with the detected ones.  ``env`` values
@@ -80,7 +83,15 @@ def conditions(*, libraries: Iterable[str] = DEFAULT_LIBRARIES, **fields: Any) -
     data["library_versions"] = versions
     if "env" in fields and fields["env"] is not None:
         fields["env"] = {str(k): ("" if v is None else str(v)) for k, v in fields["env"].items()}
-    notes = dict(fields.pop("notes", None) or {})
+    notes: dict[str, Any] = {}
+    if buffer is not None:
+        from advisor.measure.buffers import buffer_conditions
+
+        bc = buffer_conditions(buffer)
+        notes.update(bc.pop("notes", None) or {})
+        for k, v in bc.items():
+            fields.setdefault(k, v)
+    notes.update(fields.pop("notes", None) or {})
     data.update({k: v for k, v in fields.items()})
     if notes:
         data["notes"] = notes

@@ -104,6 +104,11 @@ def test_hugepage_policy_recorded_and_applied():
         assert buffer_conditions(a)["hugepages"] == label
         cond = conditions(**buffer_conditions(a))
         assert cond.hugepages == label and cond.buffer_fill == "random"
+        both = conditions(buffer=a, notes={"x": 1})
+        assert both.hugepages == label and both.notes["x"] == 1
+        assert both.notes["page_size_bytes"] == page_size()
+    fast = host_buffer(4 * MiB, verify=False)
+    assert buffer_info(fast).thp_backed_bytes is None and buffer_info(fast).fill == "random"
     with pytest.raises(ValueError):
         host_buffer(10, hugepages="yes")
 
