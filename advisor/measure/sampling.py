@@ -46,6 +46,7 @@ class SampleResult:
         calls: total calls of ``fn``.
         elapsed_s: wall time of the whole ``sample`` call.
         truncated: the deadline stopped sampling before ``min_samples`` steady samples.
+        seed: default bootstrap seed of ``stats`` and ``to_point``.
     """
 
     samples: list[float]
@@ -57,13 +58,14 @@ class SampleResult:
     calls: int = 0
     elapsed_s: float = 0.0
     truncated: bool = False
+    seed: int = 0
 
-    def stats(self, *, seed: int = 0) -> Stats:
+    def stats(self, *, seed: Optional[int] = None) -> Stats:
         """``summarize(samples)`` in seconds per call.  Raises ValueError without samples."""
-        return summarize(self.samples, seed=seed)
+        return summarize(self.samples, seed=self.seed if seed is None else seed)
 
     def to_point(self, x: Optional[float] = None, label: Optional[str] = None,
-                 per_call_bytes: Optional[int] = None, *, seed: int = 0) -> Point:
+                 per_call_bytes: Optional[int] = None, *, seed: Optional[int] = None) -> Point:
         """A ``models.Point`` with samples, warm-up kept apart, and statistics.
 
         Args:
@@ -71,8 +73,9 @@ class SampleResult:
             label: configuration name.
             per_call_bytes: bytes moved per call; when given the point's values are bytes/s
                 (``per_call_bytes / seconds``), otherwise seconds per call.
-            seed: bootstrap seed.
+            seed: bootstrap seed (default: the seed given to ``sample``).
         """
+        seed = self.seed if seed is None else seed
         def conv(v: list[float]) -> list[float]:
             if per_call_bytes is None:
                 return list(v)
@@ -102,8 +105,8 @@ def _resolution_ns() -> int:
 
 def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float = 1.0,
            max_samples: int = 2_000, warmup: Optional[int] = None, batch: Optional[int] = None,
-           deadline: Optional[float] = None, max_timer_error: float = MAX_TIMER_ERROR
-           ) -> SampleResult:
+           deadline: Optional[float] = None, max_timer_error: float = MAX_TIMER_ERROR,
+           seed: int = 0) -> SampleResult:
     """Time ``fn()`` repeatedly; see the module docstring for the procedure.
 
     Args:
@@ -117,6 +120,7 @@ def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float
         batch: calls per sample; None -> calibrate.
         deadline: ``time.monotonic()`` value after which no new sample starts (shared budget).
         max_timer_error: fraction of a sample the timer may contribute.
+        seed: bootstrap seed used by ``SampleResult.stats`` / ``to_point`` unless they get one.
 
     Returns:
         ``SampleResult`` (seconds per call).
@@ -191,4 +195,4 @@ def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float
     steady = ordered[max(k, steady_start):]
     return SampleResult(samples=steady, warmup=warm, first_call_s=first, batch=batch,
                         calibration=calibration, timer_overhead_s=over * 1e-9, calls=calls,
-                        elapsed_s=time.monotonic() - t_start, truncated=truncated)
+                        elapsed_s=time.monotonic() - t_start, truncated=truncated, seed=seed)
