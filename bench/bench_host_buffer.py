@@ -44,7 +44,8 @@ def run(quick: bool, record: Path | None) -> None:
             if any(t in k for t in ("inflation", "speedup", "fault_s_per_gib", "nt_threshold",
                                     "cliff", ".value", "skipped")) or (
                     k.startswith("gain.") and k.count(".") == 1):
-                shown = f"{v / 1e9:.2f} GB/s" if k.endswith(".value") else v
+                bw = k.endswith(".value") and ev.values.get(k[:-6] + ".unit") == "bytes/s"
+                shown = f"{v / 1e9:.2f} GB/s" if bw else v
                 print(f"  {ev.id:22s} {k:45s} {shown}")
     for f in advice.findings:
         print(f"  finding {f.id} ({f.severity}): {f.message}")
@@ -59,11 +60,39 @@ def run(quick: bool, record: Path | None) -> None:
         print(f"  recorded {path}", file=sys.stderr)
 
 
+def record_sweep(folder: Path) -> None:
+    """Only the memcpy sweep (default sizes), written as ``sweep-{cliff,no-cliff}-<host>.json``."""
+    from advisor_host_buffer import measure as M
+
+    facts = detect(opencl=False)
+    tun = M.tunables_evidence()
+    ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 120, quick=False)
+    t0 = time.monotonic()
+    ev = M.memcpy_sweep(ctx, tun, M.Budget(ctx))
+    print(f"== memcpy sweep: {time.monotonic() - t0:.1f} s, load {os.getloadavg()[0]:.2f}, "
+          f"GLIBC_TUNABLES={os.environ.get('GLIBC_TUNABLES', '')!r}")
+    for s in ev.series:
+        print(f"  {s.name:8s} " + " ".join(
+            f"{int(p.x) >> 20}M:{p.stats.median / 1e9:.1f}" for p in s.points))
+    recs = [r.id for r in HostBufferProbe().recommend([tun, ev], facts).recommendations]
+    print(f"  advice: {recs}")
+    name = "sweep-cliff-kvm.json" if "cliff.start_bytes" in ev.values else "sweep-no-cliff-kvm.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(json.dumps({
+        "facts": facts.model_dump(mode="json"),
+        "evidence": [tun.model_dump(mode="json"), ev.model_dump(mode="json")]}, indent=1) + "\n")
+    print(f"  recorded {folder / name}", file=sys.stderr)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="only the quick probe")
     ap.add_argument("--record", type=Path, help="write evidence JSON into this folder")
+    ap.add_argument("--record-sweep", type=Path, help="only record the memcpy sweep there")
     a = ap.parse_args()
+    if a.record_sweep:
+        record_sweep(a.record_sweep)
+        return
     if not a.quick:
         run(False, a.record)
     run(True, a.record)

@@ -45,6 +45,8 @@ MiB = 1 << 20
 GiB = 1 << 30
 #: the size of the issue's numpy and PoCL measurements (256 MiB)
 DEFAULT_NBYTES = 256 * MiB
+#: --quick: half of it (still above the non-temporal threshold glibc picks on the build machine)
+QUICK_NBYTES = 128 * MiB
 SWEEP_SIZES = [1 << k for k in range(20, 30)]  # 1 MiB .. 512 MiB
 QUICK_SWEEP_SIZES = [1 << k for k in range(22, 29)]  # 4 MiB .. 256 MiB
 #: the sweep's largest buffers (two of them) stay below this fraction of physical memory
@@ -121,7 +123,7 @@ class Budget:
 
 def _sampler(ctx: MeasureContext, quick: bool) -> Callable[[Callable[[], Any]], Any]:
     return lambda fn: sample(fn, min_samples=5 if quick else 7,
-                             max_time_s=0.25 if quick else 0.6, deadline=ctx.deadline)
+                             max_time_s=0.15 if quick else 0.6, deadline=ctx.deadline)
 
 
 def _thp(facts: Facts) -> Optional[str]:
@@ -291,7 +293,13 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
         runs["tuned"] = []
         # interleave B A B ... after the first A, while the budget allows (3 runs at least)
         order = ["tuned", "default", "tuned"] if ctx.quick else ["tuned", "default", "tuned", "default"]
+        # the sweep may use half of what is left, so the later stages still run
+        sweep_end = time.monotonic() + ctx.remaining_s() / 2
         for k, cfg in enumerate(order):
+            if time.monotonic() + one_run_s * 1.5 > sweep_end and len(runs["tuned"]) >= 1 \
+                    and len(runs["default"]) >= 1:
+                budget.skipped.append(f"memcpy-sweep run {k + 2}")
+                break
             if not budget.ok(f"memcpy-sweep run {k + 2}", one_run_s * 1.5 + 1):
                 break
             runs[cfg].append(_sweep_run(sizes, env_tuned if cfg == "tuned" else None, ctx.quick,
@@ -445,19 +453,21 @@ def run_all(ctx: MeasureContext, tun: Evidence) -> list[Evidence]:
     """All stages in order within ``ctx.deadline``; returns the evidence gathered."""
     budget = Budget(ctx)
     facts = ctx.facts
-    nbytes = int(ctx.options.get("nbytes", 0)) or DEFAULT_NBYTES
+    nbytes = int(ctx.options.get("nbytes", 0)) or (QUICK_NBYTES if ctx.quick else DEFAULT_NBYTES)
     if facts.memory.total_bytes:
         nbytes = min(nbytes, facts.memory.total_bytes // MEMORY_FRACTION)
     out: list[Evidence] = []
+    # order = priority when the budget is short: the hygiene figure, then the sweep (the one
+    # env advice), then OpenCL, first touch, malloc and NUMA
     stages: list[tuple[str, float, Callable[[], Optional[Evidence]]]] = [
         ("zero-page-memcpy", 3.0, lambda: zero_page_memcpy(ctx, nbytes)),
-        ("first-touch", 3.0, lambda: first_touch(ctx, nbytes)),
+        ("memcpy-sweep", 5.0, lambda: memcpy_sweep(ctx, tun, budget)),
     ]
     from .ocl import platforms
 
     if platforms():
         stages.append(("zero-page-opencl", 5.0, lambda: opencl(ctx, nbytes)))
-    stages.append(("memcpy-sweep", 5.0, lambda: memcpy_sweep(ctx, tun, budget)))
+    stages.append(("first-touch", 3.0, lambda: first_touch(ctx, nbytes)))
     g = A.glibc_at_least(facts, "2.35")
     if _thp(facts) == "madvise" and g is not False and tun.values.get("list_tunables_available"):
         stages.append(("malloc-hugetlb", 4.0, lambda: malloc_hugetlb(ctx, budget)))
