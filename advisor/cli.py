@@ -219,7 +219,11 @@ def emit(
     """Print the profile's settings in a format sites load (env, csh, fish, lmod, tcl, ...)."""
     from advisor.plugins import collect, make_plugin_manager
 
-    reg = collect(make_plugin_manager())
+    # The core's formats need no plugin: skip importing every plugin (start-up time) unless the
+    # format is not a core one or the list of all formats is asked for.
+    reg = collect(make_plugin_manager(entry_points=False))
+    if list_ or format not in reg.emitters:
+        reg = collect(make_plugin_manager())
     if list_:
         width = max((len(n) for n in reg.emitters), default=4)
         _out("".join(f"{n:<{width}}  {e.description}\n" for n, e in sorted(reg.emitters.items())))
