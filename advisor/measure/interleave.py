@@ -89,9 +89,9 @@ def interleave(configs: Sequence[Hashable], run_one: Callable[[Hashable, int], R
         run_one: ``run_one(config, round) -> samples`` (a list of floats, or one float); it
             should start an independent process (``run_python`` / ``run_mpi``).
         repeats: planned rounds (>= 1).
-        deadline: ``time.monotonic()`` value; no new round starts after it (the first round
-            always runs).  A round that starts is finished, so every configuration has the same
-            number of runs.
+        deadline: ``time.monotonic()`` value; a round starts only when the mean duration of the
+            rounds so far says it ends before the deadline (the first round always runs).  A
+            round that starts is finished, so every configuration has the same number of runs.
         disagree_factor: repeats of a configuration whose medians differ by more than this
             factor (max/min) trigger extra rounds.
         max_extra_rounds: bound on extra rounds.
@@ -113,6 +113,7 @@ def interleave(configs: Sequence[Hashable], run_one: Callable[[Hashable, int], R
     result = InterleaveResult(runs={c: [] for c in configs})
     planned = repeats
     rnd = 0
+    round_s = 0.0  # total seconds of the rounds run so far
 
     def spread(c: Hashable) -> float:
         meds = [m for m in result.run_medians(c) if m > 0]
@@ -126,15 +127,19 @@ def interleave(configs: Sequence[Hashable], run_one: Callable[[Hashable, int], R
                 result.extra_rounds += 1
             else:
                 break
-        if rnd > 0 and deadline is not None and time.monotonic() >= deadline:
+        if rnd > 0 and deadline is not None and (
+                time.monotonic() + round_s / rnd > deadline):
+            # the next round would not end before the deadline (mean round time so far)
             result.truncated = rnd < planned
             break
+        t_round = time.monotonic()
         for i, c in enumerate(configs):
             if progress is not None:
                 frac = (rnd * len(configs) + i) / (planned * len(configs))
                 progress(f"round {rnd + 1}/{planned}: {c}", min(1.0, frac))
             result.runs[c].append(_as_run(run_one(c, rnd)))
             result.order.append((c, rnd))
+        round_s += time.monotonic() - t_round
         rnd += 1
     result.rounds = rnd
     result.disagreement = {c: spread(c) for c in configs}

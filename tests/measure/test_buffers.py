@@ -55,7 +55,8 @@ def test_random_fill_touches_every_page_with_nonzero_unique_data():
 
 
 def test_harness_never_hands_out_untouched_buffers_unless_asked():
-    """Default buffers and the copy ceiling's buffers are written; only fill='untouched' is not.
+    """Default buffers are written (every page resident and private); only fill='untouched' is
+    not.
     np.zeros (calloc) is shown to be untouched: zero-filling by allocation is not touching."""
     n = 8 * MiB
     default = residency(host_buffer(n))

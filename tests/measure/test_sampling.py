@@ -65,6 +65,10 @@ def test_interleave_order_extra_rounds_and_deadline():
     assert slow.truncated and slow.rounds < 50
     with pytest.raises(ValueError):
         interleave([], lambda c, i: 1.0)
+    # repeats that always disagree: extra rounds stop at the budget, not at max_extra_rounds
+    flip = interleave(["A"], lambda c, i: (time.sleep(0.05), [1.0 + 9 * (i % 2)])[1],
+                      repeats=2, max_extra_rounds=100, deadline=time.monotonic() + 0.4)
+    assert flip.truncated and 2 <= flip.rounds < 10 and flip.disagreement["A"] == 10.0
 
 
 CODE = """
