@@ -32,6 +32,7 @@ from advisor.models import Evidence, Facts, Point, Series, Stats
 #: Evidence ids of this plugin.
 EV_ZERO_MEMCPY = "zero-page-memcpy"
 EV_ZERO_OPENCL = "zero-page-opencl"
+EV_ZERO_CUDA = "zero-page-cuda"
 EV_FIRST_TOUCH = "first-touch"
 EV_FIRST_USE = "first-use-runs"
 EV_SWEEP = "memcpy-sweep"

@@ -7,7 +7,8 @@ Stages, each skipped (and recorded as skipped) when the budget left is short:
    inflation untouched/random with its bootstrap CI; the random point is this run's copy ceiling.
 2. ``first-touch``: allocate + first touch + free of a buffer with MADV_NOHUGEPAGE vs
    MADV_HUGEPAGE; page-fault cost per GiB (first use minus a plain rewrite) and the speed-up.
-3. ``zero-page-opencl``: OpenCL transfers (see :mod:`advisor_host_buffer.ocl`).
+3. ``zero-page-opencl``: OpenCL transfers (see :mod:`advisor_host_buffer.ocl`); on a CUDA
+   machine with CuPy also ``zero-page-cuda`` (see :mod:`advisor_host_buffer.gpu`).
 4. ``memcpy-sweep``: memcpy across sizes in fresh processes, current GLIBC_TUNABLES vs a tuned
    ``glibc.cpu.x86_non_temporal_threshold`` chosen from the measured cliff (only when there is a
    cliff), runs interleaved A B A B; per-size comparison with an A/A noise floor.
@@ -252,6 +253,33 @@ def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
     return A.label_artefacts(ev, ceiling)
 
 
+def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
+    """Stage 3b: CuPy transfers on a CUDA device, labelled against this run's copy ceiling."""
+    from advisor.measure.ceiling import copy_ceiling
+
+    from .gpu import measure_cupy
+
+    series, info = measure_cupy(nbytes, _sampler(ctx, ctx.quick), seed=ctx.seed)
+    ceiling = copy_ceiling(nbytes, min_samples=5, max_time_s=0.3, deadline=ctx.deadline,
+                           seed=ctx.seed)
+    h2d = series[0]
+    u, r = A.find_point(h2d, A.UNTOUCHED), A.find_point(h2d, A.RANDOM)
+    c = compare(r.samples, u.samples, higher_is_better=True, seed=ctx.seed)
+    ev = Evidence(
+        id=A.EV_ZERO_CUDA,
+        description="CuPy ndarray.set / get (synchronised) from untouched / random-filled "
+                    "pageable and pinned (cudaHostAlloc) host memory",
+        series=series,
+        conditions=conditions(thp_enabled=_thp(ctx.facts), buffer_kind="pageable",
+                              buffer_fill="random", align_bytes=64,
+                              notes={"cuda_device": info["device"]}),
+        values={"nbytes": nbytes, **info, "ceiling_bytes_per_s": ceiling.median,
+                "h2d.inflation": c.ratio, "h2d.inflation_ci_low": c.ci_low,
+                "h2d.inflation_ci_high": c.ci_high},
+    )
+    return A.label_artefacts(ev, ceiling)
+
+
 def _sweep_run(sizes: list[int], env: Optional[dict[str, str]], quick: bool, seed: int,
                timeout_s: float) -> list[Point]:
     req = {"task": "sweep", "sizes_bytes": sizes, "min_samples": 3 if quick else 4,
@@ -279,6 +307,9 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     if current is not None:
         values["nt_threshold.default_bytes"] = current
     env_tuned = None
+    if cliff is not None and tun.values.get("list_tunables_available") and current is None:
+        values["nt_threshold.unsupported"] = True  # this glibc/arch lists no such tunable
+        cliff = None
     if cliff is not None:
         values.update({"cliff.start_bytes": cliff.start_bytes, "cliff.end_bytes": cliff.end_bytes,
                        "cliff.depth": cliff.depth})
@@ -437,12 +468,15 @@ def reference(evidence: list[Evidence]) -> Optional[Evidence]:
     z = A.find_evidence(evidence, A.EV_ZERO_MEMCPY)
     if z is not None:
         add(f"memcpy_{int(z.values['nbytes'])}", A.find_point(z.series[0], A.RANDOM))
-    o = A.find_evidence(evidence, A.EV_ZERO_OPENCL)
-    if o is not None:
+    for ev_id, api in ((A.EV_ZERO_OPENCL, "opencl"), (A.EV_ZERO_CUDA, "cuda")):
+        o = A.find_evidence(evidence, ev_id)
+        if o is None:
+            continue
         for d in ("h2d", "d2h"):
             s = A.find_series(o, d)
             for label in (A.RANDOM, "pinned"):
-                add(f"opencl_{d}_{label}_{int(o.values['nbytes'])}", A.find_point(s, label) if s else None)
+                add(f"{api}_{d}_{label}_{int(o.values['nbytes'])}",
+                    A.find_point(s, label) if s else None)
     if not values:
         return None
     return Evidence(id=A.EV_REFERENCE, description="reference bandwidths of this machine "
@@ -467,6 +501,11 @@ def run_all(ctx: MeasureContext, tun: Evidence) -> list[Evidence]:
 
     if platforms():
         stages.append(("zero-page-opencl", 5.0, lambda: opencl(ctx, nbytes)))
+    if facts.cuda:
+        from .gpu import cupy_available
+
+        if cupy_available():
+            stages.append(("zero-page-cuda", 5.0, lambda: cuda(ctx, nbytes)))
     stages.append(("first-touch", 3.0, lambda: first_touch(ctx, nbytes)))
     g = A.glibc_at_least(facts, "2.35")
     if _thp(facts) == "madvise" and g is not False and tun.values.get("list_tunables_available"):

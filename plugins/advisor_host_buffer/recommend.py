@@ -86,15 +86,15 @@ def recommend(evidence: Sequence[Evidence], facts: Facts, *, noise_floor: float 
 
 
 def _zero_page(ev: list[Evidence], findings: list[Finding]) -> None:
-    for ev_id, what in ((A.EV_ZERO_MEMCPY, "memcpy"), (A.EV_ZERO_OPENCL, "OpenCL host-to-device")):
+    for ev_id, what, suffix in ((A.EV_ZERO_MEMCPY, "memcpy", ""),
+                                (A.EV_ZERO_OPENCL, "OpenCL host-to-device", "-opencl"),
+                                (A.EV_ZERO_CUDA, "CUDA host-to-device", "-cuda")):
         e = A.find_evidence(ev, ev_id)
         if e is None:
             continue
-        series = "h2d" if ev_id == A.EV_ZERO_OPENCL else None
-        inf = A.zero_page_inflation(e, series)
+        inf = A.zero_page_inflation(e, None if ev_id == A.EV_ZERO_MEMCPY else "h2d")
         if inf is None:
             continue
-        suffix = "" if ev_id == A.EV_ZERO_MEMCPY else "-opencl"
         if inf.significant():
             findings.append(Finding(
                 id=f"zero-page-inflation{suffix}",
@@ -119,7 +119,12 @@ def _zero_page(ev: list[Evidence], findings: list[Finding]) -> None:
                 ),
                 evidence=[ev_id],
             ))
-    e = A.find_evidence(ev, A.EV_ZERO_OPENCL)
+    for ev_id, api in ((A.EV_ZERO_OPENCL, "opencl"), (A.EV_ZERO_CUDA, "cuda")):
+        _transfers(ev, ev_id, api, findings)
+
+
+def _transfers(ev: list[Evidence], ev_id: str, api: str, findings: list[Finding]) -> None:
+    e = A.find_evidence(ev, ev_id)
     if e is not None:
         parts = []
         for direction in ("h2d", "d2h"):
@@ -133,10 +138,11 @@ def _zero_page(ev: list[Evidence], findings: list[Finding]) -> None:
                     parts.append(f"{direction} {p.label} {A.fmt_bw(m)}{tag}")
         if parts:
             findings.append(Finding(
-                id="opencl-transfer-bandwidth",
+                id=f"{api}-transfer-bandwidth",
                 severity="info",
-                message="OpenCL transfers from initialised host memory: " + "; ".join(parts),
-                evidence=[A.EV_ZERO_OPENCL],
+                message=f"{'OpenCL' if api == 'opencl' else 'CUDA'} transfers from initialised "
+                        "host memory: " + "; ".join(parts),
+                evidence=[ev_id],
             ))
 
 
@@ -296,9 +302,11 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
         f"{cliff.depth:.2f}x slower than larger ones ({A.fmt_bw(cliff.plateau_bps)})"
     )
     if tuned is None or gain is None or not gain.helps or gain.best is None:
-        why = "no tuned run" if tuned is None or gain is None else (
+        why = ("this glibc has no glibc.cpu.x86_non_temporal_threshold"
+               if e.values.get("nt_threshold.unsupported") else
+               "no tuned run" if tuned is None or gain is None else (
             f"the tuned threshold lost at {A.fmt_bytes(gain.worst_loss)}" if gain.worst_loss
-            else "the tuned threshold gave no gain beyond the noise floor")
+            else "the tuned threshold gave no gain beyond the noise floor"))
         findings.append(Finding(
             id="memcpy-cliff", severity="info",
             message=f"memcpy cliff: {cliff_txt}; {why}, so no tunable is advised",
