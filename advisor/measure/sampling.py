@@ -157,7 +157,6 @@ def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float
     if batch is None:
         target_ns = (over + _resolution_ns()) / max_timer_error
         batch = 1
-        last = ordered[0] * 1e9
         # the first call may be the slow one: calibrate on fresh calls
         while not out_of_time():
             v = timed(batch)
