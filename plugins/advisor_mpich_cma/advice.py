@@ -501,7 +501,8 @@ def _threshold_advice(sweeps: Sequence[Evidence], lib: Library, facts: Facts,
     elif not any_win:
         findings.append(Finding(
             id="cma-slower", severity="warning", evidence=ids,
-            message="CMA never wins here and loses at some sizes. " + table))
+            message="CMA never wins on both latency and bandwidth at once here, and loses at some "
+                    "sizes. " + table))
         if _library_uses_cma_by_default(lib, facts) and loss_in_use:
             recs.append(Recommendation(
                 id="cma-disable", title="Disable CMA: it is slower than the POSIX path here",

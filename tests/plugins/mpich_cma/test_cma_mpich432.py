@@ -70,9 +70,9 @@ a = p.check(f)
 out = {"usable": a.usable, "reason": a.reason,
        "library": [e.values for e in a.evidence if e.id == A.LIBRARY][0]}
 if a.usable and "measure" in sys.argv:
-    ctx = MeasureContext(facts=f, deadline=time.monotonic() + 40, quick=True,
-                         options={"sizes": "16384,262144,1048576", "repeats": "2",
-                                  "target_s": "0.02"})
+    ctx = MeasureContext(facts=f, deadline=time.monotonic() + 20, quick=True,
+                         options={"sizes": "262144,1048576", "repeats": "3",
+                                  "target_s": "0.01"})
     ev = p.measure(ctx)
     adv = p.recommend(a.evidence + ev, f)
     sweep = [e for e in ev if e.id.startswith(A.SWEEP)][0]

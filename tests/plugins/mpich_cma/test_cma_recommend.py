@@ -1,0 +1,166 @@
+"""The pure recommend() on evidence recorded on the build machine (2 cores, MPICH 5.0.2 and 4.3.2
+wheels, ``advisor_mpich_cma`` sweeps; see tests/data/mpich_cma/README.md)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from cma_support import all_settings, env_lines, load_evidence
+
+from advisor.models import Evidence, Facts
+from advisor_mpich_cma import advice as A
+from advisor_mpich_cma import knobs as K
+
+FACTS_5 = Facts.model_validate({"mpi": {"implementation": "mpich", "flavour": "upstream",
+                                        "version": "5.0.2"}})
+FACTS_43 = Facts.model_validate({"mpi": {"implementation": "mpich", "flavour": "upstream",
+                                         "version": "4.3.2"}})
+
+
+def _hand_runs(ev: Evidence, metric: str, config: str, n: int) -> list[float]:
+    """Per-launch medians at size n, by hand (numpy only, not the plugin's code)."""
+    return [float(np.median(p.samples)) for s in ev.series if s.name == f"{metric}:{config}"
+            for p in s.points if p.x == n and p.samples]
+
+
+def _hand_verdict(ev: Evidence, n: int) -> tuple[bool, bool]:
+    """Does CMA win at size n, by hand?  Keep the better half of the launches of each
+    configuration, floor = their max/min - 1 (A/A), and ask that the ratio of the medians of the
+    kept runs' medians exceed 1 + floor on latency and on bandwidth.  Returns (lat, bw)."""
+    wins = []
+    for metric, hib in ((A.LAT, False), (A.BW, True)):
+        res = {}
+        for config in (A.ON, A.OFF):
+            meds = sorted(_hand_runs(ev, metric, config, n), reverse=hib)
+            kept = meds[:max(2, math.ceil(len(meds) / 2))]
+            res[config] = (float(np.median(kept)), max(kept) / min(kept) - 1)
+        floor = max(res[A.ON][1], res[A.OFF][1])
+        ratio = (res[A.ON][0] / res[A.OFF][0]) if hib else (res[A.OFF][0] / res[A.ON][0])
+        wins.append(ratio > 1 + floor)
+    return wins[0], wins[1]
+
+
+def test_threshold_on_recorded_5_0_2_is_hand_checkable():
+    evidence = load_evidence("sweep-5.0.2")
+    adv = A.recommend(evidence, FACTS_5)
+    rec = [r for r in adv.recommendations if r.id == "cma-threshold"]
+    assert rec, [f.message for f in adv.findings]
+    thr = dict(all_settings(adv))[K.CMA_THRESHOLD]
+    assert isinstance(thr, int)
+    sweep = [e for e in evidence if e.id == A.SWEEP][0]
+    sizes = sorted({int(p.x) for s in sweep.series for p in s.points})
+    # by hand: CMA wins on both at the threshold, and does not at the size just below it
+    assert _hand_verdict(sweep, thr) == (True, True)
+    below = [n for n in sizes if n < thr]
+    if below:
+        assert _hand_verdict(sweep, below[-1]) != (True, True)
+    # the CI and the evidence travel with the recommendation
+    assert "95 % CI" in rec[0].rationale and A.SWEEP in rec[0].evidence
+    setting = [s for s in rec[0].settings if s.name == K.CMA_THRESHOLD][0]
+    assert setting.default == 8192 and setting.unit == "bytes"
+    assert rec[0].confidence in ("medium", "high")
+
+
+def test_threshold_rule_on_recorded_verdicts():
+    sweep = [e for e in load_evidence("sweep-5.0.2") if e.id == A.SWEEP][0]
+    vs = A.analyse_sweep(sweep)
+    t = A.threshold_from(vs)
+    # CMA loses below 8 KiB here (the POSIX path's 8192-byte cell), as OSU 7.2 showed
+    assert all(v.loses for v in vs if v.nbytes < 8192)
+    above = [v for v in vs if v.nbytes >= t.nbytes]
+    assert above[0].wins and not any(v.loses for v in above)
+    # the win is large in the middle (the issue measured 3-4x at 64-512 KiB with OSU)
+    mid = [v for v in vs if 65536 <= v.nbytes <= 524288]
+    assert all(v.lat_ratio > 1.5 for v in mid)
+
+
+def test_recommend_is_pure_and_deterministic():
+    evidence = load_evidence("sweep-5.0.2")
+    a = A.recommend(evidence, FACTS_5)
+    b = A.recommend(list(reversed(evidence)), FACTS_5)
+    assert a == b
+
+
+def test_default_threshold_confirmed_is_not_emitted_as_a_change():
+    evidence = load_evidence("sweep-5.0.2")
+    adv = A.recommend(evidence, FACTS_5)
+    thr = dict(all_settings(adv))[K.CMA_THRESHOLD]
+    lib = [e for e in evidence if e.id == A.LIBRARY][0]
+    if thr == lib.values["threshold_default_bytes"]:
+        assert env_lines(adv) == []  # the defaults are right: nothing to set
+    else:
+        assert env_lines(adv) == [f"{K.CMA_THRESHOLD}={thr}"]
+
+
+def test_same_sweep_on_4_3_needs_an_explicit_enable():
+    """With CMA off by default (4.3), the same measured win needs the enable as well."""
+    evidence = [e for e in load_evidence("sweep-5.0.2") if e.id != A.LIBRARY]
+    adv = A.recommend(evidence, FACTS_43)
+    settings = dict(all_settings(adv))
+    assert settings[K.CMA_ENABLE] == 1
+    assert f"{K.CMA_ENABLE}=1" in env_lines(adv)
+
+
+def test_recorded_4_3_2_advice_matches_its_measurement():
+    evidence = load_evidence("sweep-4.3.2")
+    lib = [e for e in evidence if e.id == A.LIBRARY][0].values
+    assert (lib["cma_enable_default"], lib["threshold_default_bytes"]) == (0, 16384)
+    assert lib["defaults_source"] == "mpivars"
+    adv = A.recommend(evidence, FACTS_43)
+    sweep = [e for e in evidence if e.id == A.SWEEP][0]
+    t = A.threshold_from(A.analyse_sweep(sweep))
+    if t.nbytes is None:
+        assert f"{K.CMA_ENABLE}=1" not in env_lines(adv)
+        assert {f.id for f in adv.findings} & {"cma-no-effect", "cma-slower", "cma-no-threshold"}
+    else:
+        assert dict(all_settings(adv))[K.CMA_THRESHOLD] == t.nbytes
+
+
+def test_recorded_seccomp_failure_gives_explicit_disable():
+    smoke = load_evidence("smoke-seccomp-5.0.2")
+    lib = [e for e in load_evidence("sweep-5.0.2") if e.id in (A.LIBRARY, A.SIBLING)]
+    adv = A.recommend(lib + smoke, FACTS_5)
+    assert env_lines(adv) == [f"{K.CMA_ENABLE}=0"]
+    blocked = [f for f in adv.findings if f.id == "cma-blocked"][0]
+    assert "seccomp" in blocked.message and blocked.severity == "error"
+    assert "MPIR_CVAR_CH4_CMA_ENABLE=0" in blocked.remedy
+    rec = adv.recommendations[0]
+    assert rec.confidence == "high" and rec.settings[0].default == 1
+
+
+def test_no_effect_is_reported_not_recommended():
+    """Identical on/off runs (the 'off' runs relabelled as 'on'): no measurable effect."""
+    sweep = [e for e in load_evidence("sweep-5.0.2") if e.id == A.SWEEP][0]
+    off = [s for s in sweep.series if s.name.endswith(A.OFF)]
+    same = sweep.model_copy(update={"series": off + [
+        s.model_copy(update={"name": s.name.replace(A.OFF, A.ON)}) for s in off]})
+    sib = [e for e in load_evidence("sweep-5.0.2") if e.id == A.SIBLING]
+    adv = A.recommend(sib + [same], FACTS_43)
+    assert env_lines(adv) == []
+    assert any(f.id == "cma-no-effect" for f in adv.findings)
+
+
+@pytest.mark.parametrize("value,ok", [("8192", True), ("8K", False), ("-1", False), ("0x2000", False)])
+def test_lint_threshold_is_plain_integer_bytes(value, ok):
+    found = A.lint_env({K.CMA_THRESHOLD: value}, FACTS_5)
+    assert (found == []) is ok
+
+
+def test_knob_records_are_complete():
+    from advisor.plugins import collect, make_plugin_manager
+    from advisor_mpich_cma import plugin
+
+    reg = collect(make_plugin_manager(entry_points=False, plugins=[("mpich-cma", plugin)]))
+    names = {k.name for k in reg.knobs}
+    assert {K.CMA_ENABLE, K.CMA_THRESHOLD, K.CRAY_MODE, K.CRAY_SIZE, K.CRAY_GPU} <= names
+    for k in reg.knobs:
+        assert k.source and k.type
+        if k.name.startswith("MPIR_CVAR_"):
+            base = k.name[len("MPIR_CVAR_"):]
+            assert set(k.aliases) == {f"MPICH_{base}", f"MPIR_PARAM_{base}"}
+    enable = K.knob(K.CMA_ENABLE)
+    assert (enable.default_for("4.3.2"), enable.default_for("5.0.2")) == (0, 1)
+    assert not enable.valid_for("4.2.0")
+    assert "mpich-cma" in reg.probes and "mpich-cma" in reg.fact_detectors
