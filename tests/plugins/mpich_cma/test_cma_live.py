@@ -189,3 +189,23 @@ def test_quick_measure_produces_a_sweep_with_buffer_kind():
         for s in r.settings:
             assert s.name in (K.CMA_ENABLE, K.CMA_THRESHOLD)
             assert isinstance(s.value, int)
+
+
+def test_mpi_ranks_in_separate_user_namespaces_fail_with_userns_cause():
+    """Each rank in its own user namespace: MPICH 5 keeps CMA on (it only checks Yama) and the
+    job dies with errno 1; the cause is the user namespaces, not Yama or seccomp."""
+    mpiexec = tool("mpiexec")
+    unshare = shutil.which("unshare")
+    if not unshare:
+        pytest.skip("unshare (util-linux) not installed")
+    probe = sibling_probe(wrap_reader=[unshare, "--user"])
+    if probe["result"] == "error":
+        pytest.skip(f"unprivileged user namespaces not available here: {probe.get('error')}")
+    ev = smoke_evidence("upstream", 8192, launcher=[mpiexec, "-n", "2", unshare, "--user"],
+                        timeout_s=60)
+    v = ev.values
+    assert v["ok"] is False and v["errno"] == errno.EPERM, v
+    assert v["rank_user_ns_distinct"] is True
+    facts = Facts.model_validate({"mpi": {"implementation": "mpich", "version": "5.0.2"}})
+    use = A.usability([A.Evidence(id=A.SIBLING, values={"result": "ok", "errno": 0}), ev], facts)
+    assert not use.usable and use.causes[0].code == "user-namespace"
