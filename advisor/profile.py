@@ -147,6 +147,28 @@ def profile_to_toml(profile) -> str:
     return tomli_w.dumps(data)
 
 
+def _remove_stale_temporaries(path: Path) -> None:
+    """Delete ``.<name>.*.tmp`` files beside ``path`` left by a writer that was killed (SIGKILL,
+    OOM, node reboot) between creating and renaming its temporary file.  Called with the lock
+    held: every writer creates its temporary only under the lock, so any present now is stale."""
+    import glob
+    import re
+
+    # exactly what mkstemp below makes: 8 characters of tempfile's alphabet between the dots,
+    # so the temporaries of another target (``name.bak``) in the same directory are left alone
+    mine = re.compile(re.escape(f".{path.name}.") + r"[a-z0-9_]{8}\.tmp")
+    try:
+        for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+            if not mine.fullmatch(stale.name):
+                continue
+            try:
+                stale.unlink()
+            except OSError:
+                pass
+    except OSError:
+        pass
+
+
 def atomic_write_text(path: Path | str, text: str) -> None:
     """Write ``text`` to ``path`` atomically under a lock; the old file stays on any failure.
 
@@ -164,6 +186,7 @@ def atomic_write_text(path: Path | str, text: str) -> None:
     lock = FileLock(str(path) + ".lock")
     try:
         with lock.acquire(timeout=60):
+            _remove_stale_temporaries(path)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             try:
                 with os.fdopen(fd, "wb") as fh:
