@@ -336,6 +336,17 @@ def _table(vs: Sequence[SizeVerdict]) -> str:
         f"{v.bw_verdict}" for v in vs)
 
 
+def _around(per_pair, thr: int) -> str:
+    """Ratios with CI at the threshold and at the size just below it, per pair."""
+    out = []
+    for ev, t in per_pair:
+        vs = list(t.verdicts)
+        at = [v for v in vs if v.nbytes == thr] or [v for v in vs if v.nbytes >= thr][:1]
+        below = [v for v in vs if v.nbytes < thr][-1:]
+        out.append(f"{ev.id}: " + _table(below + at))
+    return "Measured (ratio > 1: CMA better, 95 % CI): " + " | ".join(out)
+
+
 # --------------------------------------------------------------------------- advice
 
 
@@ -485,7 +496,11 @@ def _threshold_advice(sweeps: Sequence[Evidence], lib: Library, facts: Facts,
                           "is worse at no larger size (some are indistinguishable)")
                        + f"; it replaces the "
                        f"default {default_name}={lib.threshold_default} (from "
-                       f"{lib.defaults_source}). Per size (ratio > 1: CMA better): {table}")))
+                       f"{lib.defaults_source}). " + _around(per_pair, thr))))
+        findings.append(Finding(id="cma-sweep-summary", severity="info", evidence=ids,
+                                message="CMA on vs off per message size (ratio > 1: CMA "
+                                        "better; 95 % CI; verdict against the noise floor): "
+                                        + table))
         return recs, findings
     any_win = any(t.any_win for _, t in per_pair)
     any_loss = any(t.any_loss for _, t in per_pair)
