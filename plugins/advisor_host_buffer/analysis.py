@@ -46,7 +46,7 @@ UNTOUCHED, ZEROS, RANDOM = "untouched", "zeros", "random"
 
 #: clpeak labels a transfer rate above 3x the measured real peak as zero-copy, not a bandwidth
 #: (background.md section 2); the harness keeps that factor.
-from advisor.measure.ceiling import CLPEAK_FACTOR as CLPEAK_CEILING_FACTOR  # noqa: E402
+from advisor.measure import CLPEAK_FACTOR as CLPEAK_CEILING_FACTOR  # noqa: E402
 
 #: Unit of bandwidth series.
 BPS = "bytes/s"
@@ -174,7 +174,7 @@ def label_artefacts(
       statistics (clpeak's zero-copy rule via ``advisor.measure.ceiling.plausibility``).
     Existing labels are kept; ``ceiling`` None skips the second rule.
     """
-    from advisor.measure.ceiling import checked_point
+    from advisor.measure import checked_point
 
     out = []
     for s in ev.series:

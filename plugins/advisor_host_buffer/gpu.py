@@ -38,7 +38,7 @@ def measure_cupy(nbytes: int, sampler: Callable[[Callable[[], Any]], Any], *,
     import cupyx
     import numpy as np
 
-    from advisor.measure.buffers import host_buffer
+    from advisor.measure import host_buffer
 
     if not cupy_available():
         raise RuntimeError("no CUDA device")

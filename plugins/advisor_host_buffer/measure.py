@@ -32,11 +32,18 @@ import subprocess
 import time
 from typing import Any, Callable, Optional
 
-from advisor.measure.buffers import buffer_conditions, host_buffer
-from advisor.measure.conditions import conditions
-from advisor.measure.launch import child_env, run_python
-from advisor.measure.sampling import sample
-from advisor.measure.stats import compare, noise_floor_from_aa, summarize
+from advisor.measure import (
+    buffer_conditions,
+    compare,
+    conditions,
+    host_buffer,
+    interleave,
+    noise_floor_from_aa,
+    run_python,
+    sample,
+    summarize,
+)
+from advisor.measure.launch import child_env
 from advisor.models import Evidence, Facts, Point, Series
 from advisor.probe import MeasureContext
 
@@ -50,6 +57,9 @@ DEFAULT_NBYTES = 256 * MiB
 QUICK_NBYTES = 128 * MiB
 SWEEP_SIZES = [1 << k for k in range(20, 30)]  # 1 MiB .. 512 MiB
 QUICK_SWEEP_SIZES = [1 << k for k in range(22, 29)]  # 4 MiB .. 256 MiB
+#: Seconds this probe aims to spend (the project's budget for it on a 2-core machine: 30-60 s
+#: by default, 10-15 s with --quick); the runner's deadline wins when it is earlier.
+TARGET_S = {"default": 50.0, "quick": 13.0}
 #: the sweep's largest buffers (two of them) stay below this fraction of physical memory
 MEMORY_FRACTION = 16
 
@@ -128,7 +138,7 @@ def _sampler(ctx: MeasureContext, quick: bool) -> Callable[[Callable[[], Any]], 
 
 
 def _thp(facts: Facts) -> Optional[str]:
-    from advisor.measure.conditions import thp_mode
+    from advisor.measure import thp_mode
 
     return A.thp_mode(facts.memory.thp_enabled) or thp_mode()
 
@@ -225,7 +235,7 @@ def first_touch(ctx: MeasureContext, nbytes: int) -> Evidence:
 
 def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
     """Stage 3: OpenCL transfers, labelled against this run's copy ceiling."""
-    from advisor.measure.ceiling import copy_ceiling
+    from advisor.measure import copy_ceiling
 
     from .ocl import measure_opencl
 
@@ -255,7 +265,7 @@ def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
 
 def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
     """Stage 3b: CuPy transfers on a CUDA device, labelled against this run's copy ceiling."""
-    from advisor.measure.ceiling import copy_ceiling
+    from advisor.measure import copy_ceiling
 
     from .gpu import measure_cupy
 
@@ -321,20 +331,28 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
         eff = list_tunables(env=child_env(env_tuned)).get("glibc.cpu.x86_non_temporal_threshold", {})
         if isinstance(eff.get("value"), int):
             values["nt_threshold.tuned_effective_bytes"] = eff["value"]
-        runs["tuned"] = []
-        # interleave B A B ... after the first A, while the budget allows (3 runs at least)
-        order = ["tuned", "default", "tuned"] if ctx.quick else ["tuned", "default", "tuned", "default"]
-        # the sweep may use half of what is left, so the later stages still run
-        sweep_end = time.monotonic() + ctx.remaining_s() / 2
-        for k, cfg in enumerate(order):
-            if time.monotonic() + one_run_s * 1.5 > sweep_end and len(runs["tuned"]) >= 1 \
-                    and len(runs["default"]) >= 1:
-                budget.skipped.append(f"memcpy-sweep run {k + 2}")
-                break
-            if not budget.ok(f"memcpy-sweep run {k + 2}", one_run_s * 1.5 + 1):
-                break
-            runs[cfg].append(_sweep_run(sizes, env_tuned if cfg == "tuned" else None, ctx.quick,
-                                        ctx.seed + k + 1, timeout))
+        # A B A B in fresh processes (the first A is the run above), extra rounds while the
+        # repeats disagree at the cliff start; the sweep may use half of what is left
+        key = cliff.start_bytes
+        side: dict[str, list[list[Point]]] = {"default": [], "tuned": []}
+
+        def run_one(cfg: str, rnd: int) -> list[float]:
+            if cfg == "default" and rnd == 0:
+                pts = first
+            else:
+                pts = _sweep_run(sizes, env_tuned if cfg == "tuned" else None, ctx.quick,
+                                 ctx.seed + 2 * rnd + (cfg == "tuned"), timeout)
+            side[cfg].append(pts)
+            return next(p.samples for p in pts if int(p.x) == key)
+
+        il = interleave(["default", "tuned"], run_one, repeats=2,
+                        deadline=time.monotonic() + ctx.remaining_s() / 2,
+                        max_extra_rounds=0 if ctx.quick else 1)
+        runs = side
+        values.update({"interleave.rounds": il.rounds, "interleave.extra_rounds": il.extra_rounds,
+                       "interleave.truncated": il.truncated,
+                       "interleave.disagreement.default": il.disagreement["default"],
+                       "interleave.disagreement.tuned": il.disagreement["tuned"]})
     series = []
     pooled: dict[str, dict[int, list[float]]] = {}
     for cfg, rr in runs.items():
@@ -355,7 +373,8 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
             floors = {n: noise_floor_from_aa(v) for n, v in per_run.items() if len(v) >= 2}
             for n, f in floors.items():
                 values[f"aa_noise_floor.{n}"] = f
-            values["noise_floor"] = sorted(floors.values())[len(floors) // 2]
+            if "cliff.start_bytes" in values and int(values["cliff.start_bytes"]) in floors:
+                values["noise_floor"] = floors[int(values["cliff.start_bytes"])]
     if "tuned" in pooled and pooled["tuned"]:
         for n, tuned_s in pooled["tuned"].items():
             d = pooled["default"].get(n)
@@ -484,7 +503,13 @@ def reference(evidence: list[Evidence]) -> Optional[Evidence]:
 
 
 def run_all(ctx: MeasureContext, tun: Evidence) -> list[Evidence]:
-    """All stages in order within ``ctx.deadline``; returns the evidence gathered."""
+    """All stages in priority order within ``ctx.deadline`` and this probe's own target
+    (``TARGET_S``, or option ``budget_s``); returns the evidence gathered."""
+    import dataclasses
+
+    mode = "quick" if ctx.quick else "default"
+    target = float(ctx.options.get("budget_s", TARGET_S[mode]))
+    ctx = dataclasses.replace(ctx, deadline=min(ctx.deadline, time.monotonic() + target))
     budget = Budget(ctx)
     facts = ctx.facts
     nbytes = int(ctx.options.get("nbytes", 0)) or (QUICK_NBYTES if ctx.quick else DEFAULT_NBYTES)

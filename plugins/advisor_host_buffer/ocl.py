@@ -47,7 +47,7 @@ def measure_opencl(nbytes: int, sampler: Callable[[Callable[[], Any]], Any], *,
     import numpy as np
     import pyopencl as cl
 
-    from advisor.measure.buffers import host_buffer
+    from advisor.measure import host_buffer
 
     plats = [p for p in cl.get_platforms() if p.get_devices()]
     if not plats:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from advisor.measure.stats import classify_series
+from advisor.measure import classify_series
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
 from . import analysis as A
@@ -286,7 +286,9 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
     d = A.find_series(e, "default")
     if d is None:
         return
-    cliff = A.find_cliff(A.sweep_points(d), noise_floor=nf)
+    # the cliff is only a candidate (CIs decide); the advice needs the A/B gain beyond the
+    # A/A noise floor measured at each size
+    cliff = A.find_cliff(A.sweep_points(d), noise_floor=0.0)
     if cliff is None:
         findings.append(Finding(
             id="memcpy-no-cliff", severity="info",

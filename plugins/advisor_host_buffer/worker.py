@@ -35,9 +35,7 @@ def sweep(sizes_bytes: Sequence[int], min_samples: int = 5, max_time_s: float = 
     """
     import numpy as np
 
-    from advisor.measure.buffers import host_buffer
-    from advisor.measure.sampling import sample
-    from advisor.measure.stats import summarize
+    from advisor.measure import host_buffer, sample, summarize
     from advisor.models import Point
 
     top = int(max(sizes_bytes))
@@ -109,8 +107,7 @@ def numa_placement(nbytes: int, init_cpus: Sequence[int], run_cpus: Sequence[int
     """
     import numpy as np
 
-    from advisor.measure.buffers import host_buffer
-    from advisor.measure.sampling import sample
+    from advisor.measure import host_buffer, sample
 
     box: dict[str, Any] = {}
 
@@ -152,7 +149,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     import json
     import sys
 
-    from advisor.measure.worker import report
+    from advisor.measure import report
 
     args = list(sys.argv[1:] if argv is None else argv)
     report(run(json.loads(args[0])))
