@@ -171,3 +171,18 @@ def test_probe_registered_with_knobs():
     probe = HostBufferProbe()
     app = probe.check(_facts())
     assert app.usable and app.evidence[0].id == A.EV_TUNABLES
+
+
+def test_numa_placement_worker_reports_pages_per_node():
+    """The NUMA stage's worker on this machine: first touch by one pinned thread, copy from
+    another; the placement achieved comes from /proc/self/numa_maps."""
+    from advisor_host_buffer.worker import numa_placement
+
+    cpus = sorted(os.sched_getaffinity(0))
+    facts = _facts()
+    out = numa_placement(8 * MiB, [cpus[0]], [cpus[-1]], min_samples=3, max_time_s=0.1)
+    pages = out["pages"]
+    assert pages and all(k.startswith("node") for k in pages)
+    assert {k[len("node"):] for k in pages} <= set(facts.memory.numa_node_cpus) | {"0"}
+    assert sum(pages.values()) * os.sysconf("SC_PAGE_SIZE") >= 8 * MiB
+    assert out["point"]["stats"]["median"] > 0
