@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -43,12 +44,39 @@ app = typer.Typer(
 )
 
 
+#: C0 and C1 control characters, and the Unicode bidirectional marks/overrides (CVE-2021-42574,
+#: "Trojan Source"): shown escaped so a hostile profile, file name or plugin message cannot move
+#: the cursor, retitle the terminal, forge extra lines or reorder what the user reads.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _printable(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with control and bidi characters written as ``\\xNN`` / ``\\uNNNN`` escapes
+    (newlines kept when ``keep_newlines``: multi-line table cells)."""
+
+    def esc(m: "re.Match[str]") -> str:
+        c = m.group()
+        if keep_newlines and c == "\n":
+            return c
+        return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+    return _UNPRINTABLE.sub(esc, text)
+
+
 def _err(message: str) -> None:
-    sys.stderr.write(f"advisor: {message}\n")
+    sys.stderr.write(f"advisor: {_printable(str(message))}\n")
 
 
 def _warn(message: str) -> None:
-    sys.stderr.write(f"advisor: warning: {message}\n")
+    sys.stderr.write(f"advisor: warning: {_printable(str(message))}\n")
+
+
+def _row(table, *cells) -> None:
+    """``table.add_row`` with every cell as plain, printable text (never rich markup: a value
+    such as ``[/x]`` in a profile would otherwise raise MarkupError or restyle the output)."""
+    from rich.text import Text
+
+    table.add_row(*(Text(_printable(str(c), keep_newlines=True)) for c in cells))
 
 
 def boundary(fn):
@@ -269,25 +297,26 @@ def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
 
     con = Console(file=sys.stdout, soft_wrap=False)
     p = prof.provenance
-    con.print(f"profile of {p.hostname or '?'} (fingerprint {prof.fingerprint}), "
-              f"{p.created}, advisor {p.advisor_version}, {p.duration_s:.0f} s")
+    con.print(_printable(f"profile of {p.hostname or '?'} (fingerprint {prof.fingerprint}), "
+                         f"{p.created}, advisor {p.advisor_version}, {p.duration_s:.0f} s"),
+              markup=False, highlight=False)
     t = Table("probe", "status", "reason", "time (s)", title="Probes")
     for r in prof.results:
-        t.add_row(r.probe, r.status, r.reason or "", f"{r.duration_s:.1f}")
+        _row(t, r.probe, r.status, r.reason or "", f"{r.duration_s:.1f}")
     con.print(t)
     t = Table("probe", "setting", "value", "replaces", "confidence", "why", title="Recommendations")
     for r in prof.results:
         for rec in r.recommendations:
             for s in rec.settings:
-                t.add_row(r.probe, s.name, str(s.value), "" if s.default is None else str(s.default),
+                _row(t, r.probe, s.name, str(s.value), "" if s.default is None else str(s.default),
                           rec.confidence, rec.title)
             if not rec.settings:
-                t.add_row(r.probe, "", "", "", rec.confidence, rec.title)
+                _row(t, r.probe, "", "", "", rec.confidence, rec.title)
     con.print(t)
     t = Table("probe", "severity", "finding", "remedy", title="Findings")
     for r in prof.results:
         for f in r.findings:
-            t.add_row(r.probe, f.severity, f.message, f.remedy or "")
+            _row(t, r.probe, f.severity, f.message, f.remedy or "")
     con.print(t)
     t = Table("probe", "evidence", "series", "points", "median range", "unit", title="Evidence")
     for r in prof.results:
@@ -295,9 +324,9 @@ def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
             for s in ev.series:
                 meds = [pt.stats.median for pt in s.points if pt.stats is not None]
                 rng = f"{min(meds):.4g} .. {max(meds):.4g}" if meds else ""
-                t.add_row(r.probe, ev.id, s.name, str(len(s.points)), rng, s.unit)
+                _row(t, r.probe, ev.id, s.name, str(len(s.points)), rng, s.unit)
             if not ev.series:
-                t.add_row(r.probe, ev.id, "", "", "", "")
+                _row(t, r.probe, ev.id, "", "", "", "")
     con.print(t)
 
 
@@ -332,7 +361,7 @@ def plugins(json_: bool = JsonOpt) -> None:
 
     t = Table("plugin", "status", "probes", "emitters", "origin", "error")
     for r in rows:
-        t.add_row(r["name"], r["status"], ", ".join(r["probes"]), ", ".join(r["emitters"]),
+        _row(t, r["name"], r["status"], ", ".join(r["probes"]), ", ".join(r["emitters"]),
                   r["origin"], "; ".join(r["errors"]))
     Console(file=sys.stdout, soft_wrap=True).print(t)
 
@@ -364,7 +393,7 @@ def facts(json_: bool = JsonOpt) -> None:
             for i, v in enumerate(value):
                 walk(f"{prefix}[{i}]", v)
         else:
-            t.add_row(prefix, str(value))
+            _row(t, prefix, str(value))
 
     walk("", f.model_dump(mode="json", exclude_none=True, exclude={"warnings"}))
     Console(file=sys.stdout, soft_wrap=True).print(t)
@@ -477,7 +506,7 @@ def verify(
     t = Table("probe", "recommendation", "verdict", "ratio", "CI", "noise floor", "note",
               title="Verification (ratio = advised / baseline, > 1 is better)")
     for row in table_rows(outcomes):
-        t.add_row(*row)
+        _row(t, *row)
     Console(stderr=True, soft_wrap=True).print(t)
     _err(f"verifications stored in {path}")
     _out(to_json(outcomes) if json_ else f"{path}\n")
