@@ -429,7 +429,18 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
         findings.append(Finding(id="cma-untested", severity="info", message=use.reason))
     if lib.cray:
         findings += _cray_findings(facts, lib)
-    if use.usable and lib.mpich:
+    scope = facts.security.ptrace_scope
+    init_forces_off = (use.usable and lib.upstream_mpich and lib.version is not None
+                       and version_in(lib.version, ">=5") and not mpich_init_keeps_cma(scope))
+    if init_forces_off:
+        findings.append(Finding(
+            id="cma-forced-off-by-init", severity="info", evidence=ev_ids,
+            message=(f"the kernel lets these processes use CMA, but MPICH {lib.version} turns "
+                     f"it off at init because Yama ptrace_scope={scope} (it checks only that "
+                     f"value, not CAP_SYS_PTRACE): {K.CMA_ENABLE}=1 would have no effect"),
+            remedy="only kernel.yama.ptrace_scope=0 lets MPICH use CMA here (admin; security "
+                   "trade-off: any process may then attach to every other process of its user)"))
+    elif use.usable and lib.mpich:
         sweeps = _sweeps(evidence)
         if sweeps:
             r, f = _threshold_advice(sweeps, lib, facts, ev_ids)

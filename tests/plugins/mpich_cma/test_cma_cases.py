@@ -302,3 +302,24 @@ def test_cma_pinned_host_never_emits_debug_switches():
                                   "cma-device-pointer"])
 def test_cma_case_belongs_to_this_plugin(name):
     assert case(name)["case"]["plugin"] == "mpich-cma"
+
+
+def test_cma_yama_truth_table_usable_kernel_but_mpich_forces_off():
+    """Rows where the kernel allows the attach (CAP_SYS_PTRACE) but MPICH 5's init check still
+    turns CMA off: no threshold or enable advice, a finding that says why."""
+    from cma_support import load_evidence
+
+    c = case("cma-yama-truth-table")
+    keep = c["mpich_init_behaviour"]["forces_cma_off_unless_scope_in"]
+    sweep = [e for e in load_evidence("sweep-5.0.2") if e.id != A.LIBRARY]
+    for scope, cap, allowed in top(c, "truth_table"):
+        if not allowed:
+            continue
+        facts = facts_from_case({"yama_ptrace_scope": scope, "cap_sys_ptrace": cap,
+                                 "mpi": {"implementation": "mpich", "version": "5.0.2"}})
+        adv = A.recommend(sweep, facts)
+        forced = [f for f in adv.findings if f.id == "cma-forced-off-by-init"]
+        if scope in keep:
+            assert not forced and adv.recommendations
+        else:
+            assert forced and not adv.recommendations, scope

@@ -164,3 +164,26 @@ def test_knob_records_are_complete():
     assert (enable.default_for("4.3.2"), enable.default_for("5.0.2")) == (0, 1)
     assert not enable.valid_for("4.2.0")
     assert "mpich-cma" in reg.probes and "mpich-cma" in reg.fact_detectors
+
+
+def test_numa_pairs_from_facts():
+    from advisor_mpich_cma.sweep import pairs
+
+    two = Facts.model_validate({"memory": {"numa_nodes": 2,
+                                           "numa_node_cpus": {"0": "0-7", "1": "8-15"}}})
+    assert pairs(two) == [("same-numa", "0/1"), ("cross-numa", "0/8")]
+    assert pairs(Facts()) == [("", None)]
+
+
+def test_threshold_holds_for_every_rank_pair():
+    """Two pairs (as on a 2-NUMA machine): the threshold is the larger of the two."""
+    evidence = load_evidence("sweep-5.0.2")
+    sweep = [e for e in evidence if e.id == A.SWEEP][0]
+    base = [e for e in evidence if not e.id.startswith(A.SWEEP)]
+    # the second pair: the same runs with everything below 32 KiB left out
+    cut = sweep.model_copy(update={"id": A.SWEEP + ".cross-numa", "series": [
+        s.model_copy(update={"points": [p for p in s.points if p.x >= 32768]})
+        for s in sweep.series]})
+    one = dict(all_settings(A.recommend(base + [sweep], FACTS_5)))[K.CMA_THRESHOLD]
+    both = dict(all_settings(A.recommend(base + [sweep, cut], FACTS_5)))[K.CMA_THRESHOLD]
+    assert both == max(one, 32768)
