@@ -209,3 +209,25 @@ def test_mpi_ranks_in_separate_user_namespaces_fail_with_userns_cause():
     facts = Facts.model_validate({"mpi": {"implementation": "mpich", "version": "5.0.2"}})
     use = A.usability([A.Evidence(id=A.SIBLING, values={"result": "ok", "errno": 0}), ev], facts)
     assert not use.usable and use.causes[0].code == "user-namespace"
+
+
+def test_cma_seccomp_profile_completes_through_cli(tmp_path, advisor_home):
+    """`advisor probe` run under the deny-CMA filter writes a complete profile: mpich-cma is
+    not applicable with the seccomp cause, and the explicit disable is in it (MPICH 5)."""
+    import subprocess
+    import tomllib
+
+    tool("mpiexec")
+    _seccomp_works()
+    advisor = tool("advisor")
+    out = tmp_path / "p.toml"
+    done = subprocess.run([*DENY, advisor, "probe", "--plugin", "mpich-cma", "--quick",
+                           "-o", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    prof = tomllib.loads(out.read_text())
+    res = [r for r in prof["results"] if r["probe"] == "mpich-cma"][0]
+    assert res["status"] == "not-applicable" and "seccomp" in res["reason"]
+    if prof["facts"].get("mpi", {}).get("version", "").startswith("5."):
+        settings = [(s["name"], s["value"]) for r in res["recommendations"]
+                    for s in r["settings"]]
+        assert (K.CMA_ENABLE, 0) in settings
