@@ -329,6 +329,10 @@ def _parse_shell(text: str, path: str) -> list[EnvEntry]:
                 if not eq or not _NAME.match(n):
                     break
                 entries.append(_entry(n, v, path, line, exported=len(words) > 1))
+    if not exported_names and not any(e.exported for e in entries):
+        # KEY=value lines only: an env file (Docker --env-file, systemd EnvironmentFile, .env)
+        # whose every line reaches the program
+        exported_names = {e.name for e in entries}
     return [e if e.exported or e.name not in exported_names else
             EnvEntry(e.name, e.value, e.path, e.line, True, e.append, e.separator)
             for e in entries]
@@ -1019,8 +1023,6 @@ def _not_exported(entries: Sequence[EnvEntry], checker: _Checker) -> None:
     for e in entries:
         by_path.setdefault(e.path, []).append(e)
     for es in by_path.values():
-        if not any(e.exported for e in es):
-            continue  # an env file in KEY=value form (Docker --env-file, systemd): no export
         for e in es:
             if not e.exported and (_family(e.name) is not None or checker.knob_for(e.name)
                                    or e.name == GLIBC_TUNABLES):

@@ -1,0 +1,98 @@
+"""advisor verify with the real mpich-cma probe: MPICH from the wheel, ``mpiexec -n 2``.
+
+* The recommendation the plugin derives from its recorded 5.0.2 sweep keeps the library default
+  (threshold 8192, CMA on): verify reports "no-effect" without measuring.
+* A threshold recommendation that differs from the default (the 4.3.x default threshold from the
+  plugin's knob record, as a profile made with MPICH 4.3 would carry) is re-measured here against
+  the 5.0.2 defaults: whatever the verdict, it comes with a ratio, its CI and the noise floor, and
+  the verdict agrees with them.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from support import DATA, sample_profile, tool
+
+from advisor.models import Evidence, Recommendation, Setting
+from advisor.verify import verify_profile
+
+pytestmark = pytest.mark.integration
+
+
+def _probe_and_facts():
+    from advisor.facts import detect
+    from advisor.plugins import load
+
+    reg = load(only_probes=["mpich-cma"])
+    probe = reg.probes.get("mpich-cma")
+    if probe is None or not callable(getattr(probe, "verify", None)):
+        pytest.skip("the mpich-cma probe exposes no verify() in this checkout")
+    return reg, detect(reg.fact_detectors, opencl=False)
+
+
+def _profile(recs, facts):
+    p = sample_profile()
+    res = p.results[0].model_copy(update={"recommendations": recs})
+    return p.model_copy(update={"results": [res], "facts": facts,
+                                "fingerprint": facts.fingerprint()})
+
+
+def test_verify_mpich_cma_recorded_advice_is_no_effect():
+    import json
+
+    from advisor_mpich_cma import advice as A
+
+    reg, facts = _probe_and_facts()
+    path = DATA / "mpich_cma" / "sweep-5.0.2.json"
+    if not path.exists():
+        pytest.skip("recorded sweep not present")
+    ev = [Evidence.model_validate(e) for e in json.loads(path.read_text())]
+    recs = A.recommend(ev, facts).recommendations
+    assert recs, "the recorded sweep gives a recommendation"
+    _, out = verify_profile(_profile(recs, facts), reg.probes, facts=facts, knobs=reg.knobs,
+                            time_budget_s=5)
+    by = {o.recommendation: o for o in out}
+    assert by["cma-threshold"].verdict == "no-effect"
+    assert "default" in by["cma-threshold"].note
+
+
+def test_verify_mpich_cma_threshold_with_ci():
+    tool("mpiexec")
+    from advisor_mpich_cma import knobs as K
+
+    reg, facts = _probe_and_facts()
+    if facts.mpi.implementation != "mpich" or facts.mpi.flavour != "upstream":
+        pytest.skip(f"needs upstream MPICH, found {facts.mpi.implementation} {facts.mpi.flavour}")
+    knob = K.knob(K.CMA_THRESHOLD)
+    old = int(knob.default_for("4.3.2"))
+    here = knob.default_for(facts.mpi.version)
+    if here is None or int(here) == old:
+        pytest.skip(f"MPICH {facts.mpi.version}: its default threshold equals the 4.3 one")
+    rec = Recommendation(
+        id="cma-threshold", title=f"Use CMA from {old} bytes", rationale="MPICH 4.3-era advice",
+        confidence="medium", verifiable=True, settings=[
+            Setting(library="mpich", flavour="upstream", name=K.CMA_ENABLE, value=1, type="int",
+                    default=1, is_default=True),
+            Setting(library="mpich", flavour="upstream", name=K.CMA_THRESHOLD, value=old,
+                    type="bytes", unit="bytes", default=int(here))])
+    prof = _profile([rec], facts)
+    updated, out = verify_profile(prof, reg.probes, facts=facts, knobs=reg.knobs,
+                                  time_budget_s=45, seed=1)
+    o = out[0]
+    v = o.verification
+    sys.stderr.write(f"verify mpich-cma threshold {old} vs {here}: {o.to_dict()}\n")
+    assert not o.error, o.error
+    assert v.verdict in ("confirmed", "no-effect", "regression")
+    assert v.ratio is not None and v.ci_low <= v.ratio <= v.ci_high
+    assert v.noise_floor is not None and v.noise_floor >= 0
+    if v.verdict == "confirmed":
+        assert v.ci_low > 1 + v.noise_floor
+    elif v.verdict == "regression":
+        assert v.ci_high < 1 / (1 + v.noise_floor)
+    ev = v.evidence[0]
+    sizes = sorted({int(p.x) for s in ev.series for p in s.points})
+    assert sizes[0] <= min(old, int(here)) * 1.0 and sizes[-1] >= max(old, int(here))
+    assert ev.values.get("decided_by")
+    assert updated.verifications[0].recommendation == "mpich-cma:cma-threshold"
