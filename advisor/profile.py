@@ -111,17 +111,60 @@ def profile_from_mapping(data: dict[str, Any], *, source: str = "<profile>"):
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        return_value = err.get("input")
-        shown = repr(return_value)
-        if len(shown) > 60:
-            shown = shown[:57] + "..."
-        detail = "" if err["type"] in ("extra_forbidden", "missing") else f", got {shown}"
-        raise ProfileError(f"{source}: key '{_loc(err['loc'])}': {msg}{detail}{more}") from None
+        raise ProfileError(f"{source}: {describe_validation_error(exc, data)}") from None
+
+
+def _data_path(data: Any, loc: tuple) -> tuple:
+    """The longest prefix of ``loc`` that addresses a value in ``data``: pydantic appends the
+    member type of a union (``value.bool``, ``value.int``) after the real key."""
+    node, out = data, []
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            break
+        out.append(part)
+    return tuple(out)
+
+
+def describe_validation_error(exc, data: Any) -> str:
+    """One line for a pydantic ``ValidationError`` of ``data``: ``key 'a.b.0.c': what, got X``.
+
+    An unknown key is reported before the missing keys it usually explains (a misspelling), with
+    the closest missing name as a suggestion; a value that matches no member of a union (a
+    setting's scalar ``value``) is reported at its own key with the member types listed.
+    """
+    import difflib
+
+    errors = exc.errors()
+    unknown = [e for e in errors if e["type"] == "extra_forbidden"]
+    err = unknown[0] if unknown else errors[0]
+    loc = tuple(err["loc"])
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    if err["type"] == "extra_forbidden":
+        missing = [e["loc"][-1] for e in errors if e["type"] == "missing"
+                   and tuple(e["loc"][:-1]) == loc[:-1] and isinstance(e["loc"][-1], str)]
+        close = difflib.get_close_matches(str(loc[-1]), missing, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        return f"key '{_loc(loc)}': unknown key{hint}{more}"
+    if err["type"] == "missing":
+        return f"key '{_loc(loc)}': {err['msg']}{more}"
+    path = _data_path(data, loc)
+    shown = repr(err.get("input"))
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    if len(path) < len(loc):  # a union: list what each member wanted
+        members = []
+        for e in errors:
+            el = tuple(e["loc"])
+            if el[:len(path)] == path and len(el) > len(path) and str(el[len(path)]) not in members:
+                members.append(str(el[len(path)]))
+        same = sum(1 for e in errors if tuple(e["loc"])[:len(path)] == path)
+        more = f" (and {len(errors) - same} more)" if len(errors) > same else ""
+        return f"key '{_loc(path)}': must be one of {', '.join(members)}, got {shown}{more}"
+    return f"key '{_loc(loc)}': {err['msg']}, got {shown}{more}"
 
 
 def migrate(data: dict[str, Any], version: int) -> dict[str, Any]:
