@@ -217,7 +217,7 @@ def _logical_lines(text: str) -> Iterable[tuple[int, str]]:
     while a quote is open or a line ends with a backslash."""
     buf: list[str] = []
     start = 0
-    for no, line in enumerate(text.splitlines(), 1):
+    for no, line in enumerate(text.split("\n"), 1):  # the shell ends lines at \n only
         if not buf:
             start = no
         buf.append(line)
@@ -343,7 +343,7 @@ _LMOD = re.compile(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\((.*)\)\s*
 
 def _parse_lmod(text: str, path: str) -> list[EnvEntry]:
     entries: list[EnvEntry] = []
-    for no, line in enumerate(text.splitlines(), 1):
+    for no, line in enumerate(text.split("\n"), 1):
         m = _LMOD.match(line)
         if not m:
             continue
