@@ -151,7 +151,7 @@ def _parse_options(option: Optional[List[str]]) -> dict[str, str]:
 
 
 ProfileOpt = typer.Option(None, "--profile", "-p", help="Profile to read (default: this host's "
-                          "profile in $ADVISOR_HOME/profiles).", dir_okay=False)
+                          "profile in $ADVISOR_HOME/profiles).")
 JsonOpt = typer.Option(False, "--json", help="Print JSON on stdout instead of a table.")
 
 
@@ -173,7 +173,7 @@ def probe(
                                            "or mpiexec -n 2)."),
     option: Optional[List[str]] = typer.Option(None, "--option", "-O", help="Probe option "
                                                "KEY=VALUE, e.g. alloc-size=8MiB (repeatable)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", dir_okay=False,
+    output: Optional[Path] = typer.Option(None, "--output", "-o",
                                           help="Where to write the profile."),
     seed: int = typer.Option(12345, "--seed", help="Seed for fills and bootstrap."),
 ) -> None:
@@ -241,7 +241,7 @@ def emit(
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", help="Only this probe/plugin."),
     strict: bool = typer.Option(False, "--strict", help="Refuse a profile from another machine "
                                 "or other library versions."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", dir_okay=False,
+    output: Optional[Path] = typer.Option(None, "--output", "-o",
                                           help="Write to this file (atomically) instead of stdout."),
 ) -> None:
     """Print the profile's settings in a format sites load (env, csh, fish, lmod, tcl, ...)."""
