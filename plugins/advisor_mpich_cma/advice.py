@@ -170,6 +170,9 @@ def usability(evidence: Iterable[Evidence], facts: Facts,
         if not probe_ok:
             break
         v = smoke.values
+        if v.get("launch_failed"):
+            notes.append(f"{smoke.id}: the MPI job did not run, which says nothing about CMA")
+            continue
         used.append(smoke.id)
         if v.get("ok"):
             continue
@@ -188,6 +191,8 @@ def usability(evidence: Iterable[Evidence], facts: Facts,
                               ptrace_scope=sec.ptrace_scope, cap_sys_ptrace=sec.cap_sys_ptrace,
                               seccomp_mode=sec.seccomp_mode, container=sec.container,
                               kernel_release=facts.kernel.release)
+    if not used:
+        return Usability(False, "CMA not tested: " + "; ".join(notes), (), (), tuple(notes))
     if profile_allows is not None and profile_allows != probe_ok:
         notes.append("the seccomp profile says process_vm_readv is %s but the live probe %s: "
                      "trusting the live probe" % ("allowed" if profile_allows else "denied",
@@ -568,19 +573,43 @@ def _lookup(env: Mapping[str, str], name: str) -> tuple[Optional[str], Optional[
     return None, None
 
 
-def lint_env(env: Mapping[str, str], facts: Facts) -> list[Finding]:
-    """Check an environment mapping's CMA settings against the facts (for ``advisor lint``).
+def explicit_cma_enable(env: Mapping[str, str]) -> Optional[str]:
+    """The assignment (``NAME=value``) by which ``env`` turns CMA on explicitly, or None:
+    ``MPIR_CVAR_CH4_CMA_ENABLE=1`` (any prefix) or ``MPICH_SMP_SINGLE_COPY_MODE=CMA``."""
+    name, val = _lookup(env, K.CMA_ENABLE)
+    if name and (val or "").strip() == "1":
+        return f"{name}=1"
+    name, val = _lookup(env, K.CRAY_MODE)
+    if name and (val or "").strip().upper() == "CMA":
+        return f"{name}=CMA"
+    return None
 
-    Reports: an explicit CMA enable that MPICH's init check overrides (ptrace_scope != 0), the
-    wrong settings family for the flavour, XPMEM inert under GPU support, XPMEM without its
-    device, badly typed values (thresholds must be plain integer bytes).
+
+def blocked_enable_finding(assignment: str, sibling: Evidence, facts: Facts) -> Optional[Finding]:
+    """An error when ``assignment`` turns CMA on and the live sibling test failed here."""
+    use = usability([sibling], facts)
+    if use.usable:
+        return None
+    return Finding(id="cma-enable-blocked", severity="error", evidence=[sibling.id],
+                   message=f"{assignment} turns CMA on, but CMA fails on this machine: "
+                           + use.reason + "; MPI jobs will abort with 'process_vm_readv failed'",
+                   remedy="; ".join(remedies_of(use.causes)) or DISABLE_REMEDY)
+
+
+def lint_env(env: Mapping[str, str], facts: Facts, *, generic: bool = True) -> list[Finding]:
+    """Check an environment mapping's CMA settings against the facts (pure; for ``advisor lint``).
+
+    Reports: an explicit CMA enable that MPICH's init check overrides (ptrace_scope != 0), XPMEM
+    inert under GPU support, XPMEM without its device, and with ``generic`` also the checks the
+    lint engine does from knob records for every library (badly typed values: thresholds are
+    plain integer bytes; the wrong settings family for the flavour; a name the version lacks).
     """
     out: list[Finding] = []
     impl = (facts.mpi.implementation or "").lower()
     flavour = facts.mpi.flavour
     version = facts.mpi.version
     scope = facts.security.ptrace_scope
-    for k in K.KNOBS:
+    for k in K.KNOBS if generic else ():
         for n in [k.name, *k.aliases]:
             if n not in env:
                 continue

@@ -185,7 +185,10 @@ def smoke_evidence(flavour: Optional[str], threshold: int, *, launcher=None,
         code = classify_log(err)
         ranks = _rank_security(err)
         values.update(ok=False, errno=code if code is not None else -1,
-                      error=_first_error(err), timed_out=bool(exc.timed_out))
+                      error=_first_error(err) if code is not None else str(exc)[:500],
+                      timed_out=bool(exc.timed_out))
+        if code is None:  # no CMA error in the output: the job itself did not run
+            values["launch_failed"] = True
         if ranks:
             values["rank_seccomp"] = max(int(r.get("seccomp") or 0) for r in ranks)
             values["rank_user_ns_distinct"] = len({r.get("user_ns") for r in ranks}) > 1
@@ -229,6 +232,11 @@ class CmaProbe:
             else:
                 why += f"; no 2-rank MPI run possible ({launch})"
         use = A.usability(evidence, facts)
+        smoke = [e for e in evidence if e.id == A.SMOKE]
+        if smoke and smoke[0].values.get("launch_failed"):
+            return Applicability(usable=False, evidence=evidence, reason=(
+                "the 2-rank MPI run could not be done (not a CMA failure): "
+                + str(smoke[0].values.get("error", ""))))
         if not applicable:
             return Applicability(usable=False, reason=why, evidence=evidence)
         return Applicability(usable=use.usable, reason=use.reason if not use.usable else why,
@@ -241,6 +249,21 @@ class CmaProbe:
 
     def recommend(self, evidence, facts: Facts) -> Advice:
         return A.recommend(evidence, facts)
+
+    def lint(self, env: dict, facts: Facts) -> list:
+        """``advisor lint`` hook: CMA-specific findings for one environment.
+
+        Pure checks (``advice.lint_env`` without the generic type/family checks the lint engine
+        already does), plus, only when ``env`` turns CMA on explicitly, the live sibling test
+        (~0.3 s): an enable on a machine where CMA fails is an error.
+        """
+        found = A.lint_env(env, facts, generic=False)
+        assignment = A.explicit_cma_enable(env)
+        if assignment:
+            f = A.blocked_enable_finding(assignment, sibling_evidence(), facts)
+            if f is not None:
+                found.append(f)
+        return found
 
 
 def detect_xpmem() -> dict:

@@ -84,6 +84,11 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
         ev = P.smoke_evidence(flavour, int(thr), launcher=ctx.launcher,
                               ev_id=A.SMOKE + ".launcher",
                               timeout_s=max(5.0, min(P.SMOKE_TIMEOUT_S, ctx.remaining_s())))
+        if ev.values.get("launch_failed"):
+            from advisor.errors import ProbeFailed
+
+            raise ProbeFailed(f"the launcher {' '.join(map(str, ctx.launcher))!r} could not run "
+                              f"a 2-rank MPI job: {ev.values.get('error', '')}")
         out.append(ev)
         if not ev.values.get("ok"):
             return out

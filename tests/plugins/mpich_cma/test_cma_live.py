@@ -231,3 +231,24 @@ def test_cma_seccomp_profile_completes_through_cli(tmp_path, advisor_home):
         settings = [(s["name"], s["value"]) for r in res["recommendations"]
                     for s in r["settings"]]
         assert (K.CMA_ENABLE, 0) in settings
+
+
+def test_launcher_that_cannot_start_is_not_blamed_on_cma(tmp_path):
+    ev = smoke_evidence("upstream", 8192, launcher=[str(tmp_path / "no-mpiexec"), "-n", "2"],
+                        timeout_s=30)
+    assert ev.values["ok"] is False and ev.values["launch_failed"] is True
+    facts = Facts.model_validate({"mpi": {"implementation": "mpich", "version": "5.0.2"}})
+    sib = A.Evidence(id=A.SIBLING, values={"result": "ok", "errno": 0})
+    adv = A.recommend([sib, ev], facts)
+    assert not adv.recommendations
+    assert not [f for f in adv.findings if f.id == "cma-blocked"]
+    assert A.usability([ev], facts).usable is False  # nothing ran: not tested
+
+
+def test_probe_lint_flags_enable_only_where_cma_fails():
+    probe = CmaProbe()
+    facts = Facts.model_validate({"mpi": {"implementation": "mpich", "version": "5.0.2"}})
+    found = probe.lint({K.CMA_ENABLE: "1"}, facts)
+    if sibling_probe()["result"] == "ok":
+        assert not [f for f in found if f.id == "cma-enable-blocked"]
+    assert probe.lint({}, facts) == []
