@@ -1,0 +1,1 @@
+setenv MPIR_CVAR_CH4_CMA_ENABLE '1
