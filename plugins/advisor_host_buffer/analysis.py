@@ -269,25 +269,37 @@ class Cliff:
     depth: float
 
 
-def find_cliff(points: Sequence[SweepPoint], *, noise_floor: float) -> Optional[Cliff]:
+def find_cliff(points: Sequence[SweepPoint], *, noise_floor: float,
+               threshold_bytes: Optional[int] = None) -> Optional[Cliff]:
     """The cliff of a default-tunables sweep, or None.
 
-    A size is in the cliff when the upper CI bound of its bandwidth is below the lower CI bound of
-    the first larger size that is not, by more than ``noise_floor`` (fraction): copies that grew
-    out of the cache but are still below glibc's non-temporal threshold run slower than the
-    larger, streamed copies.  The cliff is the contiguous run of such sizes just below the
-    plateau; sizes are scanned from the largest down.
+    A size is in the cliff when the upper CI bound of its bandwidth, raised by ``noise_floor``
+    (fraction), is below the lower CI bound of the plateau: copies that grew out of the cache
+    but are still below glibc's non-temporal threshold run slower than the larger, streamed
+    copies.  The cliff is the contiguous run of such sizes just below the plateau, and a faster
+    size must lie below it.
+
+    ``threshold_bytes``: glibc's current non-temporal threshold when known.  glibc streams
+    copies at or above it (sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S), so the plateau
+    is the sizes >= it (its slowest point) and only sizes below it can be in the cliff.  Without
+    it the plateau is the largest contiguous group of sizes, scanned from the largest down, that
+    are not significantly slower than the largest.
     """
     pts = sorted(points, key=lambda p: p.nbytes)
     if len(pts) < 3:
         return None
-    # scan from the largest size down: the plateau is the largest contiguous group of sizes
-    # that are not significantly slower than the largest size
-    i = len(pts) - 1
-    plateau = pts[i]
-    while i > 0 and pts[i - 1].ci_high * (1 + noise_floor) >= plateau.ci_low:
-        i -= 1
-        plateau = pts[i] if pts[i].median < plateau.median else plateau
+    if threshold_bytes is not None:
+        above = [p for p in pts if p.nbytes >= threshold_bytes]
+        if not above:
+            return None
+        plateau = min(above, key=lambda p: p.median)
+        i = pts.index(above[0])
+    else:
+        i = len(pts) - 1
+        plateau = pts[i]
+        while i > 0 and pts[i - 1].ci_high * (1 + noise_floor) >= plateau.ci_low:
+            i -= 1
+            plateau = pts[i] if pts[i].median < plateau.median else plateau
     j = i - 1
     cliff = []
     while j >= 0 and pts[j].ci_high * (1 + noise_floor) < plateau.ci_low:

@@ -291,11 +291,21 @@ def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
 
 
 def _sweep_run(sizes: list[int], env: Optional[dict[str, str]], quick: bool, seed: int,
-               timeout_s: float) -> list[Point]:
+               timeout_s: float, passes_out: Optional[dict] = None) -> list[Point]:
     req = {"task": "sweep", "sizes_bytes": sizes, "min_samples": 3 if quick else 4,
            "max_time_s": 0.1 if quick else 0.2, "seed": seed, "passes": 2}
     out = run_python(WORKER, [json.dumps(req)], env=env, timeout_s=timeout_s)
+    if passes_out is not None:
+        passes_out.update(out.get("passes", {}))
     return [Point.model_validate(p) for p in out["points"]]
+
+
+def within_run_floor(passes: dict) -> Optional[float]:
+    """Median over sizes of the A/A noise floor between the passes of one sweep process
+    (``noise_floor_from_aa`` of each size's per-pass samples); None without two passes."""
+    floors = sorted(noise_floor_from_aa(v) for v in passes.values()
+                    if len(v) >= 2 and all(len(r) for r in v))
+    return floors[len(floors) // 2] if floors else None
 
 
 def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional[Evidence]:
@@ -308,14 +318,20 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
         sizes = [s for s in sizes if 2 * s <= total // MEMORY_FRACTION]
     timeout = max(5.0, min(120.0, ctx.remaining_s()))
     t0 = time.monotonic()
-    runs = {"default": [_sweep_run(sizes, None, ctx.quick, ctx.seed, timeout)]}
+    passes: dict = {}
+    runs = {"default": [_sweep_run(sizes, None, ctx.quick, ctx.seed, timeout, passes)]}
     one_run_s = time.monotonic() - t0
     first = runs["default"][0]
-    cliff = A.find_cliff(A.sweep_points(Series(name="d", unit=A.BPS, points=first)), noise_floor=0.0)
     values: dict[str, Any] = {"sweep_run_s": one_run_s}
+    floor = within_run_floor(passes)
+    if floor is not None:
+        values["noise_floor.within_run"] = floor
     current = tun.values.get("glibc.cpu.x86_non_temporal_threshold.value")
     if current is not None:
         values["nt_threshold.default_bytes"] = current
+    cliff = A.find_cliff(A.sweep_points(Series(name="d", unit=A.BPS, points=first)),
+                         noise_floor=floor or 0.0,
+                         threshold_bytes=int(current) if current is not None else None)
     env_tuned = None
     if cliff is not None and tun.values.get("list_tunables_available") and current is None:
         values["nt_threshold.unsupported"] = True  # this glibc/arch lists no such tunable

@@ -286,9 +286,12 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
     d = A.find_series(e, "default")
     if d is None:
         return
-    # the cliff is only a candidate (CIs decide); the advice needs the A/B gain beyond the
-    # A/A noise floor measured at each size
-    cliff = A.find_cliff(A.sweep_points(d), noise_floor=0.0)
+    # the cliff is a candidate (CIs and the within-process A/A floor decide); the advice needs
+    # the A/B gain beyond the A/A noise floor measured between processes at each size
+    current = e.values.get("nt_threshold.default_bytes")
+    cliff = A.find_cliff(A.sweep_points(d),
+                         noise_floor=float(e.values.get("noise_floor.within_run", 0.0)),
+                         threshold_bytes=int(current) if current is not None else None)
     if cliff is None:
         findings.append(Finding(
             id="memcpy-no-cliff", severity="info",
@@ -297,10 +300,11 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
             evidence=[A.EV_SWEEP]))
         return
     tuned = e.values.get("nt_threshold.tuned_bytes")
-    current = e.values.get("nt_threshold.default_bytes")
     gain = A.sweep_gain(e, noise_floor=nf)
+    span = (A.fmt_bytes(cliff.start_bytes) if cliff.start_bytes == cliff.end_bytes
+            else f"{A.fmt_bytes(cliff.start_bytes)}-{A.fmt_bytes(cliff.end_bytes)}")
     cliff_txt = (
-        f"copies of {A.fmt_bytes(cliff.start_bytes)}-{A.fmt_bytes(cliff.end_bytes)} run "
+        f"copies of {span} run "
         f"{cliff.depth:.2f}x slower than larger ones ({A.fmt_bw(cliff.plateau_bps)})"
     )
     if tuned is None or gain is None or not gain.helps or gain.best is None:

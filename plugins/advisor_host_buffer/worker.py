@@ -6,7 +6,8 @@ JSON-able dict; :func:`run` dispatches ``{"task": name, **kwargs}``.  Tasks:
 
 - ``sweep(sizes_bytes, min_samples, max_time_s, seed, passes)``: memcpy (``numpy.copyto``
   between two random-filled, 64 B-aligned harness buffers; numpy hands contiguous copies to
-  libc ``memcpy``) at each size, sizes visited in turn -> ``{"points": [models.Point as dict, bytes/s], "glibc_tunables": str|None}``.
+  libc ``memcpy``) at each size, sizes visited in turn; ``passes`` keeps each visit's samples
+  (an A/A repeat inside the process) -> ``{"points": [models.Point as dict, bytes/s], "glibc_tunables": str|None}``.
 - ``malloc_touch(nbytes, repeats)``: glibc ``malloc`` + first touch (``memset``) + ``free`` of
   ``nbytes``, seconds per round -> ``{"samples": [...]}``.  This one allocates with libc itself on
   purpose: the subject is glibc malloc's own mmap path (``glibc.malloc.hugetlb``), which the
@@ -43,16 +44,20 @@ def sweep(sizes_bytes: Sequence[int], min_samples: int = 5, max_time_s: float = 
     dst = host_buffer(top, fill="random", seed=seed + 1)
     samples: dict[int, list[float]] = {int(n): [] for n in sizes_bytes}
     warm: dict[int, list[float]] = {int(n): [] for n in sizes_bytes}
+    per_pass: dict[int, list[list[float]]] = {int(n): [] for n in sizes_bytes}
     for _ in range(max(1, passes)):
         for n in samples:
             s, d = src[:n], dst[:n]
             res = sample(lambda: np.copyto(d, s), min_samples=min_samples,
                          max_time_s=max_time_s / max(1, passes))
-            samples[n].extend(n / t for t in res.samples if t > 0)
+            bw = [n / t for t in res.samples if t > 0]
+            samples[n].extend(bw)
+            per_pass[n].append(bw)
             warm[n].extend(n / t for t in res.warmup if t > 0)
     points = [Point(x=float(n), samples=v, warmup=warm[n], stats=summarize(v, seed=seed))
               .model_dump(mode="json") for n, v in samples.items()]
-    return {"points": points, "glibc_tunables": os.environ.get("GLIBC_TUNABLES")}
+    return {"points": points, "passes": {str(n): v for n, v in per_pass.items()},
+            "glibc_tunables": os.environ.get("GLIBC_TUNABLES")}
 
 
 def malloc_touch(nbytes: int, repeats: int = 5) -> dict[str, Any]:

@@ -134,3 +134,67 @@ def test_knob_records():
     assert ks["glibc.tune.x86_non_temporal_threshold"].renamed_to == "glibc.cpu.x86_non_temporal_threshold"
     assert not ks["glibc.malloc.hugetlb"].valid_for("2.34")
     assert all(k.library == "glibc" and k.separator == ":" and "manual" in k.source for k in ks.values())
+
+
+# --------------------------------------------------------------------------- memcpy cliff
+
+NT = "glibc.cpu.x86_non_temporal_threshold"
+
+
+def _nt_advice(advice):
+    return [r for r in advice.recommendations if r.id == "glibc-non-temporal-threshold"]
+
+
+def test_recorded_sweep_with_cliff_gives_threshold_advice():
+    facts, ev = _load("sweep-cliff-kvm.json")
+    sweep = A.find_evidence(ev, A.EV_SWEEP)
+    tun = A.find_evidence(ev, A.EV_TUNABLES)
+    (rec,) = _nt_advice(recommend(ev, facts))
+    (s,) = rec.settings
+    tuned = int(sweep.values["nt_threshold.tuned_bytes"])
+    current = int(tun.values[f"{NT}.value"])
+    assert s.value == f"{NT}={hex(tuned)}" and s.default == f"{NT}={hex(current)}"
+    assert (s.name, s.separator, s.kind, s.versions) == ("GLIBC_TUNABLES", ":", "env", ">=2.28")
+    # the tuned threshold comes from the measured cliff, below glibc's current threshold
+    assert int(sweep.values["cliff.start_bytes"]) >= tuned and tuned < current
+    gain = A.sweep_gain(sweep, noise_floor=0.0)
+    r, lo, hi = gain.gains[gain.best]
+    assert lo > 1 + float(sweep.values[f"gain.{gain.best}.noise_floor"])
+    assert f"{r:.2f}x faster (95% CI {lo:.2f}-{hi:.2f})" in rec.rationale
+    assert rec.verifiable
+
+
+def test_recorded_sweep_without_cliff_gives_no_advice():
+    facts, ev = _load("sweep-no-cliff-kvm.json")
+    sweep = A.find_evidence(ev, A.EV_SWEEP)
+    assert "cliff.start_bytes" not in sweep.values
+    advice = recommend(ev, facts)
+    assert not _nt_advice(advice)
+    assert "memcpy-no-cliff" in _ids(advice.findings)
+
+
+@pytest.mark.parametrize("glibc, name, versions", [
+    ("2.27", "glibc.tune.x86_non_temporal_threshold", ">=2.26,<2.28"),
+    ("2.25", None, None),
+])
+def test_recorded_sweep_tunable_name_follows_glibc_version(glibc, name, versions):
+    facts, ev = _load("sweep-cliff-kvm.json")
+    facts = facts.model_copy(update={"kernel": KernelFacts(glibc_version=glibc)})
+    recs = _nt_advice(recommend(ev, facts))
+    if name is None:
+        assert not recs
+    else:
+        (s,) = recs[0].settings
+        assert s.value.startswith(f"{name}=") and s.versions == versions
+
+
+def test_recorded_sweep_tunable_ignored_by_glibc_gives_no_advice():
+    """Kind of fault: a tuned value glibc did not take (ld.so shows another) is never advised."""
+    facts, ev = _load("sweep-cliff-kvm.json")
+    sweep = A.find_evidence(ev, A.EV_SWEEP)
+    vals = dict(sweep.values, **{"nt_threshold.tuned_effective_bytes":
+                                 int(A.find_evidence(ev, A.EV_TUNABLES).values[f"{NT}.value"])})
+    ev = [e if e.id != A.EV_SWEEP else sweep.model_copy(update={"values": vals}) for e in ev]
+    advice = recommend(ev, facts)
+    assert not _nt_advice(advice)
+    assert "did not take" in _ids(advice.findings)["memcpy-cliff"].message
