@@ -230,7 +230,8 @@ def sources(profile: "Profile", options: "EmitOptions",
             continue  # an explicit empty filter selects nothing
         if not valid_for_profile(s, profile):
             continue
-        out.append(Source(res.plugin, res.probe, rec.id, rec.rationale, s))
+        # the title is the one-line "why" by contract; the full rationale stays in the profile
+        out.append(Source(res.plugin, res.probe, rec.id, rec.title, s))
     return out
 
 

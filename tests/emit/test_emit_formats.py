@@ -125,14 +125,14 @@ def test_header_has_provenance(fmt, emitters):
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "json"])
 def test_comments_are_single_lines_and_dropped_by_no_comments(fmt, emitters):
     res = PluginResult(plugin="p", probe="p", status="ok", recommendations=[Recommendation(
-        id="r", title="t", confidence="low",
-        rationale="first line }{ \\\nEVIL_LINE=1 $(touch MARKER)\r\x1b[31m",
+        id="r", confidence="low", rationale="the full rationale stays in the profile",
+        title="first line }{ \\\nEVIL_LINE=1 $(touch MARKER)\r\x1b[31m",
         settings=[Setting(library="test", name="ADVISOR_X", value="v")])])
     p = make_profile([res])
     with_c = emit(p, fmt, emitters)
     without = emit(p, fmt, emitters, comments=False)
     assert "first line" in with_c and "first line" not in without
-    assert "EVIL_LINE" not in with_c  # only the first line of a rationale is used
+    assert "EVIL_LINE" not in with_c  # only the first line of a title is used
     assert "\r" not in with_c and "\x1b" not in with_c
     marker = COMMENT[fmt]
     for line in with_c.splitlines():
