@@ -1,0 +1,8 @@
+"""Make tests/property/strategies.py importable from the test files here."""
+
+import sys
+from pathlib import Path
+
+_here = str(Path(__file__).resolve().parent)
+if _here not in sys.path:
+    sys.path.insert(0, _here)
