@@ -6,8 +6,6 @@ through the real CLI, real MPICH, real pyopencl); nothing is mocked."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
