@@ -7,6 +7,7 @@ that ``advisor --help`` and ``advisor emit`` start fast.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -107,6 +108,31 @@ def boundary(fn):
             raise typer.Exit(EXIT_INTERNAL) from None
 
     return wrapper
+
+
+@contextlib.contextmanager
+def _signals_interrupt():
+    """While probing, SIGTERM and SIGHUP (a batch system's time limit, a lost session) raise
+    ``KeyboardInterrupt`` like SIGINT does, once: the runner then keeps the completed probes,
+    kills what the others started, and the profile is still written (exit 3).  Later signals of
+    the same kind are ignored while that is done (the batch system's SIGKILL bounds it)."""
+    import signal
+
+    def handler(signum, frame):
+        signal.signal(signum, signal.SIG_IGN)
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    old = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            old[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread (library use)
+            pass
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
 
 
 def _out(text: str) -> None:
@@ -211,9 +237,11 @@ def probe(
             bar.update(tasks[name], description=f"{name}: {message}",
                        completed=fraction if fraction is not None else None)
 
-        prof = run_probes(reg.probes, reg.probe_plugin, facts, time_budget_s=time_budget,
-                          quick=quick, launcher=launcher_argv, options=options, on_event=on_event,
-                          command=" ".join(["advisor"] + sys.argv[1:]), seed=seed)
+        with _signals_interrupt():
+            prof = run_probes(reg.probes, reg.probe_plugin, facts, time_budget_s=time_budget,
+                              quick=quick, launcher=launcher_argv, options=options,
+                              on_event=on_event, command=" ".join(["advisor"] + sys.argv[1:]),
+                              seed=seed)
     save_profile(prof, target)
     for res in prof.results:
         line = f"{res.probe}: {res.status}"

@@ -195,6 +195,10 @@ def run_probes(
 
     Processes that probes started and left running (a step abandoned at its deadline) are
     killed before the profile is returned, so none outlives ``advisor probe``.
+
+    A ``KeyboardInterrupt`` in the calling thread (SIGINT; the CLI raises it for SIGTERM and
+    SIGHUP too) stops the run: the probes that completed keep their results, the running one and
+    those not started are ``failed`` with the signal named, and the profile is still returned.
     """
     budget = time_budget_s if time_budget_s is not None else (
         QUICK_BUDGET_S if quick else DEFAULT_BUDGET_S)
@@ -205,12 +209,29 @@ def run_probes(
     weights = {n: float(getattr(probes[n], "budget_weight", 1.0) or 1.0) for n in names}
     results: list[PluginResult] = []
     before = _children()
+    interrupted: Optional[str] = None
     for i, name in enumerate(names):
-        left = max(0.0, end - time.monotonic())
-        share = left * weights[name] / sum(weights[n] for n in names[i:])
-        results.append(run_probe(name, probes[name], probe_plugin.get(name, "?"), facts,
-                                 deadline=time.monotonic() + share, quick=quick,
-                                 launcher=launcher, options=options, on_event=on_event, seed=seed))
+        plugin = probe_plugin.get(name, "?")
+        if interrupted is not None:
+            results.append(PluginResult(plugin=plugin, probe=name, status="failed",
+                                        reason=f"not run: advisor was interrupted ({interrupted})"))
+            continue
+        t_start = time.monotonic()
+        try:
+            left = max(0.0, end - time.monotonic())
+            share = left * weights[name] / sum(weights[n] for n in names[i:])
+            results.append(run_probe(name, probes[name], plugin, facts,
+                                     deadline=time.monotonic() + share, quick=quick,
+                                     launcher=launcher, options=options, on_event=on_event,
+                                     seed=seed))
+        except KeyboardInterrupt as exc:
+            # SIGINT, or SIGTERM/SIGHUP (a batch system's time limit) turned into
+            # KeyboardInterrupt by the CLI: keep what completed, record the rest as failed
+            interrupted = str(exc) or "SIGINT"
+            results.append(PluginResult(
+                plugin=plugin, probe=name, status="failed",
+                reason=f"interrupted ({interrupted}) while running",
+                duration_s=round(time.monotonic() - t_start, 3)))
     # a step abandoned at its deadline may still be running and may have started processes
     # since; none may outlive the run (well-behaved probes leave none: the harness reaps them)
     _reap_new_children(before)
