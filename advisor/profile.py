@@ -190,6 +190,21 @@ def profile_to_toml(profile) -> str:
     return tomli_w.dumps(data)
 
 
+def _umask() -> int:
+    """This process's umask, read from ``/proc/self/status`` (Linux >= 4.7, no side effect);
+    elsewhere set and restored with ``os.umask``."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _remove_stale_temporaries(path: Path) -> None:
     """Delete ``.<name>.*.tmp`` files beside ``path`` left by a writer that was killed (SIGKILL,
     OOM, node reboot) between creating and renaming its temporary file.  Called with the lock
@@ -236,11 +251,12 @@ def atomic_write_text(path: Path | str, text: str) -> None:
                     fh.write(data)
                     fh.flush()
                     os.fsync(fh.fileno())
-                if path.exists():
-                    try:
-                        os.chmod(tmp, path.stat().st_mode & 0o777)
-                    except OSError:
-                        pass
+                try:  # mkstemp makes 0600: keep the old file's mode, else what open() gives
+                    mode = (path.stat().st_mode & 0o7777 if path.exists()
+                            else 0o666 & ~_umask())
+                    os.chmod(tmp, mode)
+                except OSError:
+                    pass
                 os.replace(tmp, path)
             except BaseException:
                 try:
