@@ -16,7 +16,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 FAULT_DIST = HERE / "fault_plugins"
-FAULT_KINDS = ("ok", "raise", "exit", "hang", "killrank", "nompiexec", "opencl")
+FAULT_KINDS = ("ok", "early", "raise", "exit", "hang", "killrank", "nompiexec", "opencl")
 
 
 def fault_plugins_installed() -> bool:

@@ -15,8 +15,8 @@ import pytest
 
 from advisor.errors import EXIT_BAD_INPUT
 from advisor.profile import load_profile, save_profile
-from reliability_support import advisor_cmd, need_fault_plugins, one_line_error
-from support import sample_profile
+from reliability_support import advisor_cmd, need_fault_plugins, one_line_error, run_advisor
+from support import DATA, sample_profile
 
 
 def _env(**extra) -> dict:
@@ -153,3 +153,17 @@ def test_full_disk_tiny_tmpfs_and_read_only(tmp_path):
         assert "site.sh" in lines[0] and word in lines[0], lines[0]
         assert (out / f"after-{case}").read_bytes() == before
     assert not [n for n in (out / "ls-full").read_text().split() if n.endswith(".tmp")]
+
+
+def test_lock_new_files_get_the_umask_mode(tmp_path):
+    """A new profile or emitted file is created with 0666 & ~umask (not mkstemp's 0600, which
+    would hide a site-wide env file from its users); an existing file keeps its mode."""
+    target = tmp_path / "site.sh"
+    proc, _ = run_advisor(["emit", "-p", str(DATA / "bad" / "base.toml"), "-o", str(target)],
+                          preexec_fn=lambda: os.umask(0o022))
+    assert proc.returncode == 0, proc.stderr
+    assert target.stat().st_mode & 0o777 == 0o644
+    target.chmod(0o640)
+    proc, _ = run_advisor(["emit", "-p", str(DATA / "bad" / "base.toml"), "-o", str(target)])
+    assert proc.returncode == 0, proc.stderr
+    assert target.stat().st_mode & 0o777 == 0o640

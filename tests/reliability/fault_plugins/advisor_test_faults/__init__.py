@@ -6,6 +6,7 @@ a test environment changes nothing for normal runs.  Kinds:
 
 * ``ok``: a fast, fault-free probe (one evidence value, one recommendation with one setting whose
   value is ``ADVISOR_TEST_FAULT_VALUE`` or ``"1"``);
+* ``early``: the same, named to sort (and so run) before every other fault probe;
 * ``raise``: ``measure`` raises ``RuntimeError``;
 * ``exit``: ``measure`` calls ``sys.exit(0)`` (a plugin must not end the whole probe);
 * ``hang``: ``measure`` starts a sleeping child process through the harness and waits on it far
@@ -67,6 +68,10 @@ class FaultProbe:
         return Advice(recommendations=[Recommendation(
             id="fault-ok", title="test setting", rationale="test", confidence="low",
             settings=[Setting(library="advisor-test", name="ADVISOR_TEST_SETTING", value=value)])])
+
+
+class Early(FaultProbe):
+    kind = "early"
 
 
 class Raise(FaultProbe):
@@ -150,6 +155,7 @@ class _Plugin:
 
 
 OK = _Plugin(FaultProbe())
+EARLY = _Plugin(Early())
 RAISE = _Plugin(Raise())
 EXIT = _Plugin(Exit())
 HANG = _Plugin(Hang())
