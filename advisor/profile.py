@@ -15,7 +15,7 @@ import os
 import socket
 import tempfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from advisor.errors import ProfileError
 
@@ -106,8 +106,9 @@ def profile_from_mapping(data: dict[str, Any], *, source: str = "<profile>"):
         raise ProfileError(f"{source}: key 'schema_version': profile needs schema {version}, this "
                            f"advisor reads up to {SCHEMA_VERSION}; upgrade hpc-advisor")
     if version < 1:
-        raise ProfileError(f"{source}: key 'schema_version': {version} is not a valid version")
-    data = migrate(data, version)
+        raise ProfileError(f"{source}: key 'schema_version': {version} is not a valid version "
+                           f"(versions start at 1; this advisor reads 1 to {SCHEMA_VERSION})")
+    data = migrate(data, version, source=source)
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
@@ -167,8 +168,30 @@ def describe_validation_error(exc, data: Any) -> str:
     return f"key '{_loc(loc)}': {err['msg']}, got {shown}{more}"
 
 
-def migrate(data: dict[str, Any], version: int) -> dict[str, Any]:
-    """Bring a mapping of schema ``version`` to the current schema.  Version 1 is current."""
+#: Migration steps: ``MIGRATIONS[v](mapping) -> mapping`` brings a profile of schema ``v`` to
+#: ``v + 1``.  Empty while version 1 is the only schema; a schema bump that renames or moves keys
+#: adds its step here so older profiles keep loading.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def migrate(data: dict[str, Any], version: int, *, source: str = "<profile>") -> dict[str, Any]:
+    """Bring a mapping of schema ``version`` to the current schema, one ``MIGRATIONS`` step at a
+    time (the input mapping is not modified).
+
+    :raises ProfileError: no step leads from ``version`` onwards: the profile is too old for this
+        advisor; the message names the version and says to re-run ``advisor probe``.
+    """
+    from advisor.models import SCHEMA_VERSION
+
+    while version < SCHEMA_VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise ProfileError(f"{source}: key 'schema_version': profile has schema {version}, "
+                               f"which this advisor (schema {SCHEMA_VERSION}) cannot migrate; "
+                               f"re-run 'advisor probe' to make a new profile")
+        data = dict(step(dict(data)))
+        version += 1
+        data["schema_version"] = version
     return data
 
 
