@@ -358,7 +358,9 @@ class SweepGain:
 def sweep_gain(ev: Evidence, *, noise_floor: float) -> Optional[SweepGain]:
     """Read the per-size comparison written by the measurement (``ev.values`` keys
     ``gain.<nbytes>``, ``gain.<nbytes>.ci_low``, ``gain.<nbytes>.ci_high`` and the per-size A/A
-    floor ``gain.<nbytes>.noise_floor``, else ``noise_floor``) or, without them,
+    floor ``gain.<nbytes>.noise_floor``, else ``noise_floor``; sizes flagged
+    ``gain.<nbytes>.affected = False`` run the same glibc code path in both configurations and
+    are left out) or, without them,
     the ratio of the medians of the ``default`` and ``tuned`` series (CI = the ratio)."""
     gains: dict[int, tuple[float, float, float]] = {}
     for k, v in ev.values.items():
@@ -379,6 +381,10 @@ def sweep_gain(ev: Evidence, *, noise_floor: float) -> Optional[SweepGain]:
             if p.nbytes in dp:
                 r = p.median / dp[p.nbytes].median
                 gains[p.nbytes] = (r, r, r)
+    if not gains:
+        return None
+    # sizes the setting cannot change (flag written by the measurement) are controls only
+    gains = {n: g for n, g in gains.items() if ev.values.get(f"gain.{n}.affected", True)}
     if not gains:
         return None
     floors = {n: float(ev.values.get(f"gain.{n}.noise_floor", noise_floor)) for n in gains}

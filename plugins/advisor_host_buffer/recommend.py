@@ -348,8 +348,8 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
                                    hex(int(current)) if current else None, versions)],
         rationale=(
             f"{cliff_txt}. With {item}={hex(int(tuned))} a {A.fmt_bytes(gain.best)} copy ran "
-            f"{r:.2f}x faster{_ci(lo, hi)} in a fresh process and no swept size got slower beyond "
-            f"the noise floor ({nf:.0%})."
+            f"{r:.2f}x faster{_ci(lo, hi)} in a fresh process and no swept size the setting affects got "
+            "slower beyond its A/A noise floor."
         ),
         confidence="high" if lo != r else "medium",
         evidence=[A.EV_SWEEP],

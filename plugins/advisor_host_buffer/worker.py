@@ -26,13 +26,14 @@ from typing import Any, Optional, Sequence
 
 
 def sweep(sizes_bytes: Sequence[int], min_samples: int = 5, max_time_s: float = 0.2,
-          seed: int = 0, passes: int = 2) -> dict[str, Any]:
+          seed: int = 0, passes: int = 2, max_samples: int = 25) -> dict[str, Any]:
     """Copy bandwidth (bytes/s) at each size in this process; see module docstring.
 
     One pair of random-filled buffers of the largest size is made; smaller copies use their
     leading slices (same alignment).  The sizes are visited ``passes`` times in turn, each visit
-    taking ``min_samples`` samples within ``max_time_s / passes``, so a burst of load from
-    elsewhere spreads over all sizes instead of bending one of them.
+    taking ``min_samples`` to ``max_samples`` samples within ``max_time_s / passes``, so a burst
+    of load from elsewhere spreads over all sizes instead of bending one of them (the cap keeps
+    the evidence of small, fast copies from growing to thousands of samples).
     """
     import numpy as np
 
@@ -49,7 +50,7 @@ def sweep(sizes_bytes: Sequence[int], min_samples: int = 5, max_time_s: float = 
         for n in samples:
             s, d = src[:n], dst[:n]
             res = sample(lambda: np.copyto(d, s), min_samples=min_samples,
-                         max_time_s=max_time_s / max(1, passes))
+                         max_time_s=max_time_s / max(1, passes), max_samples=max_samples)
             bw = [n / t for t in res.samples if t > 0]
             samples[n].extend(bw)
             per_pass[n].append(bw)

@@ -158,6 +158,8 @@ def test_recorded_sweep_with_cliff_gives_threshold_advice():
     # the tuned threshold comes from the measured cliff, below glibc's current threshold
     assert int(sweep.values["cliff.start_bytes"]) >= tuned and tuned < current
     gain = A.sweep_gain(sweep, noise_floor=0.0)
+    # only sizes whose glibc code path the setting changes count: [tuned, current)
+    assert gain.gains and all(tuned <= n < current for n in gain.gains)
     r, lo, hi = gain.gains[gain.best]
     assert lo > 1 + float(sweep.values[f"gain.{gain.best}.noise_floor"])
     assert f"{r:.2f}x faster (95% CI {lo:.2f}-{hi:.2f})" in rec.rationale
