@@ -87,8 +87,16 @@ def boundary(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (typer.Exit, typer.Abort, SystemExit):
+        except (typer.Exit, typer.Abort):
             raise
+        except SystemExit as exc:
+            # only this module exits; inside a command, SystemExit comes from a plugin or a
+            # library calling sys.exit(): never let it end the run silently with its status
+            _err(f"internal error: a plugin or library called sys.exit({exc.code!r}) "
+                 "(ADVISOR_DEBUG=1 shows the traceback)")
+            if os.environ.get("ADVISOR_DEBUG"):
+                raise
+            raise typer.Exit(EXIT_INTERNAL) from None
         except AdvisorError as exc:
             _err(f"error: {exc}")
             raise typer.Exit(exc.exit_code) from None
