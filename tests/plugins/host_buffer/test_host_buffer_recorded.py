@@ -26,11 +26,26 @@ def _load(name: str) -> tuple[Facts, list[Evidence]]:
 
 @pytest.fixture(scope="module")
 def probe():
-    return _load("probe-default-kvm-2core-loaded.json")
+    return _load("probe-default-kvm.json")
 
 
 def _ids(items):
     return {x.id: x for x in items}
+
+
+def test_recorded_default_probe_gives_all_measured_advice(probe):
+    """The default probe recorded on the build machine: the cliff, both THP items, hygiene."""
+    facts, ev = probe
+    advice = recommend(ev, facts)
+    assert {"glibc-non-temporal-threshold", "host-pool-hugepages", "glibc-malloc-hugetlb"} <= \
+        set(_ids(advice.recommendations))
+    assert {"zero-page-inflation", "zero-page-inflation-opencl", "thp-madvise", "memcpy-cliff"} <= \
+        set(_ids(advice.findings))
+    # the THP mode is recorded next to every bandwidth result
+    mode = A.thp_mode(facts.memory.thp_enabled)
+    for e in ev:
+        if any(s.unit == A.BPS for s in e.series):
+            assert e.conditions.thp_enabled == mode, e.id
 
 
 def test_recorded_zero_page_memcpy_and_opencl_inflation(probe):
@@ -93,7 +108,8 @@ def test_recorded_malloc_hugetlb_gated_by_glibc_and_thp(probe):
     old = facts.model_copy(update={"kernel": KernelFacts(glibc_version="2.34")})
     assert "glibc-malloc-hugetlb" not in _ids(recommend(ev, old).recommendations)
     never = facts.model_copy(update={"memory": facts.memory.model_copy(update={"thp_enabled": "never"})})
-    assert not recommend(ev, never).recommendations
+    thp_recs = {"host-pool-hugepages", "glibc-malloc-hugetlb"}
+    assert not thp_recs & set(_ids(recommend(ev, never).recommendations))
 
 
 def test_list_tunables_parse_recorded():
