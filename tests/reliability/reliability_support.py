@@ -16,7 +16,8 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 FAULT_DIST = HERE / "fault_plugins"
-FAULT_KINDS = ("ok", "early", "raise", "exit", "hang", "killrank", "nompiexec", "opencl")
+FAULT_KINDS = ("ok", "early", "raise", "exit", "hang", "killrank", "nompiexec", "opencl", "facts-raise", "facts-exit",
+               "facts-hang")
 
 
 def fault_plugins_installed() -> bool:

@@ -16,7 +16,9 @@ a test environment changes nothing for normal runs.  Kinds:
 * ``nompiexec``: a 2-rank MPI job through the configured launcher (run the test with
   ``--launcher /nonexistent/mpiexec`` or a stripped ``PATH``);
 * ``opencl``: lists OpenCL platforms and builds a kernel with pyopencl (run with
-  ``OCL_ICD_VENDORS`` pointing at an empty directory to make the platform fail).
+  ``OCL_ICD_VENDORS`` pointing at a missing directory to make the platform fail);
+* ``facts-raise``, ``facts-exit``, ``facts-hang``: a fact detector (``advisor_register_facts``)
+  that raises, calls ``sys.exit(0)``, or sleeps for an hour.
 """
 
 from __future__ import annotations
@@ -162,3 +164,35 @@ HANG = _Plugin(Hang())
 KILLRANK = _Plugin(KillRank())
 NOMPIEXEC = _Plugin(NoMpiexec())
 OPENCL = _Plugin(OpenCL())
+
+
+def _facts_raise() -> dict:
+    raise RuntimeError("injected fault: fact detector raised")
+
+
+def _facts_exit() -> dict:
+    sys.exit(0)
+
+
+def _facts_hang() -> dict:
+    import time
+
+    time.sleep(HANG_CHILD_S)
+    return {}
+
+
+class _FactsPlugin:
+    """One entry point: registers a fact detector only when its kind is active."""
+
+    def __init__(self, kind: str, fn) -> None:
+        self.kind, self.fn = kind, fn
+
+    @hookimpl
+    def advisor_register_facts(self, register):
+        if active(self.kind):
+            register(f"fault-{self.kind}", self.fn)
+
+
+FACTS_RAISE = _FactsPlugin("facts-raise", _facts_raise)
+FACTS_EXIT = _FactsPlugin("facts-exit", _facts_exit)
+FACTS_HANG = _FactsPlugin("facts-hang", _facts_hang)
