@@ -323,6 +323,10 @@ def find_cliff(points: Sequence[SweepPoint], *, noise_floor: float,
 def choose_nt_threshold(cliff: Cliff, *, minimum: Optional[int] = None) -> int:
     """Tuned ``glibc.cpu.x86_non_temporal_threshold`` (bytes) from a measured cliff.
 
+    The tunable is documented in the glibc manual, "Tunables" -> "Hardware Capability Tunables"
+    (https://www.gnu.org/software/libc/manual/html_node/Hardware-Capability-Tunables.html); it
+    is set through ``GLIBC_TUNABLES`` and read once at process start.
+
     glibc uses non-temporal stores for copies at or above the threshold
     (sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S), so the threshold must be at most the
     first slow size: the cliff start rounded down to a power of two, and no lower than the largest
