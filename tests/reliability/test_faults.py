@@ -132,10 +132,9 @@ def test_faults_missing_fault_plugin_selection_is_bad_input(tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.xfail(strict=False, reason="mpich-cma (plugin owner): a launcher that cannot start "
-                   "is reported as 'CMA blocked' with status ok and advice to disable CMA; it "
-                   "should fail (or be not-applicable) naming the launcher, with no CMA advice")
 def test_faults_real_mpich_cma_missing_launcher_not_blamed_on_cma(tmp_path):
+    """The real mpich-cma probe with a launcher that cannot start: failed naming the launcher,
+    and no advice to disable CMA (the launcher, not CMA, is what failed)."""
     out = tmp_path / "p.toml"
     proc, marker = run_advisor(["probe", "-o", str(out), "--plugin", "mpich-cma", "--quick",
                                 "--launcher", "/nonexistent/mpiexec -n 2"], timeout=120)
