@@ -296,6 +296,14 @@ def emit(
     from advisor.facts import detect_fingerprint_facts
 
     prof = _load(profile)
+    if output is not None:
+        try:
+            same = output.exists() and os.path.samefile(output, _profile_path(profile))
+        except OSError:
+            same = False
+        if same:
+            raise BadInputError(f"{output}: is the profile being read; --output must name "
+                                "another file")
     diffs = machine_mismatch(prof, detect_fingerprint_facts())
     if diffs:
         if strict:
