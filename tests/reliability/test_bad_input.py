@@ -210,3 +210,37 @@ def test_bad_input_subprocess_spot_check():
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == MANIFEST["profiles"][name]["exit"]
         assert len(_errors(proc.stderr)) == 1 and "Traceback" not in proc.stderr
+
+
+def test_bad_input_emit_onto_its_own_profile_refused(tmp_path):
+    """``emit -p P -o P`` (or through a symlink) would replace the profile with shell text."""
+    prof = tmp_path / "p.toml"
+    prof.write_bytes((BAD / "base.toml").read_bytes())
+    link = tmp_path / "link.toml"
+    link.symlink_to(prof)
+    before = _fingerprint(prof)
+    for target in (prof, link):
+        res = _invoke(["emit", "-p", str(prof), "-o", str(target)])
+        assert res.exit_code == EXIT_BAD_INPUT, res.stderr
+        lines = _errors(res.stderr)
+        assert len(lines) == 1 and str(target) in lines[0] and "profile" in lines[0]
+    assert _fingerprint(prof) == before and link.is_symlink()
+
+
+@pytest.mark.parametrize("args,word", [
+    (["emit", "-f", "no-such-format"], "known formats"),
+    (["probe", "--option", "no-equals-sign"], "KEY=VALUE"),
+    (["probe", "--launcher", ""], "--launcher"),
+    (["probe", "--plugin", "no-such-probe"], "no-such-probe"),
+    (["lint"], "FILE"),
+], ids=["format", "option", "launcher", "plugin", "lint-nothing"])
+def test_bad_input_arguments_one_line(tmp_path, args, word):
+    if args[0] == "emit":
+        args = [*args, "-p", str(BAD / "base.toml")]
+    if args[0] == "probe":
+        args = [*args, "-o", str(tmp_path / "p.toml")]
+    res = _invoke(args)
+    assert res.exit_code == EXIT_BAD_INPUT, res.stderr
+    lines = _errors(res.stderr)
+    assert len(lines) == 1 and word in lines[0], res.stderr
+    assert not (tmp_path / "p.toml").exists()
