@@ -10,13 +10,15 @@ their own timeouts and are killed with their process group.
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Sequence
 
 from advisor import __version__
-from advisor.models import Advice, Evidence, Facts, PluginResult, Profile, Provenance
+from advisor.models import (Advice, Evidence, Facts, Finding, PluginResult, Profile,
+                            Provenance)
 from advisor.probe import Applicability, MeasureContext
 
 #: ``on_event(probe, message, fraction)``; fraction of that probe's work in [0, 1] or None.
@@ -74,23 +76,48 @@ def _children() -> set[int]:
         return set()
 
 
-def _reap_new_children(before: set[int]) -> int:
+#: ``PR_SET_CHILD_SUBREAPER`` from <linux/prctl.h> (Linux >= 3.4, prctl(2)): orphaned
+#: descendants are re-parented to this process instead of init, so they can still be found.
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _set_subreaper(on: bool) -> bool:
+    """Make this process a child subreaper (Linux) so that a daemon a probe leaves behind (a
+    double fork, a launcher's detached proxy) stays a descendant that ``_reap_new_children``
+    finds.  Best effort: False where prctl is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _reap_new_children(before: set[int]) -> list[str]:
     """Kill (SIGKILL) descendants of this process that are not in ``before``: the processes an
     abandoned probe step started (the harness puts each job in its own session, so they would
-    otherwise outlive ``advisor``).  Returns how many were killed."""
+    otherwise outlive ``advisor``) or a probe left running.  Zombies (orphans re-parented here
+    that already ended) are only reaped.  Returns the names of the live processes killed."""
     import psutil
 
     try:
         procs = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
     except psutil.Error:
-        return 0
+        return []
+    killed = []
     for p in procs:
         try:
-            p.kill()
+            if p.status() != psutil.STATUS_ZOMBIE:
+                name = p.name()
+                p.kill()
+                killed.append(name)
         except psutil.Error:
             pass
     psutil.wait_procs(procs, timeout=GRACE_S)
-    return len(procs)
+    return killed
 
 
 def _why(exc: BaseException) -> str:
@@ -150,7 +177,7 @@ def run_probe(
         status, reason = "failed", f"exceeded its time budget: {exc}"
         killed = _reap_new_children(before)
         if killed:
-            reason += f"; {killed} process(es) it started were killed"
+            reason += f"; {len(killed)} process(es) it started were killed"
     except Exception as exc:
         status, reason = "failed", _why(exc)
 
@@ -168,6 +195,12 @@ def run_probe(
     except Exception as exc:
         if status != "failed":
             status, reason = "failed", f"recommend: {_why(exc)}"
+    left = _reap_new_children(before)
+    if left:  # a well-behaved probe leaves nothing running: say what was left, and killed
+        findings.append(Finding(
+            id="advisor-leftover-processes", severity="warning",
+            message=f"the probe left {len(left)} process(es) running "
+                    f"({', '.join(sorted(set(left)))}); advisor killed them"))
     progress("done", 1.0)
     return PluginResult(plugin=plugin, probe=name, status=status, reason=reason,
                         duration_s=round(time.monotonic() - t0, 3), findings=findings,
@@ -193,8 +226,9 @@ def run_probes(
     gets a slice of what is left, in proportion to its optional ``budget_weight`` attribute
     (default 1.0), so time a fast probe leaves unused goes to the next.
 
-    Processes that probes started and left running (a step abandoned at its deadline) are
-    killed before the profile is returned, so none outlives ``advisor probe``.
+    Processes that probes started and left running (a step abandoned at its deadline, a daemon
+    a probe forked off) are killed before the profile is returned, so none outlives ``advisor
+    probe``; on Linux the run makes this process a child subreaper so orphans stay findable.
 
     A ``KeyboardInterrupt`` in the calling thread (SIGINT; the CLI raises it for SIGTERM and
     SIGHUP too) stops the run: the probes that completed keep their results, the running one and
@@ -209,6 +243,7 @@ def run_probes(
     weights = {n: float(getattr(probes[n], "budget_weight", 1.0) or 1.0) for n in names}
     results: list[PluginResult] = []
     before = _children()
+    subreaper = _set_subreaper(True)
     interrupted: Optional[str] = None
     for i, name in enumerate(names):
         plugin = probe_plugin.get(name, "?")
@@ -235,6 +270,8 @@ def run_probes(
     # a step abandoned at its deadline may still be running and may have started processes
     # since; none may outlive the run (well-behaved probes leave none: the harness reaps them)
     _reap_new_children(before)
+    if subreaper:
+        _set_subreaper(False)
     prov = Provenance(advisor_version=__version__, command=command, created=created,
                       duration_s=round(time.monotonic() - t0, 3),
                       hostname=facts.hostname or socket.gethostname())
