@@ -16,7 +16,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 FAULT_DIST = HERE / "fault_plugins"
-FAULT_KINDS = ("ok", "early", "raise", "exit", "hang", "killrank", "nompiexec", "opencl", "facts-raise", "facts-exit",
+FAULT_KINDS = ("ok", "early", "raise", "exit", "hang", "orphan", "killrank", "nompiexec", "opencl", "facts-raise", "facts-exit",
                "facts-hang")
 
 

@@ -48,7 +48,7 @@ def test_faults_isolated_in_one_run(tmp_path):
     pytest.importorskip("pyopencl")
     no_icd = tmp_path / "no-such-icd-dir"  # ocl-icd finds no vendor: no platform at all
     out = tmp_path / "p.toml"
-    kinds = ["ok", "raise", "exit", "hang", "killrank", "opencl"]
+    kinds = ["ok", "raise", "exit", "hang", "orphan", "killrank", "opencl"]
     proc, marker = run_advisor(_probe_args(out, kinds, "--time-budget", "6"), faults=kinds,
                                env={"OCL_ICD_VENDORS": str(no_icd)}, timeout=150)
     try:
@@ -62,6 +62,11 @@ def test_faults_isolated_in_one_run(tmp_path):
             assert any(l.startswith(f"advisor: {name}: failed") for l in proc.stderr.splitlines())
         # the hung step started a child that sleeps an hour: it must be gone
         assert "killed" in results["fault-hang"].reason
+        # a probe that returns but leaves a daemon behind: ok, with a warning naming it
+        orphan = results["fault-orphan"]
+        assert orphan.status == "ok"
+        assert [f.id for f in orphan.findings] == ["advisor-leftover-processes"]
+        assert "sleep" in orphan.findings[0].message
         assert leftovers(marker) == []
     finally:
         kill_leftovers(marker)

@@ -11,6 +11,8 @@ a test environment changes nothing for normal runs.  Kinds:
 * ``exit``: ``measure`` calls ``sys.exit(0)`` (a plugin must not end the whole probe);
 * ``hang``: ``measure`` starts a sleeping child process through the harness and waits on it far
   past its deadline (the runner must abandon it and the child must not outlive ``advisor``);
+* ``orphan``: ``measure`` starts a daemon (``sh -c 'sleep &'``: the sleep is orphaned when the
+  shell exits) and returns normally; it must not outlive ``advisor``;
 * ``killrank``: a 2-rank MPI job through ``advisor.measure.run_mpi`` in which rank 1 SIGKILLs
   itself;
 * ``nompiexec``: a 2-rank MPI job through the configured launcher (run the test with
@@ -99,6 +101,17 @@ class Hang(FaultProbe):
         return []
 
 
+class Orphan(FaultProbe):
+    kind = "orphan"
+
+    def measure(self, ctx):
+        import subprocess
+
+        subprocess.run(["sh", "-c", f"sleep {HANG_CHILD_S} >/dev/null 2>&1 </dev/null &"],
+                       check=True, timeout=30)
+        return super().measure(ctx)
+
+
 class KillRank(FaultProbe):
     kind = "killrank"
 
@@ -161,6 +174,7 @@ EARLY = _Plugin(Early())
 RAISE = _Plugin(Raise())
 EXIT = _Plugin(Exit())
 HANG = _Plugin(Hang())
+ORPHAN = _Plugin(Orphan())
 KILLRANK = _Plugin(KillRank())
 NOMPIEXEC = _Plugin(NoMpiexec())
 OPENCL = _Plugin(OpenCL())
