@@ -18,7 +18,8 @@ from support import sample_profile
 #: Kills per command: 2 x 50 = 100 SIGKILLs (the issue asks for 100).
 KILLS_PER_COMMAND = 50
 #: Kill delays are drawn in [0, DELAY_SPAN x one uninterrupted run], half of them in the last
-#: 40 % of it where the write happens, so kills land before, during and after the write.
+#: 40 % of it where the write happens, so kills land before, during and after the write (the
+#: run time is re-estimated as the test goes: see ``Killer``).
 DELAY_SPAN = 1.1
 
 
@@ -30,34 +31,48 @@ def _env(value: str) -> dict:
     return env
 
 
-def _run_and_kill(argv, env, delay: float) -> int | None:
-    """Start ``argv`` in its own process group, SIGKILL the group after ``delay`` seconds.
-    Returns the exit status when it finished first, else None."""
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        return proc.wait(timeout=delay)
-    except subprocess.TimeoutExpired:
+class Killer:
+    """Runs a command and SIGKILLs its process group after a random delay drawn from the
+    command's run time, which it keeps estimating (machines here are shared and loaded: a fixed
+    estimate would let every kill land before, or after, the write)."""
+
+    def __init__(self, rng: random.Random, span_s: float) -> None:
+        self.rng, self.span = rng, span_s
+
+    def delay(self, i: int) -> float:
+        if i % 2:  # half of the kills aimed at the end of the run, where the write happens
+            return self.rng.uniform(0.6 * self.span, self.span * DELAY_SPAN)
+        return self.rng.uniform(0.0, self.span * DELAY_SPAN)
+
+    def run(self, argv, env, i: int) -> int | None:
+        """Exit status when the command finished before its kill, else None."""
+        delay = self.delay(i)
+        t0 = time.monotonic()
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-        return None
+            rc = proc.wait(timeout=delay)
+            self.span = 0.7 * self.span + 0.3 * (time.monotonic() - t0)
+            return rc
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+            if delay > self.span:  # it was still running: the run takes longer than thought
+                self.span = delay * 1.1
+            return None
+
+
+def _run_to_end(argv, env) -> None:
+    subprocess.run(argv, env=env, check=True, capture_output=True, timeout=120)
 
 
 def _timed(argv, env) -> float:
     t0 = time.monotonic()
     subprocess.run(argv, env=env, check=False, capture_output=True, timeout=60)
     return time.monotonic() - t0
-
-
-def _delays(rng: random.Random, span: float, n: int) -> list[float]:
-    early = [rng.uniform(0.0, span * DELAY_SPAN) for _ in range(n - n // 2)]
-    late = [rng.uniform(0.6 * span, span * DELAY_SPAN) for _ in range(n // 2)]
-    out = early + late
-    rng.shuffle(out)
-    return out
 
 
 def _stale(target: Path) -> list[str]:
@@ -76,11 +91,11 @@ def _probe_lane(tmp_path: Path, rng: random.Random, outcomes: dict) -> None:
     target = tmp_path / "profile.toml"
     save_profile(sample_profile(), target)
     previous = target.read_bytes()
-    span = _timed(advisor_cmd("probe", "--plugin", "fault-ok", "-o", str(tmp_path / "warm.toml")),
-                  _env("warm"))
-    for i, delay in enumerate(_delays(rng, span, KILLS_PER_COMMAND)):
-        rc = _run_and_kill(advisor_cmd("probe", "--plugin", "fault-ok", "-o", str(target)),
-                           _env(str(i)), delay)
+    killer = Killer(rng, _timed(advisor_cmd("probe", "--plugin", "fault-ok", "-o",
+                                            str(tmp_path / "warm.toml")), _env("warm")))
+    for i in range(KILLS_PER_COMMAND):
+        rc = killer.run(advisor_cmd("probe", "--plugin", "fault-ok", "-o", str(target)),
+                        _env(str(i)), i)
         now = target.read_bytes()
         if now == previous:
             outcomes["old"] += 1
@@ -91,7 +106,7 @@ def _probe_lane(tmp_path: Path, rng: random.Random, outcomes: dict) -> None:
         outcomes["kills"] += 1
         assert len(_stale(target)) <= 1, _stale(target)
         previous = now
-    _run_and_kill(advisor_cmd("probe", "--plugin", "fault-ok", "-o", str(target)), _env("end"), 60)
+    _run_to_end(advisor_cmd("probe", "--plugin", "fault-ok", "-o", str(target)), _env("end"))
     assert _stale(target) == [] and _setting_value(target) == "end"
 
 
@@ -112,10 +127,11 @@ def _emit_lane(tmp_path: Path, rng: random.Random, outcomes: dict) -> None:
         expected.append(env_file.read_bytes())
     assert expected[0] != expected[1]
     previous = env_file.read_bytes()
-    for i, delay in enumerate(_delays(rng, span, KILLS_PER_COMMAND)):
+    killer = Killer(rng, span)
+    for i in range(KILLS_PER_COMMAND):
         new = expected[i % 2]
-        _run_and_kill(advisor_cmd("emit", "-p", str(sources[i % 2]), "-o", str(env_file)),
-                      _env("x"), delay)
+        killer.run(advisor_cmd("emit", "-p", str(sources[i % 2]), "-o", str(env_file)),
+                   _env("x"), i)
         now = env_file.read_bytes()
         assert now in (previous, new), f"emit run {i}: torn file ({len(now)} bytes)"
         outcomes["new" if (now == new and new != previous) else "old"] += 1
@@ -123,7 +139,7 @@ def _emit_lane(tmp_path: Path, rng: random.Random, outcomes: dict) -> None:
         assert len(_stale(env_file)) <= 1, _stale(env_file)
         previous = now
     # a complete write after the kills leaves no temporary behind
-    _run_and_kill(advisor_cmd("emit", "-p", str(sources[0]), "-o", str(env_file)), _env("x"), 60)
+    _run_to_end(advisor_cmd("emit", "-p", str(sources[0]), "-o", str(env_file)), _env("x"))
     assert _stale(env_file) == [] and env_file.read_bytes() == expected[0]
 
 
@@ -140,6 +156,7 @@ def test_kill_probe_and_emit_100_times(tmp_path):
                 pool.submit(_emit_lane, tmp_path / "emit", random.Random(2), outcomes["emit"])]
         for f in futs:
             f.result()
+    print(f"kill outcomes: {outcomes}")  # shown with -s: how the kills fell
     assert sum(o["kills"] for o in outcomes.values()) == 2 * KILLS_PER_COMMAND
     # the kills must have hit both sides of the rename for the test to mean anything
     for lane, o in outcomes.items():
