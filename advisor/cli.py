@@ -214,8 +214,9 @@ def probe(
     """Detect facts, run each plugin's probe, and write the profile (its path goes to stdout)."""
     import shlex
 
+    from advisor.errors import ProfileError
     from advisor.facts import detect
-    from advisor.profile import save_profile
+    from advisor.profile import check_writable, rescue_profile, save_profile
     from advisor.runner import partial, run_probes
 
     options = _parse_options(option)
@@ -225,10 +226,11 @@ def probe(
     reg = _registry(plugin, skip_plugin)
     if not reg.probes:
         raise BadInputError("no probe to run (all plugins skipped or disabled)")
+    target = _profile_path(output)
+    check_writable(target)  # fail now, not after minutes of measuring
     facts = detect(reg.fact_detectors)
     for w in facts.warnings:
         _warn(w)
-    target = _profile_path(output)
 
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -250,7 +252,13 @@ def probe(
                               quick=quick, launcher=launcher_argv, options=options,
                               on_event=on_event, command=" ".join(["advisor"] + sys.argv[1:]),
                               seed=seed)
-    save_profile(prof, target)
+    try:
+        save_profile(prof, target)
+    except ProfileError as exc:  # e.g. the disk filled up while probing: keep the measurements
+        rescued = rescue_profile(prof, target)
+        if rescued is None:
+            raise
+        raise ProfileError(f"{exc}; the profile was saved to {rescued} instead") from None
     for res in prof.results:
         line = f"{res.probe}: {res.status}"
         if res.reason:

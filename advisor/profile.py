@@ -301,6 +301,39 @@ def atomic_write_text(path: Path | str, text: str) -> None:
         raise ProfileError(f"{path}: cannot write, previous file kept: {exc.strerror or exc}") from None
 
 
+def check_writable(path: Path | str) -> None:
+    """Fail early when ``path`` cannot be written: its directory cannot be created, or no file
+    can be created in it (read-only, permissions, no inodes).  Called before a long probe so the
+    user learns it in a second, not after minutes of measuring.  Leaves nothing behind but the
+    directory.
+
+    :raises ProfileError: naming ``path`` and the reason.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ProfileError(f"{path}: is a directory; give a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".check", dir=path.parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot write here: {exc.strerror or exc}") from None
+
+
+def rescue_profile(profile, failed: Path | str) -> Optional[Path]:
+    """After saving to ``failed`` went wrong (disk full, quota), try to keep the measurements in
+    the temporary directory (``tempfile.gettempdir()``, ``$TMPDIR``) as
+    ``advisor-rescued-<name>-<pid>.toml``.  Returns its path, or None when that fails too."""
+    failed = Path(failed)
+    target = Path(tempfile.gettempdir()) / f"advisor-rescued-{failed.stem}-{os.getpid()}.toml"
+    try:
+        atomic_write_text(target, profile_to_toml(profile))
+    except ProfileError:
+        return None
+    return target
+
+
 def save_profile(profile, path: Path | str) -> Path:
     """Validate-by-construction and write ``profile`` atomically to ``path``; returns the path."""
     path = Path(path)
