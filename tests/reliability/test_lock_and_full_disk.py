@@ -15,7 +15,8 @@ import pytest
 
 from advisor.errors import EXIT_BAD_INPUT
 from advisor.profile import load_profile, save_profile
-from reliability_support import advisor_cmd, need_fault_plugins, one_line_error, run_advisor
+from reliability_support import (advisor_cmd, fault_plugins_installed, need_fault_plugins,
+                                 one_line_error, run_advisor)
 from support import DATA, sample_profile
 
 
@@ -115,6 +116,8 @@ cp "$MNT/site.sh" "$OUT/before"
 dd if=/dev/zero of="$MNT/fill" bs=4k 2>/dev/null
 "$PY" -m advisor emit -p "$B" -o "$MNT/site.sh" 2>"$OUT/err-full"; echo $? >"$OUT/rc-full"
 cp "$MNT/site.sh" "$OUT/after-full"; ls -a "$MNT" >"$OUT/ls-full"
+"$PY" -m advisor probe --plugin fault-ok -o "$MNT/p.toml" 2>"$OUT/err-probe" >/dev/null
+echo $? >"$OUT/rc-probe"; ls -a "$MNT" >"$OUT/ls-probe"
 rm -f "$MNT/fill"
 mount -o remount,ro "$MNT" || exit 97
 "$PY" -m advisor emit -p "$B" -o "$MNT/site.sh" 2>"$OUT/err-ro"; echo $? >"$OUT/rc-ro"
@@ -125,7 +128,8 @@ exit 0
 
 def test_full_disk_tiny_tmpfs_and_read_only(tmp_path):
     """A real full file system (64 KiB tmpfs filled up) and a read-only one, in a private mount
-    namespace (``unshare -rm``: needs root or unprivileged user namespaces)."""
+    namespace (``unshare -rm``: needs root or unprivileged user namespaces).  ``emit -o`` keeps
+    the old file; ``probe -o`` keeps its measurements in ``$TMPDIR`` and says where."""
     unshare = shutil.which("unshare")
     if unshare is None:
         pytest.skip("unshare (util-linux) not installed")
@@ -140,7 +144,7 @@ def test_full_disk_tiny_tmpfs_and_read_only(tmp_path):
     save_profile(sample_profile(fingerprint="b" * 16), b)
     proc = subprocess.run([unshare, "-rm", "sh", "-c", SCRIPT], capture_output=True, text=True,
                           timeout=120, env=_env(MNT=str(mnt), OUT=str(out), A=str(a), B=str(b),
-                                                PY=sys.executable))
+                                                PY=sys.executable, TMPDIR=str(out)))
     if proc.returncode in (99, 97):
         pytest.skip(f"mount not permitted in this namespace: {proc.stderr.strip()}")
     assert proc.returncode == 0, proc.stderr
@@ -153,6 +157,14 @@ def test_full_disk_tiny_tmpfs_and_read_only(tmp_path):
         assert "site.sh" in lines[0] and word in lines[0], lines[0]
         assert (out / f"after-{case}").read_bytes() == before
     assert not [n for n in (out / "ls-full").read_text().split() if n.endswith(".tmp")]
+    # a probe that measured and then met the full disk keeps its profile in $TMPDIR
+    if fault_plugins_installed():
+        assert (out / "rc-probe").read_text().strip() == str(EXIT_BAD_INPUT)
+        (line,) = one_line_error((out / "err-probe").read_text())
+        assert "No space left on device" in line and "saved to" in line, line
+        rescued = Path(line.rsplit("saved to ", 1)[1].split(" instead")[0])
+        assert rescued.parent == out and load_profile(rescued).results[0].probe == "fault-ok"
+        assert "p.toml" not in (out / "ls-probe").read_text().split()
 
 
 def test_lock_new_files_get_the_umask_mode(tmp_path):
@@ -167,3 +179,18 @@ def test_lock_new_files_get_the_umask_mode(tmp_path):
     proc, _ = run_advisor(["emit", "-p", str(DATA / "bad" / "base.toml"), "-o", str(target)])
     assert proc.returncode == 0, proc.stderr
     assert target.stat().st_mode & 0o777 == 0o640
+
+
+def test_full_disk_unwritable_target_fails_before_probing(tmp_path):
+    """``probe -o`` somewhere that cannot be written fails in a second, before any probe runs
+    (here a probe that would hang for its whole budget)."""
+    need_fault_plugins()
+    ro = tmp_path / "not-a-dir"
+    ro.write_text("a file where a directory is needed\n")
+    t0 = time.monotonic()
+    proc, _ = run_advisor(["probe", "--plugin", "fault-hang", "-o", str(ro / "p.toml")],
+                          faults=["hang"], timeout=120)
+    assert time.monotonic() - t0 < 10, "it probed before finding out it cannot write"
+    assert proc.returncode == EXIT_BAD_INPUT
+    (line,) = one_line_error(proc.stderr)
+    assert str(ro / "p.toml") in line and "cannot write" in line
