@@ -527,12 +527,14 @@ def verify(
     import shlex
 
     from advisor.emit import machine_mismatch
+    from advisor.errors import ProfileError
     from advisor.facts import detect
-    from advisor.profile import save_profile
+    from advisor.profile import check_writable, rescue_profile, save_profile
     from advisor.verify import has_failure, has_regression, table_rows, to_json, verify_profile
 
     path = _profile_path(profile)
     prof = _load(profile)
+    check_writable(path)  # the verdicts are stored in the profile: fail now, not after measuring
     launcher_argv = shlex.split(launcher) if launcher else None
     if launcher is not None and not launcher_argv:
         raise BadInputError("--launcher: empty command")
@@ -551,7 +553,14 @@ def verify(
         time_budget_s=time_budget, quick=quick, against_env=against_env, launcher=launcher_argv,
         options=_parse_options(option), seed=seed,
         on_event=lambda key, msg, frac: _err(f"{key}: {msg}") if msg != "done" else None)
-    save_profile(updated, path)
+    try:
+        save_profile(updated, path)
+    except ProfileError as exc:  # keep the verdicts measured at such cost
+        rescued = rescue_profile(updated, path)
+        if rescued is None:
+            raise
+        raise ProfileError(f"{exc}; the profile with the verdicts was saved to {rescued} "
+                           "instead") from None
     from rich.console import Console
     from rich.table import Table
 
