@@ -110,3 +110,27 @@ def test_emit_control_characters_refused_naming_setting(before, ctrl, after, fmt
     prof = _profile([("ADVISOR_PROP", before + ctrl + after)])
     with pytest.raises(EmitError, match="ADVISOR_PROP"):
         render(prof, fmt, EMITTERS, EmitOptions())
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(st.lists(st.tuples(NAME, st.one_of(VALUE, st.integers(-(2 ** 63), 2 ** 63 - 1),
+                                          st.booleans(),
+                                          st.floats(allow_nan=False, allow_infinity=False))),
+                min_size=1, max_size=4, unique_by=lambda t: t[0].upper()),
+       st.text(max_size=40))
+def test_emit_structured_roundtrip(pairs, rationale):
+    """``json`` and ``toml`` outputs: their parsers read back every value exactly (type kept),
+    whatever the rationale text holds."""
+    import json
+    import tomllib
+
+    settings_ = [Setting(library="test", name=n, value=v) for n, v in pairs]
+    rec = Recommendation(id="r", title=rationale, rationale=rationale, confidence="low",
+                         settings=settings_)
+    prof = sample_profile(results=[PluginResult(plugin="p", probe="p", status="ok",
+                                                recommendations=[rec])])
+    for fmt, parse in (("json", json.loads), ("toml", tomllib.loads)):
+        doc = parse(render(prof, fmt, EMITTERS, EmitOptions()))
+        got = {s["name"]: s["value"] for s in doc["settings"]}
+        for name, value in pairs:
+            assert got[name] == value and type(got[name]) is type(value), (fmt, name, value)
