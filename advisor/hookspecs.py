@@ -70,7 +70,8 @@ def advisor_register_facts(register):
     :param register: ``register(name, detect)``; ``detect() -> dict[str, bool|int|float|str]``
         runs once per ``advisor facts``/``probe``; its result is stored under
         ``Facts.extra[name]``.  It should be fast (well under a second) and lenient: an exception
-        becomes a warning in ``Facts.warnings`` and the detector's facts are left out.
+        (``SystemExit`` included) becomes a warning in ``Facts.warnings`` and the detector's facts
+        are left out; one that has not returned within 5 s is abandoned with a warning.
     :return: ignored.
     Called by: ``advisor facts``, ``advisor probe``.
     """

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import socket
 import sys
-import threading
 import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Sequence
@@ -20,6 +19,7 @@ from advisor import __version__
 from advisor.models import (Advice, Evidence, Facts, Finding, PluginResult, Profile,
                             Provenance)
 from advisor.probe import Applicability, MeasureContext
+from advisor.steps import StepAborted, StepTimeout, call_with_timeout
 
 #: ``on_event(probe, message, fraction)``; fraction of that probe's work in [0, 1] or None.
 EventCallback = Callable[[str, str, Optional[float]], None]
@@ -32,38 +32,6 @@ QUICK_BUDGET_S = 60.0
 #: Extra time a step may run past its deadline before it is abandoned: the harness checks the
 #: deadline between samples, so a well-behaved step overruns by at most one sample or launch.
 GRACE_S = 15.0
-
-
-class StepTimeout(Exception):
-    pass
-
-
-class StepAborted(Exception):
-    """A probe step raised ``SystemExit``, ``KeyboardInterrupt`` or another ``BaseException``
-    that is not an ``Exception``: inside a worker thread it can only come from the plugin (a real
-    Ctrl-C reaches the main thread), so it fails that probe instead of ending ``advisor``."""
-
-
-def _call_with_timeout(fn: Callable[[], Any], timeout_s: float) -> Any:
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    th = threading.Thread(target=target, daemon=True, name="advisor-probe-step")
-    th.start()
-    th.join(max(0.0, timeout_s))
-    if th.is_alive():
-        raise StepTimeout(f"did not return within {timeout_s:.0f} s")
-    if "error" in box:
-        exc = box["error"]
-        if not isinstance(exc, Exception):
-            raise StepAborted(f"the probe raised {type(exc).__name__}({exc})") from None
-        raise exc
-    return box.get("value")
 
 
 def _children() -> set[int]:
@@ -155,7 +123,7 @@ def run_probe(
 
     before = _children()
     try:
-        app = _call_with_timeout(lambda: probe.check(facts), max(remaining(), 0) + GRACE_S)
+        app = call_with_timeout(lambda: probe.check(facts), max(remaining(), 0) + GRACE_S)
         if not isinstance(app, Applicability):
             raise TypeError(f"check() returned {type(app).__name__}, not Applicability")
         findings.extend(app.findings)
@@ -167,7 +135,7 @@ def run_probe(
                                  options=dict(options or {}), progress=progress, seed=seed,
                                  applicability=app)
             progress("measuring", 0.0)
-            measured = _call_with_timeout(lambda: probe.measure(ctx), max(remaining(), 0) + GRACE_S)
+            measured = call_with_timeout(lambda: probe.measure(ctx), max(remaining(), 0) + GRACE_S)
             measured = list(measured or [])
             bad = [type(e).__name__ for e in measured if not isinstance(e, Evidence)]
             if bad:
@@ -183,7 +151,7 @@ def run_probe(
 
     recs: list = []
     try:
-        advice = _call_with_timeout(lambda: probe.recommend(list(evidence), facts), GRACE_S)
+        advice = call_with_timeout(lambda: probe.recommend(list(evidence), facts), GRACE_S)
         if not isinstance(advice, Advice):
             raise TypeError(f"recommend() returned {type(advice).__name__}, not Advice")
         findings.extend(advice.findings)

@@ -64,15 +64,31 @@ def python_packages(names: tuple[str, ...] = PACKAGES, *, prefixes: tuple[str, .
     return dict(sorted(out.items()))
 
 
+#: A plugin fact detector that has not returned after this many seconds is abandoned with a
+#: warning.  The hook contract asks for "well under a second" (advisor.hookspecs); 5 s leaves room
+#: for a loaded node without letting one broken plugin stall every command.
+FACT_DETECTOR_TIMEOUT_S = 5.0
+
+
 def run_extra(extra: Mapping[str, Callable[[], dict]], notes: Notes) -> dict[str, dict]:
     """Run plugin fact detectors; keep only ``str`` keys with bool/int/float/str values.
 
     A detector that raises or returns a non-dict adds a warning and contributes nothing; a bad
     key or value is dropped with a warning naming it.
     """
+    from advisor.steps import StepAborted, StepTimeout, call_with_timeout
+
     out: dict[str, dict] = {}
     for name, fn in extra.items():
-        result = notes.attempt(f"facts plugin {name!r}", fn)
+        try:
+            result = call_with_timeout(fn, FACT_DETECTOR_TIMEOUT_S)
+        except StepTimeout:
+            notes.warn(f"facts plugin {name!r}", f"abandoned: no answer within "
+                       f"{FACT_DETECTOR_TIMEOUT_S:.0f} s")
+            continue
+        except (StepAborted, Exception) as exc:  # lenient by contract, SystemExit included
+            notes.warn(f"facts plugin {name!r}", exc)
+            continue
         if result is None:
             continue
         if not isinstance(result, dict):

@@ -37,9 +37,6 @@ def test_faults_fact_detector_exit_is_not_silent(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.xfail(strict=False, reason="advisor.facts (owner: facts): run_extra's Notes.attempt "
-                   "catches Exception only, so a detector's SystemExit ends detect(); it should "
-                   "be a warning like any other detector failure")
 def test_faults_fact_detector_exit_is_a_warning(tmp_path):
     need_fault_plugins()
     out = tmp_path / "p.toml"
@@ -53,10 +50,6 @@ def test_faults_fact_detector_exit_is_a_warning(tmp_path):
 FACTS_HANG_LIMIT_S = 10
 
 
-@pytest.mark.xfail(strict=False, reason="advisor.facts (owner: facts): plugin fact detectors run "
-                   "without a time limit, so one that hangs hangs 'advisor probe' for ever; it "
-                   "should be abandoned with a warning (e.g. run in a worker thread with a "
-                   "deadline, as advisor.runner does for probe steps)")
 def test_faults_fact_detector_hang_is_abandoned(tmp_path):
     import subprocess
 

@@ -1,0 +1,45 @@
+"""Run a plugin-supplied step (probe step, fact detector) with a time limit, in a worker thread.
+
+Plugin code may hang or call ``sys.exit``; the host must outlive both.  Used by ``advisor.runner``
+for probe steps and by ``advisor.facts`` for plugin fact detectors.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+
+class StepTimeout(Exception):
+    """A step did not return within its time limit."""
+
+
+class StepAborted(Exception):
+    """A probe step raised ``SystemExit``, ``KeyboardInterrupt`` or another ``BaseException``
+    that is not an ``Exception``: inside a worker thread it can only come from the plugin (a real
+    Ctrl-C reaches the main thread), so it fails that probe instead of ending ``advisor``."""
+
+
+def call_with_timeout(fn: Callable[[], Any], timeout_s: float) -> Any:
+    """``fn()`` in a daemon worker thread; raises ``StepTimeout`` when it has not returned within
+    ``timeout_s`` seconds (the thread is abandoned), ``StepAborted`` for a ``BaseException`` that
+    is not an ``Exception`` (``SystemExit`` from plugin code), and re-raises any ``Exception``."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    th = threading.Thread(target=target, daemon=True, name="advisor-probe-step")
+    th.start()
+    th.join(max(0.0, timeout_s))
+    if th.is_alive():
+        raise StepTimeout(f"did not return within {timeout_s:.0f} s")
+    if "error" in box:
+        exc = box["error"]
+        if not isinstance(exc, Exception):
+            raise StepAborted(f"the probe raised {type(exc).__name__}({exc})") from None
+        raise exc
+    return box.get("value")
