@@ -14,9 +14,9 @@ For each recommendation of a profile (optionally only some probes):
   better, bootstrap CI, noise floor, evidence).
 
 The time budget (seconds) is shared like ``advisor probe``'s: each measured recommendation gets an
-equal share of what is left.  A probe's ``verify`` that raises or overruns its share (plus
-``advisor.runner.GRACE_S``) gives ``not-measurable`` with ``VerifyOutcome.error`` set; the others
-still run.  The verifications are returned in an updated profile (older verifications of the same
+equal share of what is left.  A probe's ``verify`` runs through ``advisor.steps.call_with_timeout``:
+one that raises or overruns its share (plus ``advisor.runner.GRACE_S``) gives ``not-measurable``
+with ``VerifyOutcome.error`` set; the others still run.  The verifications are returned in an updated profile (older verifications of the same
 recommendation are replaced) for the caller to save.
 """
 
@@ -166,7 +166,7 @@ def verify_profile(
     :return: ``(profile with verifications, outcomes in profile order)``.  Never raises for a
         probe's own faults.
     """
-    from advisor.runner import StepTimeout, _call_with_timeout
+    from advisor.steps import StepAborted, StepTimeout, call_with_timeout
 
     env = os.environ if environ is None else environ
     budget = time_budget_s if time_budget_s is not None else (
@@ -213,7 +213,7 @@ def verify_profile(
         deadline = time.monotonic() + share
         try:
             if res.probe not in checked:
-                app = _call_with_timeout(lambda: probe.check(facts), share + GRACE_S)
+                app = call_with_timeout(lambda: probe.check(facts), share + GRACE_S)
                 if not isinstance(app, Applicability):
                     raise TypeError(f"check() returned {type(app).__name__}, not Applicability")
                 checked[res.probe] = app
@@ -227,7 +227,7 @@ def verify_profile(
             ctx = MeasureContext(facts=facts, deadline=deadline, quick=quick, launcher=launcher,
                                  options=opts, progress=progress, seed=seed, applicability=app)
             progress("verifying", 0.0)
-            got = _call_with_timeout(lambda: probe.verify(rec, ctx),
+            got = call_with_timeout(lambda: probe.verify(rec, ctx),
                                      max(0.0, deadline - time.monotonic()) + GRACE_S)
             if not isinstance(got, Verification):
                 raise TypeError(f"verify() returned {type(got).__name__}, not Verification")
@@ -237,6 +237,8 @@ def verify_profile(
                 "against the current environment" if against_env else "against library defaults")
         except StepTimeout as exc:
             settle(res, rec, "not-measurable", "verification ran out of time", f"{exc}")
+        except StepAborted as exc:
+            settle(res, rec, "not-measurable", "verification aborted", f"{exc}")
         except Exception as exc:
             settle(res, rec, "not-measurable", "verification failed", _why(exc))
         progress("done", 1.0)
