@@ -96,3 +96,15 @@ def test_verify_mpich_cma_threshold_with_ci():
     assert sizes[0] <= min(old, int(here)) * 1.0 and sizes[-1] >= max(old, int(here))
     assert ev.values.get("decided_by")
     assert updated.verifications[0].recommendation == "mpich-cma:cma-threshold"
+
+
+def test_verify_sizes_are_where_the_configurations_differ():
+    V = pytest.importorskip("advisor_mpich_cma.verify")
+    # both on, thresholds 8192 and 16384: from the lower threshold, one between, one above both
+    sizes = V.sizes_between((True, 16384), (True, 8192))
+    assert sizes[0] == 8192 and any(8192 < s < 16384 for s in sizes) and sizes[-1] > 16384
+    assert V.sizes_between((True, 8192), (True, 8192)) == []  # same: nothing to measure
+    assert V.sizes_between((False, 8192), (False, 0)) == []
+    one_sided = V.sizes_between((False, None), (True, 8192))  # advice disables CMA
+    assert one_sided[0] == 8192 and max(one_sided) <= V.MAX_BYTES
+    assert len(V.sizes_between((True, 16384), (True, 8192), quick=True)) < len(sizes)
