@@ -175,7 +175,11 @@ class Point(Model):
 
     x: Optional[float] = None
     label: Optional[str] = Field(None, description="configuration or point name, e.g. 'cma-on'")
-    samples: list[float] = Field(default_factory=list)
+    samples: list[float] = Field(
+        default_factory=list,
+        description="steady-state samples in time order; a profile keeps at most 100 per point "
+        "(every k-th; stats.n counts all taken)",
+    )
     warmup: list[float] = Field(default_factory=list, description="first-use samples, not noise")
     stats: Optional[Stats] = None
     artefact: Optional[str] = Field(

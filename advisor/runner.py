@@ -94,6 +94,32 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
+#: Raw samples kept per point in a profile.  Statistics are computed by the harness on every
+#: sample before this cut (``Stats.n`` counts them all); the profile keeps every k-th sample in
+#: time order, so trends and spread stay visible.  Sized so that a full probe's profile (the
+#: mpich-cma sweep alone takes ~80,000 latency and bandwidth samples here) stays small enough for
+#: ``advisor emit`` to parse within its 0.3 s start-up target (tomllib reads ~6 MB/s here).
+MAX_SAMPLES_PER_POINT = 100
+
+
+def thin_evidence(ev: Evidence, limit: int = MAX_SAMPLES_PER_POINT) -> Evidence:
+    """``ev`` with at most ``limit`` samples per point (every k-th, first kept); warm-up samples,
+    statistics and values are kept whole.  ``recommend`` sees the thinned evidence, so advice
+    re-derived from a stored profile matches the advice given at probe time."""
+    if all(len(pt.samples) <= limit for s in ev.series for pt in s.points):
+        return ev
+    series = []
+    for s in ev.series:
+        points = []
+        for pt in s.points:
+            if len(pt.samples) > limit:
+                step = -(-len(pt.samples) // limit)  # ceil
+                pt = pt.model_copy(update={"samples": pt.samples[::step]})
+            points.append(pt)
+        series.append(s.model_copy(update={"points": points}))
+    return ev.model_copy(update={"series": series})
+
+
 def run_probe(
     name: str,
     probe: Any,
@@ -140,7 +166,7 @@ def run_probe(
             bad = [type(e).__name__ for e in measured if not isinstance(e, Evidence)]
             if bad:
                 raise TypeError(f"measure() returned non-Evidence items: {', '.join(bad)}")
-            evidence.extend(measured)
+            evidence.extend(thin_evidence(e) for e in measured)
     except StepTimeout as exc:
         status, reason = "failed", f"exceeded its time budget: {exc}"
         killed = _reap_new_children(before)
