@@ -177,7 +177,7 @@ class Point(Model):
     label: Optional[str] = Field(None, description="configuration or point name, e.g. 'cma-on'")
     samples: list[float] = Field(
         default_factory=list,
-        description="steady-state samples in time order; a profile keeps at most 100 per point "
+        description="steady-state samples in time order; a profile keeps at most 48 per point "
         "(every k-th; stats.n counts all taken)",
     )
     warmup: list[float] = Field(default_factory=list, description="first-use samples, not noise")

@@ -99,7 +99,7 @@ def _why(exc: BaseException) -> str:
 #: time order, so trends and spread stay visible.  Sized so that a full probe's profile (the
 #: mpich-cma sweep alone takes ~80,000 latency and bandwidth samples here) stays small enough for
 #: ``advisor emit`` to parse within its 0.3 s start-up target (tomllib reads ~6 MB/s here).
-MAX_SAMPLES_PER_POINT = 100
+MAX_SAMPLES_PER_POINT = 48
 
 
 def thin_evidence(ev: Evidence, limit: int = MAX_SAMPLES_PER_POINT) -> Evidence:
