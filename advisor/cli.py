@@ -90,6 +90,10 @@ def boundary(fn):
         except (typer.Exit, typer.Abort):
             raise
         except SystemExit as exc:
+            if isinstance(exc.__context__, BrokenPipeError):
+                # rich's Console turns a closed stdout (`advisor show | head`) into sys.exit(1);
+                # the reader went away: end quietly, as for a BrokenPipeError of our own
+                raise typer.Exit(EXIT_OK) from None
             # only this module exits; inside a command, SystemExit comes from a plugin or a
             # library calling sys.exit(): never let it end the run silently with its status
             _err(f"internal error: a plugin or library called sys.exit({exc.code!r}) "
@@ -141,6 +145,16 @@ def _signals_interrupt():
     finally:
         for sig, h in old.items():
             signal.signal(sig, h)
+
+
+def _console(stderr: bool = False, **kw):
+    """A rich Console for tables: the terminal's width, or 160 columns when the output is a file
+    or pipe (rich's 80-column default folds every cell of a profile table)."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else 160
+    return Console(file=stream, width=width, **kw)
 
 
 def _out(text: str) -> None:
@@ -347,7 +361,7 @@ def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    con = Console(file=sys.stdout, soft_wrap=False)
+    con = _console(soft_wrap=False)
     p = prof.provenance
     con.print(_printable(f"profile of {p.hostname or '?'} (fingerprint {prof.fingerprint}), "
                          f"{p.created}, advisor {p.advisor_version}, {p.duration_s:.0f} s"),
@@ -415,7 +429,7 @@ def plugins(json_: bool = JsonOpt) -> None:
     for r in rows:
         _row(t, r["name"], r["status"], ", ".join(r["probes"]), ", ".join(r["emitters"]),
                   r["origin"], "; ".join(r["errors"]))
-    Console(file=sys.stdout, soft_wrap=True).print(t)
+    _console(soft_wrap=True).print(t)
 
 
 @app.command()
@@ -448,7 +462,7 @@ def facts(json_: bool = JsonOpt) -> None:
             _row(t, prefix, str(value))
 
     walk("", f.model_dump(mode="json", exclude_none=True, exclude={"warnings"}))
-    Console(file=sys.stdout, soft_wrap=True).print(t)
+    _console(soft_wrap=True).print(t)
 
 
 @app.command()
@@ -568,7 +582,7 @@ def verify(
               title="Verification (ratio = advised / baseline, > 1 is better)")
     for row in table_rows(outcomes):
         _row(t, *row)
-    Console(stderr=True, soft_wrap=True).print(t)
+    _console(stderr=True, soft_wrap=True).print(t)
     _err(f"verifications stored in {path}")
     _out(to_json(outcomes) if json_ else f"{path}\n")
     if has_regression(outcomes):
