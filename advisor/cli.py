@@ -405,7 +405,8 @@ def plugins(json_: bool = JsonOpt) -> None:
     """List plugins, what each contributes, and those that failed to load (with the error)."""
     from advisor.plugins import collect, disabled_from_env, make_plugin_manager
 
-    reg = collect(make_plugin_manager())
+    pm = make_plugin_manager()
+    reg = collect(pm)
     rows = []
     errors = {}
     for issue in reg.issues:
@@ -415,7 +416,8 @@ def plugins(json_: bool = JsonOpt) -> None:
         emitters = sorted(e for e, em in reg.emitters.items() if em.plugin == name)
         status = ("disabled" if name in disabled_from_env() else
                   "error" if name in errors else "ok")
-        rows.append({"name": name, "origin": reg.plugins.get(name, ""), "status": status,
+        origin = reg.plugins.get(name) or pm.origins.get(name, "")
+        rows.append({"name": name, "origin": origin, "status": status,
                      "probes": probes, "emitters": emitters, "errors": errors.get(name, [])})
     if json_:
         import json

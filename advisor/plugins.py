@@ -95,12 +95,13 @@ def make_plugin_manager(
         from importlib.metadata import entry_points as _eps
 
         for ep in sorted(_eps(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            dist = getattr(ep, "dist", None)
+            pm.origins.setdefault(ep.name, f"{dist.name} {dist.version}" if dist is not None
+                                  else ep.value)
             if ep.name in blocked or (wanted is not None and ep.name not in wanted):
                 continue
             if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
                 continue
-            dist = getattr(ep, "dist", None)
-            pm.origins[ep.name] = f"{dist.name} {dist.version}" if dist is not None else ep.value
             try:
                 pm.register(ep.load(), name=ep.name)
             except Exception as exc:  # a broken third-party plugin never takes the others down
