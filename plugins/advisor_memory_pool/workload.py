@@ -104,16 +104,9 @@ def parse_options(options: Mapping[str, str]) -> Workload:
     limit_b: Optional[int] = None
     limit_f: Optional[float] = None
     if options.get("pool-limit"):
-        text = options["pool-limit"].strip()
-        if text.endswith("%"):
-            try:
-                limit_f = float(text[:-1]) / 100.0
-            except ValueError as exc:
-                raise BadInputError(f"--option pool-limit={text!r}: not a percentage") from exc
-            if not 0 < limit_f <= 1:
-                raise BadInputError(f"--option pool-limit={text!r}: must be in (0%, 100%]")
-        else:
-            limit_b = parse_bytes("pool-limit", text)
+        from advisor.runtime import parse_limit
+
+        limit_b, limit_f = parse_limit(options["pool-limit"], where="--option pool-limit")
     d = model.DLAF_DEFAULT
     current = model.PoolConfig(
         "umpire",
