@@ -63,7 +63,9 @@ def _mib(n: int) -> str:
 
 def host_large_page(facts: Facts) -> tuple[int, str]:
     """The host's large page (bytes) and where the number comes from."""
-    pmd = facts.extra.get(FACTS_EXTRA, {}).get("hpage_pmd_size_bytes")
+    pmd = facts.memory.thp_pmd_size_bytes
+    if not pmd:  # profiles from before the fact existed carried it as this plugin's extra
+        pmd = facts.extra.get(FACTS_EXTRA, {}).get("hpage_pmd_size_bytes")
     if isinstance(pmd, int) and pmd > 0:
         return pmd, "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
     if facts.memory.huge_page_sizes_bytes:

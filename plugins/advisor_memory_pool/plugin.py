@@ -9,14 +9,12 @@ applicability:
   ``not-applicable`` with the reason "no CUDA device", and ``recommend`` records the same as an
   info finding.  Its recommend still gives model advice where a device is known but CuPy is not.
 
-The fact detector ``memory-pool`` adds ``hpage_pmd_size_bytes`` (the THP size) to
-``Facts.extra["memory-pool"]``, which the core facts do not carry.
+The host's large page is the THP size from ``Facts.memory.thp_pmd_size_bytes``.
 """
 
 from __future__ import annotations
 
 import mmap
-from pathlib import Path
 from typing import Sequence
 
 from advisor import hookimpl
@@ -25,16 +23,6 @@ from advisor.probe import Applicability, MeasureContext
 
 from . import advice, knobs
 from . import workload as wl
-
-THP_PMD_SIZE = Path("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
-
-
-def detect_pmd_size() -> dict:
-    """``{"hpage_pmd_size_bytes": N}`` from sysfs (Linux transhuge.rst); ``{}`` without THP."""
-    try:
-        return {"hpage_pmd_size_bytes": int(THP_PMD_SIZE.read_text().strip())}
-    except (OSError, ValueError):
-        return {}
 
 
 class HostPoolProbe:
@@ -92,6 +80,3 @@ def advisor_register_knobs(register):
         register(k)
 
 
-@hookimpl
-def advisor_register_facts(register):
-    register(advice.FACTS_EXTRA, detect_pmd_size)

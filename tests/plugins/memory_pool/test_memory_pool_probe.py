@@ -50,7 +50,7 @@ def test_registration(registry):
     assert names["device.QuickPool.alignment"].kind == "config"
     assert names["host.DynamicPoolList.next_minimum_pool_allocation_size"].kind == "config"
     assert all(k.source for k in names.values())
-    assert "memory-pool" in registry.fact_detectors
+    assert registry.fact_detectors == {}  # the THP size is a core fact (memory.thp_pmd_size_bytes)
 
 
 def test_options_parse_with_bytesize():
