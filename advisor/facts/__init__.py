@@ -131,11 +131,15 @@ def detect(extra: Optional[Mapping[str, Callable[[], dict]]] = None, *, opencl: 
 
 
 def detect_fingerprint_facts() -> Facts:
-    """Facts of this machine for the fingerprint only: cpu, memory, kernel, cuda and MPI without
-    the mpi4py subprocess; security, OpenCL, packages and hostname stay unknown.  Never raises."""
+    """Facts of this machine for the fingerprint and the "profile from another machine" check:
+    hostname, cpu, memory, kernel, security (cheap /proc reads: a container that blocks CMA is a
+    different machine for CMA advice), cuda and MPI without the mpi4py subprocess; OpenCL and
+    packages stay unknown.  Never raises."""
     notes = Notes()
     root = Path("/")
     facts = Facts(
+        hostname=notes.attempt("hostname", _hostname),
+        security=notes.attempt("security", lambda: detect_security(root, notes), SecurityFacts()),
         cpu=notes.attempt("cpu", lambda: detect_cpu(root, notes), CpuFacts()),
         memory=notes.attempt("memory", lambda: detect_memory(root, notes), MemoryFacts()),
         kernel=notes.attempt("kernel", lambda: detect_kernel(root, notes), KernelFacts()),
