@@ -64,6 +64,20 @@ def _printable(text: str, *, keep_newlines: bool = False) -> str:
     return _UNPRINTABLE.sub(esc, text)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from advisor import __version__
+
+        sys.stdout.write(f"hpc-advisor {__version__}\n")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """Measured runtime settings for HPC machines: probe, emit, show, verify, lint."""
+
+
 def _err(message: str) -> None:
     sys.stderr.write(f"advisor: {_printable(str(message))}\n")
 
@@ -153,8 +167,18 @@ def _console(stderr: bool = False, **kw):
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    width = None if stream.isatty() else 160
+    width = None if stream.isatty() or os.environ.get("COLUMNS") else 160
     return Console(file=stream, width=width, **kw)
+
+
+def _table(*headers: str, **kw):
+    """A rich Table whose cells fold instead of ending in an ellipsis: setting names, values and
+    errors are read in full or not at all."""
+
+    t = Table(**kw)
+    for h in headers:
+        t.add_column(h, overflow="fold")
+    return t
 
 
 def _out(text: str) -> None:
@@ -166,10 +190,12 @@ def _registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] = No
     from advisor.plugins import load
 
     reg = load(skip_probes=skip or (), only_probes=plugin or None)
-    if plugin:
-        unknown = sorted(set(plugin) - set(reg.probes) - set(reg.probe_plugin.values()))
+    known = (set(reg.probes) | set(reg.probe_plugin.values()) | set(reg.skipped_probes)
+             | set(reg.skipped_probes.values()))
+    for flag, names in (("--plugin", plugin), ("--skip-plugin", skip)):
+        unknown = sorted(set(names or ()) - known)
         if unknown:
-            raise BadInputError(f"--plugin: no probe or plugin named {', '.join(unknown)} "
+            raise BadInputError(f"{flag}: no probe or plugin named {', '.join(unknown)} "
                                 f"(see 'advisor plugins')")
     for issue in reg.issues:
         _warn(f"plugin {issue.plugin} skipped ({issue.stage}): {issue.error}")
@@ -183,9 +209,14 @@ def _profile_path(profile: Optional[Path]) -> Path:
 
 
 def _load(profile: Optional[Path]):
+    from advisor.errors import ProfileError
     from advisor.profile import load_profile
 
-    return load_profile(_profile_path(profile))
+    path = _profile_path(profile)
+    if profile is None and not path.exists():
+        raise ProfileError(f"{path}: no profile for this host yet (run 'advisor probe', or pass "
+                           f"--profile PATH)")
+    return load_profile(path)
 
 
 def _parse_options(option: Optional[List[str]]) -> dict[str, str]:
@@ -333,14 +364,21 @@ def emit(
                                 + "; ".join(diffs))
         for d in diffs:
             _warn(f"profile from another machine: {d}")
+    if plugin:
+        known = {r.probe for r in prof.results} | {r.plugin for r in prof.results}
+        unknown = sorted(set(plugin) - known)
+        if unknown:
+            raise BadInputError(f"--plugin: the profile has no probe or plugin named "
+                                f"{', '.join(unknown)} (it has: {', '.join(sorted(known))})")
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
                        plugins=frozenset(plugin) if plugin else None)
     text = render(prof, format, reg.emitters, opts)
     for line in dropped(prof, opts):
         _warn(f"left out: {line}")
     if output is not None:
-        from advisor.profile import atomic_write_text
+        from advisor.profile import atomic_write_text, check_writable
 
+        check_writable(output)
         atomic_write_text(output, text)
         _err(f"{format} written to {output}")
     else:
@@ -359,18 +397,17 @@ def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
         _out(prof.model_dump_json(indent=2, exclude_none=True) + "\n")
         return
     from rich.console import Console
-    from rich.table import Table
 
     con = _console(soft_wrap=False)
     p = prof.provenance
     con.print(_printable(f"profile of {p.hostname or '?'} (fingerprint {prof.fingerprint}), "
                          f"{p.created}, advisor {p.advisor_version}, {p.duration_s:.0f} s"),
               markup=False, highlight=False)
-    t = Table("probe", "status", "reason", "time (s)", title="Probes")
+    t = _table("probe", "status", "reason", "time (s)", title="Probes")
     for r in prof.results:
         _row(t, r.probe, r.status, r.reason or "", f"{r.duration_s:.1f}")
     con.print(t)
-    t = Table("probe", "setting", "value", "replaces", "confidence", "why", title="Recommendations")
+    t = _table("probe", "setting", "value", "replaces", "confidence", "why", title="Recommendations")
     for r in prof.results:
         for rec in r.recommendations:
             for s in rec.settings:
@@ -379,12 +416,12 @@ def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
             if not rec.settings:
                 _row(t, r.probe, "", "", "", rec.confidence, rec.title)
     con.print(t)
-    t = Table("probe", "severity", "finding", "remedy", title="Findings")
+    t = _table("probe", "severity", "finding", "remedy", title="Findings")
     for r in prof.results:
         for f in r.findings:
             _row(t, r.probe, f.severity, f.message, f.remedy or "")
     con.print(t)
-    t = Table("probe", "evidence", "series", "points", "median range", "unit", title="Evidence")
+    t = _table("probe", "evidence", "series", "points", "median range", "unit", title="Evidence")
     for r in prof.results:
         for ev in r.evidence:
             for s in ev.series:
@@ -425,9 +462,8 @@ def plugins(json_: bool = JsonOpt) -> None:
         _out(json.dumps(rows, indent=2) + "\n")
         return
     from rich.console import Console
-    from rich.table import Table
 
-    t = Table("plugin", "status", "probes", "emitters", "origin", "error")
+    t = _table("plugin", "status", "probes", "emitters", "origin", "error")
     for r in rows:
         _row(t, r["name"], r["status"], ", ".join(r["probes"]), ", ".join(r["emitters"]),
                   r["origin"], "; ".join(r["errors"]))
@@ -449,9 +485,8 @@ def facts(json_: bool = JsonOpt) -> None:
         _out(f.model_dump_json(indent=2, exclude_none=True) + "\n")
         return
     from rich.console import Console
-    from rich.table import Table
 
-    t = Table("fact", "value", title=f"facts (fingerprint {f.fingerprint()})")
+    t = _table("fact", "value", title=f"facts (fingerprint {f.fingerprint()})")
 
     def walk(prefix: str, value) -> None:
         if isinstance(value, dict):
@@ -578,9 +613,8 @@ def verify(
         raise ProfileError(f"{exc}; the profile with the verdicts was saved to {rescued} "
                            "instead") from None
     from rich.console import Console
-    from rich.table import Table
 
-    t = Table("probe", "recommendation", "verdict", "ratio", "CI", "noise floor", "note",
+    t = _table("probe", "recommendation", "verdict", "ratio", "CI", "noise floor", "note",
               title="Verification (ratio = advised / baseline, > 1 is better)")
     for row in table_rows(outcomes):
         _row(t, *row)

@@ -52,6 +52,7 @@ class Registry:
     fact_detectors: dict[str, Callable[[], dict]] = field(default_factory=dict)
     issues: list[PluginIssue] = field(default_factory=list)
     plugins: dict[str, str] = field(default_factory=dict)  # name -> module or dist description
+    skipped_probes: dict[str, str] = field(default_factory=dict)  # probe -> plugin, deselected
 
 
 class AdvisorPluginManager(pluggy.PluginManager):
@@ -177,9 +178,9 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
             if probe.name in reg.probes:
                 raise PluginContractError(f"probe {probe.name!r} already registered by "
                                           f"{reg.probe_plugin[probe.name]}")
-            if probe.name in skip or plugin_name in skip:
-                return
-            if only is not None and probe.name not in only and plugin_name not in only:
+            if (probe.name in skip or plugin_name in skip
+                    or (only is not None and probe.name not in only and plugin_name not in only)):
+                staged.append(lambda: reg.skipped_probes.__setitem__(probe.name, plugin_name))
                 return
 
             def commit() -> None:

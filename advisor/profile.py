@@ -58,7 +58,7 @@ def _read_mapping(path: Path) -> dict[str, Any]:
     try:
         st = path.stat()
     except FileNotFoundError:
-        raise ProfileError(f"{path}: no such profile (run 'advisor probe' or pass --profile)") from None
+        raise ProfileError(f"{path}: no such profile") from None
     except OSError as exc:
         raise ProfileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not path.is_file():
