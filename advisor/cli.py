@@ -174,6 +174,7 @@ def _console(stderr: bool = False, **kw):
 def _table(*headers: str, **kw):
     """A rich Table whose cells fold instead of ending in an ellipsis: setting names, values and
     errors are read in full or not at all."""
+    from rich.table import Table
 
     t = Table(**kw)
     for h in headers:
