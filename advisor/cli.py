@@ -230,7 +230,7 @@ def _parse_options(option: Optional[List[str]]) -> dict[str, str]:
     return out
 
 
-ProfileOpt = typer.Option(None, "--profile", "-p", help="Profile to read (default: this host's "
+ProfileOpt = typer.Option(None, "--profile", "-p", metavar="PATH", help="Profile to read (default: this host's "
                           "profile in $ADVISOR_HOME/profiles).")
 JsonOpt = typer.Option(False, "--json", help="Print JSON on stdout instead of a table.")
 
@@ -241,21 +241,21 @@ JsonOpt = typer.Option(False, "--json", help="Print JSON on stdout instead of a 
 @app.command()
 @boundary
 def probe(
-    plugin: Optional[List[str]] = typer.Option(None, "--plugin", help="Run only this probe or "
+    plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Run only this probe or "
                                                "plugin (repeatable)."),
-    skip_plugin: Optional[List[str]] = typer.Option(None, "--skip-plugin", help="Skip this probe "
+    skip_plugin: Optional[List[str]] = typer.Option(None, "--skip-plugin", metavar="NAME", help="Skip this probe "
                                                     "or plugin (repeatable)."),
     quick: bool = typer.Option(False, "--quick", help="Smaller sweeps; default budget 60 s."),
-    time_budget: Optional[float] = typer.Option(None, "--time-budget", min=1.0,
+    time_budget: Optional[float] = typer.Option(None, "--time-budget", metavar="SECONDS", min=1.0,
                                                 help="Total seconds for all probes (default 300)."),
-    launcher: Optional[str] = typer.Option(None, "--launcher", help="Command that starts a 2-rank "
+    launcher: Optional[str] = typer.Option(None, "--launcher", metavar="CMD", help="Command that starts a 2-rank "
                                            "MPI job, e.g. 'srun -n 2' (default: $ADVISOR_LAUNCHER "
                                            "or mpiexec -n 2)."),
-    option: Optional[List[str]] = typer.Option(None, "--option", "-O", help="Probe option "
+    option: Optional[List[str]] = typer.Option(None, "--option", "-O", metavar="KEY=VALUE", help="Probe option "
                                                "KEY=VALUE, e.g. alloc-size=8MiB (repeatable)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o",
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",
                                           help="Where to write the profile."),
-    seed: int = typer.Option(12345, "--seed", help="Seed for fills and bootstrap."),
+    seed: int = typer.Option(12345, "--seed", metavar="N", help="Seed for fills and bootstrap."),
 ) -> None:
     """Detect facts, run each plugin's probe, and write the profile (its path goes to stdout)."""
     import shlex
@@ -323,15 +323,15 @@ def probe(
 @app.command()
 @boundary
 def emit(
-    format: str = typer.Option("env", "--format", "-f", help="Output format (see --list)."),
+    format: str = typer.Option("env", "--format", "-f", metavar="FORMAT", help="Output format (see --list)."),
     profile: Optional[Path] = ProfileOpt,
     list_: bool = typer.Option(False, "--list", help="List the formats and exit."),
     no_comments: bool = typer.Option(False, "--no-comments", help="Drop the rationale comments."),
     all_: bool = typer.Option(False, "--all", help="Also confirm settings equal to the default."),
-    plugin: Optional[List[str]] = typer.Option(None, "--plugin", help="Only this probe/plugin."),
+    plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Only this probe/plugin."),
     strict: bool = typer.Option(False, "--strict", help="Refuse a profile from another machine "
                                 "or other library versions."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o",
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",
                                           help="Write to this file (atomically) instead of stdout."),
 ) -> None:
     """Print the profile's settings in a format sites load (env, csh, fish, lmod, tcl, ...)."""
@@ -518,13 +518,13 @@ def schema() -> None:
 @app.command()
 @boundary
 def lint(
-    files: Optional[List[Path]] = typer.Argument(None, help="Env files: sh, csh, fish, Tcl, Lmod, "
+    files: Optional[List[Path]] = typer.Argument(None, metavar="FILE...", help="Env files: sh, csh, fish, Tcl, Lmod, "
                                                  "or advisor's JSON/TOML outputs and profiles."),
     env: bool = typer.Option(False, "--env", help="Check the live environment."),
-    format: str = typer.Option("auto", "--format", "-f", help="Input format: auto, sh, csh, "
+    format: str = typer.Option("auto", "--format", "-f", metavar="FORMAT", help="Input format: auto, sh, csh, "
                                "fish, tcl, lmod, json, toml."),
     json_: bool = JsonOpt,
-    plugin: Optional[List[str]] = typer.Option(None, "--plugin", help="Only this probe/plugin's "
+    plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Only this probe/plugin's "
                                                "checks (repeatable)."),
 ) -> None:
     """Check env files or the live environment: unknown, misspelt, renamed, inert, blocked or
@@ -558,21 +558,21 @@ def lint(
 @boundary
 def verify(
     profile: Optional[Path] = ProfileOpt,
-    plugin: Optional[List[str]] = typer.Option(None, "--plugin", help="Verify only this probe or "
+    plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Verify only this probe or "
                                                "plugin's recommendations (repeatable)."),
     against_env: bool = typer.Option(False, "--against-env", help="Baseline is the current "
                                      "environment instead of the library defaults."),
     json_: bool = JsonOpt,
     quick: bool = typer.Option(False, "--quick", help="Fewer sizes and repeats; default budget "
                                "60 s."),
-    time_budget: Optional[float] = typer.Option(None, "--time-budget", min=1.0,
+    time_budget: Optional[float] = typer.Option(None, "--time-budget", metavar="SECONDS", min=1.0,
                                                 help="Total seconds for all verifications "
                                                 "(default 300)."),
-    launcher: Optional[str] = typer.Option(None, "--launcher", help="Command that starts a 2-rank "
+    launcher: Optional[str] = typer.Option(None, "--launcher", metavar="CMD", help="Command that starts a 2-rank "
                                            "MPI job (default: $ADVISOR_LAUNCHER or mpiexec -n 2)."),
-    option: Optional[List[str]] = typer.Option(None, "--option", "-O", help="Probe option "
+    option: Optional[List[str]] = typer.Option(None, "--option", "-O", metavar="KEY=VALUE", help="Probe option "
                                                "KEY=VALUE (repeatable)."),
-    seed: int = typer.Option(12345, "--seed", help="Seed for fills and bootstrap."),
+    seed: int = typer.Option(12345, "--seed", metavar="N", help="Seed for fills and bootstrap."),
 ) -> None:
     """Re-measure each recommendation here, advised vs library defaults, interleaved; store the
     verdicts in the profile.  Table on stderr; --json on stdout; exit 1 on a regression."""
