@@ -518,7 +518,7 @@ def schema() -> None:
 @app.command()
 @boundary
 def lint(
-    files: Optional[List[Path]] = typer.Argument(None, metavar="FILE...", help="Env files: sh, csh, fish, Tcl, Lmod, "
+    files: Optional[List[Path]] = typer.Argument(None, metavar="FILE", help="Env files: sh, csh, fish, Tcl, Lmod, "
                                                  "or advisor's JSON/TOML outputs and profiles."),
     env: bool = typer.Option(False, "--env", help="Check the live environment."),
     format: str = typer.Option("auto", "--format", "-f", metavar="FORMAT", help="Input format: auto, sh, csh, "
