@@ -673,10 +673,14 @@ def _size_bytes(text: str) -> Optional[int]:
     return int(float(m.group(1)) * _SIZE_FACTOR[m.group(2).lower()])
 
 
-def _as_number(text: str, typ: str) -> Optional[float]:
+def _as_number(text: str, typ: str, library: str = "") -> Optional[float]:
+    """The number ``text`` means to ``library``: glibc reads tunables with ``strtoul(..., 0)``
+    (decimal, 0x hex, 0 octal; glibc manual "Tunables"), others plain decimal integers."""
     t = text.strip()
     try:
         if typ in ("int", "bytes"):
+            if library == "glibc":
+                return float(int(t, 0)) if not t.startswith(("0o", "0b")) else None
             return float(int(t, 10))
         return float(t)
     except ValueError:
@@ -831,7 +835,7 @@ class _Checker:
         remedy: Optional[str] = None
         num: Optional[float] = None
         if typ in ("int", "bytes", "float"):
-            num = _as_number(v, typ)
+            num = _as_number(v, typ, knob.library)
             if num is None:
                 size = _size_bytes(v) if typ in ("int", "bytes") else None
                 if size is not None:
@@ -1003,7 +1007,9 @@ def _duplicates(entries: Sequence[EnvEntry], checker: _Checker) -> None:
                 key = k.name
         seen = by_path.setdefault(e.path, {})
         prev = seen.get(key)
-        if prev is not None and (fam is not None or checker.knob_for(e.name) is not None):
+        if prev is not None and prev.name == e.name and prev.value == e.value:
+            pass  # the same value again (e.g. both branches of a csh if/else): nothing changes
+        elif prev is not None and (fam is not None or checker.knob_for(e.name) is not None):
             where = f" (line {prev.line})" if prev.line is not None else ""
             if prev.name == e.name:
                 msg = (f"{e.name} is set again (first{where} to {prev.value!r}); the later "
