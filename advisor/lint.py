@@ -149,6 +149,11 @@ class EnvEntry:
     exported: bool = True
     append: bool = False
     separator: Optional[str] = None
+    problem: Optional[str] = None  # the line could not be read as a setting: why
+
+
+def _unreadable(path: str, line: int, why: str) -> EnvEntry:
+    return EnvEntry(name="", value=None, path=path, line=line, problem=why)
 
 
 @dataclass(frozen=True)
@@ -231,8 +236,8 @@ def _logical_lines(text: str) -> Iterable[tuple[int, str]]:
             continue
         yield start, joined
         buf = []
-    if buf:
-        yield start, "\n".join(buf)
+    if buf and "\n".join(buf).strip():
+        yield start, "\n".join(buf)  # a quote never closed: _words() cannot split it
 
 
 def _words(command: str) -> list[list[str]]:
@@ -280,7 +285,10 @@ def _parse_shell(text: str, path: str) -> list[EnvEntry]:
     entries: list[EnvEntry] = []
     exported_names: set[str] = set()
     for line, command in _logical_lines(text):
-        for words in _words(command):
+        split = _words(command)
+        if not split and command.strip() and not command.lstrip().startswith("#"):
+            entries.append(_unreadable(path, line, "a quote is never closed"))
+        for words in split:
             while words and words[0] in _SH_KEYWORDS:
                 words = words[1:]
             if not words:
@@ -293,6 +301,8 @@ def _parse_shell(text: str, path: str) -> list[EnvEntry]:
                         continue
                     n, eq, v = w.partition("=")
                     if not _NAME.match(n):
+                        entries.append(_unreadable(path, line, f"{n!r} is not a variable name; "
+                                                   f"{head} refuses it"))
                         continue
                     exported_names.add(n)
                     if eq:
@@ -324,8 +334,11 @@ def _parse_shell(text: str, path: str) -> list[EnvEntry]:
                                             separator=sep if head != "pushenv" else None))
                 continue
             # leading NAME=value words: assignments (for the shell, or for one command)
-            for w in words:
+            for i, w in enumerate(words):
                 n, eq, v = w.partition("=")
+                if eq and not _NAME.match(n) and i == 0 and len(words) == 1:
+                    entries.append(_unreadable(path, line, f"{n!r} is not a variable name: the "
+                                               "shell runs this line as a command"))
                 if not eq or not _NAME.match(n):
                     break
                 entries.append(_entry(n, v, path, line, exported=len(words) > 1))
@@ -346,6 +359,8 @@ def _parse_lmod(text: str, path: str) -> list[EnvEntry]:
     for no, line in enumerate(text.split("\n"), 1):
         m = _LMOD.match(line)
         if not m:
+            if re.match(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\(", line):
+                entries.append(_unreadable(path, no, "an Lmod call that is not closed on its line"))
             continue
         lex = shlex.shlex(m.group(2), posix=True, punctuation_chars=",")
         lex.whitespace_split = True
@@ -673,6 +688,13 @@ def _size_bytes(text: str) -> Optional[int]:
     return int(float(m.group(1)) * _SIZE_FACTOR[m.group(2).lower()])
 
 
+def _short(value: str, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters with the full length said (a 200 kB value
+    must not become a 200 kB finding)."""
+    r = repr(value)
+    return r if len(r) <= limit else f"{r[:limit - 3]}...' ({len(value)} characters)"
+
+
 def _as_number(text: str, typ: str, library: str = "") -> Optional[float]:
     """The number ``text`` means to ``library``: glibc reads tunables with ``strtoul(..., 0)``
     (decimal, 0x hex, 0 octal; glibc manual "Tunables"), others plain decimal integers."""
@@ -725,6 +747,11 @@ class _Checker:
 
     # ---- per entry
     def entry(self, e: EnvEntry) -> None:
+        if e.problem is not None:
+            self.add(e, "unreadable-line", "error", f"cannot read this line as a setting: "
+                     f"{e.problem}; nothing on it is checked",
+                     "fix the line (quoting, name) or remove it", name=None)
+            return
         if e.name == GLIBC_TUNABLES:
             self.glibc(e)
             return
@@ -839,24 +866,24 @@ class _Checker:
             if num is None:
                 size = _size_bytes(v) if typ in ("int", "bytes") else None
                 if size is not None:
-                    bad = f"{value!r} has a unit suffix; the value must be a plain integer number of bytes"
+                    bad = f"{_short(value)} has a unit suffix; the value must be a plain integer number of bytes"
                     remedy = f"write {name}={size}"
                 else:
-                    bad = f"{value!r} is not {'a number' if typ == 'float' else 'an integer'}"
+                    bad = f"{_short(value)} is not {'a number' if typ == 'float' else 'an integer'}"
         elif typ == "bool":
             if v.lower() not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
-                bad = f"{value!r} is not a boolean (0/1)"
+                bad = f"{_short(value)} is not a boolean (0/1)"
         if bad is None and knob.allowed is not None:
             allowed = [_scalar_text(a) for a in knob.allowed]
             if v not in allowed:
                 near = [a for a in allowed if a.lower() == v.lower()]
-                bad = f"{value!r} is not one of {', '.join(allowed)}"
+                bad = f"{_short(value)} is not one of {', '.join(allowed)}"
                 remedy = f"write {name}={near[0]}" if near else f"use one of {', '.join(allowed)}"
         if bad is None and num is not None:
             if knob.minimum is not None and num < knob.minimum:
-                bad = f"{value!r} is below the minimum {knob.minimum:g}"
+                bad = f"{_short(value)} is below the minimum {knob.minimum:g}"
             elif knob.maximum is not None and num > knob.maximum:
-                bad = f"{value!r} is above the maximum {knob.maximum:g}"
+                bad = f"{_short(value)} is above the maximum {knob.maximum:g}"
         if bad:
             self.add(e, "invalid-value", "error", f"{name}: {bad}",
                      remedy or f"see {knob.source}", name=name)
