@@ -452,25 +452,10 @@ def parse_env_text(text: str, *, path: str = "<text>", fmt: str = "auto") -> lis
 
 def read_env_file(path: Path | str, fmt: str = "auto") -> list[EnvEntry]:
     """Read and parse one file.  :raises BadInputError: missing, unreadable, binary or too large."""
+    from advisor.textfile import read_text_file
+
     p = Path(path)
-    try:
-        st = p.stat()
-        if not p.is_file():
-            raise BadInputError(f"{p}: not a regular file")
-        if st.st_size > MAX_FILE_BYTES:
-            raise BadInputError(f"{p}: {st.st_size} bytes, larger than an env file "
-                                f"({MAX_FILE_BYTES} bytes at most)")
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise BadInputError(f"{p}: no such file") from None
-    except OSError as exc:
-        raise BadInputError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BadInputError(f"{p}: not UTF-8 text (byte {exc.start})") from None
-    if "\x00" in text:
-        raise BadInputError(f"{p}: contains NUL bytes: binary data, not an env file")
+    text = read_text_file(p, kind="env file", max_bytes=MAX_FILE_BYTES)
     return parse_env_text(text, path=str(p), fmt=fmt)
 
 

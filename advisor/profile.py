@@ -55,29 +55,10 @@ def _loc(loc: tuple) -> str:
 
 
 def _read_mapping(path: Path) -> dict[str, Any]:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise ProfileError(f"{path}: no such profile") from None
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if not path.is_file():
-        raise ProfileError(f"{path}: not a regular file")
-    if st.st_size == 0:
-        raise ProfileError(f"{path}: empty file, not a profile")
-    if st.st_size > MAX_PROFILE_BYTES:
-        raise ProfileError(f"{path}: {st.st_size} bytes, larger than any profile "
-                           f"({MAX_PROFILE_BYTES} bytes at most)")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ProfileError(f"{path}: not UTF-8 text (byte {exc.start}): binary data?") from None
-    if "\x00" in text:
-        raise ProfileError(f"{path}: contains NUL bytes: binary data, not a profile")
+    from advisor.textfile import read_text_file
+
+    text = read_text_file(path, kind="profile", max_bytes=MAX_PROFILE_BYTES, error=ProfileError,
+                          allow_empty=False)
     try:
         return _tomllib().loads(text)
     except _tomllib().TOMLDecodeError as exc:
