@@ -57,6 +57,12 @@ class HostBufferProbe:
         """Pure: see :func:`advisor_host_buffer.recommend.recommend`."""
         return _rec.recommend(evidence, facts)
 
+    def verify(self, recommendation, ctx: MeasureContext):
+        """``advisor verify`` hook: re-measure one recommendation (``verify.py``)."""
+        from .verify import verify
+
+        return verify(recommendation, ctx)
+
 
 @hookimpl
 def advisor_register_probes(register):

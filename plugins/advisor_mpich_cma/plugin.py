@@ -250,6 +250,12 @@ class CmaProbe:
     def recommend(self, evidence, facts: Facts) -> Advice:
         return A.recommend(evidence, facts)
 
+    def verify(self, recommendation, ctx: MeasureContext):
+        """``advisor verify`` hook: re-run the sweep, advised vs defaults (``verify.py``)."""
+        from advisor_mpich_cma.verify import verify
+
+        return verify(recommendation, ctx)
+
     def lint(self, env: dict, facts: Facts) -> list:
         """``advisor lint`` hook: CMA-specific findings for one environment.
 

@@ -1,0 +1,173 @@
+"""host-buffer's part of ``advisor verify``: ``HostBufferProbe.verify(recommendation, ctx)``.
+
+Each verifiable recommendation is re-measured with the stage that produced it, advised vs
+baseline, in fresh processes where the setting is read at process start (glibc reads
+``GLIBC_TUNABLES`` once, in the dynamic loader):
+
+* ``glibc-malloc-hugetlb``: the worker's ``malloc_touch`` task (glibc malloc + first touch + free
+  of ``DEFAULT_NBYTES``), seconds, lower is better;
+* ``glibc-non-temporal-threshold``: the worker's memcpy ``sweep`` at the sizes where the two
+  thresholds differ (from the lower to the upper one) and one size above both, bytes/s;
+* ``host-pool-hugepages`` (settings applied in code, not env): the ``first-touch`` stage
+  (MADV_NOHUGEPAGE vs MADV_HUGEPAGE first use) in this process.
+
+Baseline: ``GLIBC_TUNABLES`` without the advised items (the library default), or with
+``ctx.options["against"] == "env"`` the current value.  Runs alternate A B A B through
+``advisor.measure.interleave``; the noise floor is the A/A spread of the baseline repeats
+(``noise_floor_from_aa``).  Verdicts: ``confirmed`` (CI beyond the floor, better), ``regression``
+(worse at any size), else ``no-effect``; ratio > 1 means the advice is better.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Optional
+
+from advisor.models import Evidence, Recommendation, Verification
+from advisor.probe import MeasureContext
+
+from . import measure as M
+
+ADVISED, BASELINE = "advised", "baseline"
+VERDICT = {"better": "confirmed", "worse": "regression", "indistinguishable": "no-effect"}
+#: Launches per configuration (>= 2 for an A/A noise floor).
+REPEATS, QUICK_REPEATS = 3, 2
+
+
+def _items(value: str) -> dict[str, str]:
+    return dict(p.split("=", 1) for p in value.split(":") if "=" in p)
+
+
+def _envs(rec: Recommendation, ctx: MeasureContext) -> tuple[dict, dict, dict[str, str]]:
+    """(advised overlay, baseline overlay, advised tunable items)."""
+    items: dict[str, str] = {}
+    for s in rec.settings:
+        if s.kind == "env" and s.name == "GLIBC_TUNABLES":
+            items.update(_items(str(s.value)))
+    now = os.environ.get("GLIBC_TUNABLES")
+    kept = {k: v for k, v in _items(now or "").items() if k not in items}
+    if ctx.options.get("against") == "env":
+        base = {"GLIBC_TUNABLES": now}
+    else:
+        base = {"GLIBC_TUNABLES": ":".join(f"{k}={v}" for k, v in kept.items()) or None}
+    adv_items = {**kept, **items} if ctx.options.get("against") != "env" else {
+        **_items(now or ""), **items}
+    return {"GLIBC_TUNABLES": ":".join(f"{k}={v}" for k, v in adv_items.items())}, base, items
+
+
+def _result(rec: Recommendation, comparisons: dict, ev: Evidence) -> Verification:
+    """Overall verdict from per-size comparisons (size -> Comparison)."""
+    worse = [(n, c) for n, c in comparisons.items() if c.verdict == "worse"]
+    better = [(n, c) for n, c in comparisons.items() if c.verdict == "better"]
+    if worse:
+        n, c = min(worse, key=lambda nc: nc[1].ratio)
+        verdict = "regression"
+    elif better:
+        n, c = max(better, key=lambda nc: nc[1].ratio)
+        verdict = "confirmed"
+    elif comparisons:
+        n, c = next(iter(comparisons.items()))
+        verdict = "no-effect"
+    else:
+        return Verification(recommendation=rec.id, verdict="not-measurable", evidence=[ev])
+    values = dict(ev.values)
+    for m, k in comparisons.items():
+        values.update(k.as_values(f"{m}."))
+    values["decided_by"] = f"{n} bytes"
+    ev = ev.model_copy(update={"values": values})
+    return Verification(recommendation=rec.id, verdict=verdict, ratio=c.ratio, ci_low=c.ci_low,
+                        ci_high=c.ci_high, noise_floor=c.noise_floor, evidence=[ev])
+
+
+def _malloc(rec, ctx, advised, base) -> Verification:
+    from advisor.measure import interleave, run_python
+
+    repeats = QUICK_REPEATS if ctx.quick else REPEATS
+    req = json.dumps({"task": "malloc_touch", "nbytes": M.DEFAULT_NBYTES, "repeats": 5})
+    envs = {ADVISED: advised, BASELINE: base}
+
+    def run_one(cfg: str, rnd: int) -> list[float]:
+        out = run_python(M.WORKER, [req], env=envs[cfg],
+                         timeout_s=max(5.0, min(60.0, ctx.remaining_s())))
+        return out["samples"][1:]  # the first round also pays the process's first mmaps
+
+    res = interleave((BASELINE, ADVISED), run_one, repeats=repeats, deadline=ctx.deadline,
+                     max_extra_rounds=0, progress=ctx.progress)
+    cmp = res.compare(BASELINE, ADVISED, higher_is_better=False, seed=ctx.seed)
+    ev = Evidence(id="host-buffer-verify", description="glibc malloc + first touch + free, "
+                  "advised GLIBC_TUNABLES vs baseline, interleaved fresh processes",
+                  values={"nbytes": M.DEFAULT_NBYTES, "rounds": res.rounds,
+                          "advised_env": advised["GLIBC_TUNABLES"] or "",
+                          "baseline_env": base.get("GLIBC_TUNABLES") or ""})
+    return _result(rec, {M.DEFAULT_NBYTES: cmp}, ev)
+
+
+def _threshold_sizes(adv: Optional[int], base: Optional[int]) -> list[int]:
+    known = sorted(x for x in (adv, base) if x)
+    if not known:
+        return []
+    lo, hi = known[0], known[-1]
+    sizes = {lo, 2 * hi}
+    if hi > lo:
+        sizes.add(int((lo * hi) ** 0.5) // 4096 * 4096 or lo)
+    return sorted(s for s in sizes if s > 0)
+
+
+def _nt(rec, ctx, advised, base, items) -> Verification:
+    from advisor.measure import compare, interleave, noise_floor_from_aa
+
+    item = next(k for k in items if k.endswith("x86_non_temporal_threshold"))
+    adv = int(items[item], 0)
+    cur = M.list_tunables().get("glibc.cpu.x86_non_temporal_threshold", {}).get("value")
+    sizes = _threshold_sizes(adv, int(cur) if isinstance(cur, int) else None)
+    total = ctx.facts.memory.total_bytes
+    if total:  # two buffers of the largest size stay below the sweep's memory fraction
+        sizes = [n for n in sizes if 2 * n <= total // M.MEMORY_FRACTION]
+    envs = {ADVISED: advised, BASELINE: base}
+    runs: dict[str, list] = {ADVISED: [], BASELINE: []}
+
+    def run_one(cfg: str, rnd: int) -> list[float]:
+        pts = M._sweep_run(sizes, envs[cfg], True, ctx.seed + rnd,
+                           max(5.0, min(120.0, ctx.remaining_s())))
+        runs[cfg].append(pts)
+        return list(pts[0].samples)
+
+    res = interleave((BASELINE, ADVISED), run_one, repeats=QUICK_REPEATS if ctx.quick else REPEATS,
+                     deadline=ctx.deadline, max_extra_rounds=0, progress=ctx.progress)
+    comparisons = {}
+    for n in sizes:
+        per = {c: [p.samples for run in runs[c] for p in run if int(p.x) == n] for c in runs}
+        if not per[ADVISED] or not per[BASELINE]:
+            continue
+        floor = max(noise_floor_from_aa(per[BASELINE]) if len(per[BASELINE]) > 1 else 0.0,
+                    noise_floor_from_aa(per[ADVISED]) if len(per[ADVISED]) > 1 else 0.0)
+        comparisons[n] = compare([x for r in per[BASELINE] for x in r],
+                                 [x for r in per[ADVISED] for x in r], noise_floor=floor,
+                                 higher_is_better=True, seed=ctx.seed)
+    ev = Evidence(id="host-buffer-verify", description="memcpy bandwidth at the sizes where the "
+                  "advised and current non-temporal thresholds differ, interleaved fresh processes",
+                  values={"rounds": res.rounds, "advised_bytes": adv,
+                          "current_bytes": int(cur) if isinstance(cur, int) else -1})
+    return _result(rec, comparisons, ev)
+
+
+def _first_touch(rec, ctx) -> Verification:
+    ev = M.first_touch(ctx, M.QUICK_NBYTES if ctx.quick else M.DEFAULT_NBYTES)
+    v = ev.values
+    lo, hi, r = v["huge_speedup.ci_low"], v["huge_speedup.ci_high"], v["huge_speedup"]
+    verdict = "confirmed" if lo > 1 else "regression" if hi < 1 else "no-effect"
+    return Verification(recommendation=rec.id, verdict=verdict, ratio=r, ci_low=lo, ci_high=hi,
+                        noise_floor=0.0, evidence=[ev])
+
+
+def verify(rec: Recommendation, ctx: MeasureContext) -> Verification:
+    """Re-measure ``rec``; ``not-measurable`` for a recommendation this plugin cannot repeat."""
+    if rec.id == "host-pool-hugepages":
+        return _first_touch(rec, ctx)
+    advised, base, items = _envs(rec, ctx)
+    if "glibc.malloc.hugetlb" in items:
+        return _malloc(rec, ctx, advised, base)
+    if any(k.endswith("x86_non_temporal_threshold") for k in items):
+        return _nt(rec, ctx, advised, base, items)
+    return Verification(recommendation=rec.id, verdict="not-measurable")
