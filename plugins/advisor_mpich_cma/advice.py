@@ -473,6 +473,23 @@ def _cray_findings(facts: Facts, lib: Library) -> list[Finding]:
     return out
 
 
+def _keep_default_below(per_pair: Sequence[tuple[Evidence, "Threshold"]], lib: Library,
+                        thr: int) -> Optional[str]:
+    """When the library already uses CMA from a smaller default threshold, the measured sizes in
+    ``[default, thr)`` where CMA is better on one measure and worse on none (described), else
+    None.  The issue-4 rule (wins on both) finds where CMA is clearly ahead; moving sizes off CMA
+    is only advice when CMA loses there, which is what ``advisor verify`` re-measures."""
+    d = lib.threshold_default
+    if d is None or d >= thr or not (lib.cray or lib.cma_enable_default == 1):
+        return None
+    ahead = [v for _, t in per_pair for v in t.verdicts
+             if d <= v.nbytes < thr and not v.loses and "better" in (v.lat_verdict, v.bw_verdict)]
+    if not ahead:
+        return None
+    return "; ".join(f"{_fmt_bytes(v.nbytes)}: latency {v.lat_verdict}, bandwidth {v.bw_verdict}"
+                     for v in sorted(ahead, key=lambda v: v.nbytes))
+
+
 def _threshold_advice(sweeps: Sequence[Evidence], lib: Library, facts: Facts,
                       base_ids: list[str]) -> tuple[list[Recommendation], list[Finding]]:
     recs: list[Recommendation] = []
@@ -499,6 +516,17 @@ def _threshold_advice(sweeps: Sequence[Evidence], lib: Library, facts: Facts,
                 id="cma-threshold-partial", severity="info", evidence=ids,
                 message="above the threshold some sizes show no measurable difference; the "
                         "threshold is the smallest size from which CMA wins and never loses"))
+        keep = _keep_default_below(per_pair, lib, thr)
+        if keep is not None:
+            # raising the threshold would move sizes where CMA is not worse (and better on one
+            # measure) back to the POSIX path: verify measures that as a regression
+            found_thr, thr = thr, lib.threshold_default
+            findings.append(Finding(
+                id="cma-threshold-keep-default", severity="info", evidence=ids,
+                message=f"CMA wins on both measures from {found_thr} bytes, but between the "
+                        f"default {default_name}={thr} and {found_thr} it is better on one "
+                        f"measure and worse on none ({keep}): raising the threshold would slow "
+                        f"those messages, so the default stays"))
         is_default = (lib.threshold_default == thr and
                       (lib.cray or lib.cma_enable_default == 1))
         title = (f"Keep the default CMA threshold {thr} bytes: measured to be right here"

@@ -39,7 +39,10 @@ def _prefixes(cvar: str) -> list[str]:
 
 
 KNOBS: tuple[Knob, ...] = (
-    Knob(library="mpich", flavour=UPSTREAM, name=CMA_ENABLE, type="int", allowed=[0, 1],
+    # MPICH reads CVAR booleans with its own parser: on 5.0.2, 0/1 and lower-case yes/no/
+    # true/false start; "Yes", "2" or " 1" abort MPI_Init (measured by the lint tests here)
+    Knob(library="mpich", flavour=UPSTREAM, name=CMA_ENABLE, type="bool",
+         allowed=[0, 1, "yes", "no", "true", "false"],
          defaults=[VersionedDefault(versions=">=4.3,<5", value=0),
                    VersionedDefault(versions=">=5", value=1)],
          versions=">=4.3", aliases=_prefixes(CMA_ENABLE),
