@@ -34,7 +34,7 @@ from advisor.models import Facts, Profile, Recommendation, Setting, Verification
 from advisor.probe import Applicability, MeasureContext
 # Default budgets (seconds) are those of ``advisor probe``: verify repeats a part of the same
 # measurements.  GRACE_S: how long a step may overrun before it is abandoned.
-from advisor.runner import DEFAULT_BUDGET_S, GRACE_S, QUICK_BUDGET_S
+from advisor.runner import DEFAULT_BUDGET_S, GRACE_S, QUICK_BUDGET_S, thin_evidence
 
 #: ``on_event(key, message, fraction)``: key is ``probe:recommendation``.
 EventCallback = Callable[[str, str, Optional[float]], None]
@@ -231,7 +231,8 @@ def verify_profile(
                                      max(0.0, deadline - time.monotonic()) + GRACE_S)
             if not isinstance(got, Verification):
                 raise TypeError(f"verify() returned {type(got).__name__}, not Verification")
-            got = got.model_copy(update={"recommendation": key, "time": got.time or _now()})
+            got = got.model_copy(update={"recommendation": key, "time": got.time or _now(),
+                                         "evidence": [thin_evidence(e) for e in got.evidence]})
             outcomes[(res.probe, rec.id)] = VerifyOutcome(
                 res.probe, rec.id, rec.title, got,
                 "against the current environment" if against_env else "against library defaults")
