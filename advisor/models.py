@@ -301,6 +301,7 @@ class Verification(Model):
     ci_low: Optional[float] = None
     ci_high: Optional[float] = None
     noise_floor: Optional[float] = None
+    reason: Optional[str] = Field(None, description="why this verdict, e.g. equals the default")
     evidence: list[Evidence] = Field(default_factory=list)
     time: Optional[str] = None
 

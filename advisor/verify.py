@@ -247,7 +247,9 @@ def verify_profile(
     result = [outcomes[k] for k in order]
     new = {o.verification.recommendation for o in result}
     kept = [v for v in profile.verifications if v.recommendation not in new]
-    updated = profile.model_copy(update={"verifications": kept + [o.verification for o in result]})
+    stored = [o.verification.model_copy(update={"reason": o.error or o.note or None})
+              for o in result]
+    updated = profile.model_copy(update={"verifications": kept + stored})
     return updated, result
 
 
