@@ -327,7 +327,8 @@ def emit(
     profile: Optional[Path] = ProfileOpt,
     list_: bool = typer.Option(False, "--list", help="List the formats and exit."),
     no_comments: bool = typer.Option(False, "--no-comments", help="Drop the rationale comments."),
-    all_: bool = typer.Option(False, "--all", help="Also confirm settings equal to the default."),
+    all_: bool = typer.Option(False, "--all", help="Also write settings measured to be right "
+                              "at the library default."),
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Only this probe/plugin."),
     strict: bool = typer.Option(False, "--strict", help="Refuse a profile from another machine "
                                 "or other library versions."),
@@ -376,6 +377,14 @@ def emit(
     text = render(prof, format, reg.emitters, opts)
     for line in dropped(prof, opts):
         _warn(f"left out: {line}")
+    if not all_:
+        sel = opts.plugins
+        defaults = [st.name for _, _, st in prof.settings(kinds=("env", "config"),
+                                                          include_defaults=True, plugins=sel)
+                    if st.is_default]
+        if defaults:
+            _err(f"note: {len(defaults)} setting(s) measured to be right at the library default "
+                 f"are left out ({', '.join(sorted(set(defaults)))}); --all writes them too")
     if output is not None:
         from advisor.profile import atomic_write_text, check_writable
 
@@ -392,7 +401,9 @@ def emit(
 @app.command()
 @boundary
 def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
-    """Show a profile: recommendations, findings and evidence summaries."""
+    """Show a profile: recommendations, verifications, evidence summaries and findings."""
+    import statistics
+
     prof = _load(profile)
     if json_:
         _out(prof.model_dump_json(indent=2, exclude_none=True) + "\n")
@@ -412,26 +423,42 @@ def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
     for r in prof.results:
         for rec in r.recommendations:
             for s in rec.settings:
-                _row(t, r.probe, s.name, str(s.value), "" if s.default is None else str(s.default),
-                          rec.confidence, rec.title)
+                replaces = ("(is the default)" if s.is_default else
+                            "" if s.default is None else str(s.default))
+                _row(t, r.probe, s.name, str(s.value), replaces, rec.confidence, rec.title)
             if not rec.settings:
                 _row(t, r.probe, "", "", "", rec.confidence, rec.title)
     con.print(t)
-    t = _table("probe", "severity", "finding", "remedy", title="Findings")
-    for r in prof.results:
-        for f in r.findings:
-            _row(t, r.probe, f.severity, f.message, f.remedy or "")
-    con.print(t)
+    if prof.verifications:
+        t = _table("recommendation", "verdict", "ratio", "95 % CI", "noise floor", "why", "when",
+                   title="Verifications (ratio = advised / baseline, > 1 is better)")
+        for v in prof.verifications:
+            ci = f"[{v.ci_low:.3f}, {v.ci_high:.3f}]" if v.ci_low is not None and v.ci_high is not None else ""
+            _row(t, v.recommendation, v.verdict, "" if v.ratio is None else f"{v.ratio:.3f}", ci,
+                 "" if v.noise_floor is None else f"{v.noise_floor:.3f}", v.reason or "",
+                 v.time or "")
+        con.print(t)
     t = _table("probe", "evidence", "series", "points", "median range", "unit", title="Evidence")
     for r in prof.results:
         for ev in r.evidence:
             for s in ev.series:
-                meds = [pt.stats.median for pt in s.points if pt.stats is not None]
+                meds = [pt.stats.median if pt.stats is not None else statistics.median(pt.samples)
+                        for pt in s.points if pt.stats is not None or pt.samples]
                 rng = f"{min(meds):.4g} .. {max(meds):.4g}" if meds else ""
                 _row(t, r.probe, ev.id, s.name, str(len(s.points)), rng, s.unit)
             if not ev.series:
-                _row(t, r.probe, ev.id, "", "", "", "")
+                _row(t, r.probe, ev.id, f"{len(ev.values)} value(s)", "", "", "")
     con.print(t)
+    # findings as lines, not table cells: remedies hold settings to copy, which a table would
+    # break in the middle of a value
+    con.print("Findings", style="italic", markup=False, highlight=False)
+    for r in prof.results:
+        for f in r.findings:
+            con.print(_printable(f"[{f.severity}] {r.probe}: {f.message}"), markup=False,
+                      highlight=False, soft_wrap=True)
+            if f.remedy:
+                con.print(_printable(f"    remedy: {f.remedy}"), markup=False, highlight=False,
+                          soft_wrap=True)
 
 
 # --------------------------------------------------------------------------- plugins, facts, schema

@@ -456,7 +456,15 @@ def read_env_file(path: Path | str, fmt: str = "auto") -> list[EnvEntry]:
 
     p = Path(path)
     text = read_text_file(p, kind="env file", max_bytes=MAX_FILE_BYTES)
-    return parse_env_text(text, path=str(p), fmt=fmt)
+    entries = parse_env_text(text, path=str(p), fmt=fmt)
+    substantive = [i for i, ln in enumerate(text.splitlines(), 1)
+                   if ln.strip() and not ln.lstrip().startswith(("#", "--", "//"))]
+    if not entries and substantive:
+        # a clean report on a file lint cannot read would be a false all-clear
+        entries = [_unreadable(str(p), substantive[0], "no line of this file reads as a setting "
+                               "in the forms lint knows (sh, csh, fish, Tcl, Lmod, JSON, TOML; "
+                               "Spack and EasyBuild files are not read)")]
+    return entries
 
 
 def live_env_entries(environ: Optional[Mapping[str, str]] = None) -> list[EnvEntry]:
