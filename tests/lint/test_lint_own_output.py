@@ -27,3 +27,23 @@ def test_emitted_file_lints_clean(tmp_path, fmt):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert '"severity": "error"' not in proc.stdout and '"severity": "warning"' not in proc.stdout, \
         proc.stdout
+
+
+@pytest.mark.parametrize("fmt", ["spack", "easybuild"])
+def test_a_file_lint_cannot_read_is_no_all_clear(tmp_path, fmt):
+    """Spack and EasyBuild files are not read by lint: it says so instead of reporting clean."""
+    out = tmp_path / f"site.{fmt}"
+    subprocess.run([sys.executable, "-m", "advisor", "emit", "-f", fmt, "--profile", str(PROFILE),
+                    "-o", str(out)], check=True, capture_output=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "advisor", "lint", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "unreadable-line" in proc.stdout and "not read" in proc.stdout
+
+
+def test_emit_names_the_default_confirmations_it_leaves_out(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "advisor", "emit", "--profile", str(PROFILE),
+                           "--plugin", "mpich-cma"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    assert "MPIR_CVAR" not in proc.stdout  # the advice is MPICH 5's own default here
+    assert "--all writes them too" in proc.stderr and "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD" in proc.stderr
