@@ -10,7 +10,7 @@ with their separator and set when unset or empty (``advisor.emit.common.MERGE_PO
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from advisor.emit.common import EnvItem, env_items, header_lines
 
@@ -41,15 +41,22 @@ def _sh_item(item: EnvItem) -> list[str]:
     return [f'if [ -n "${{{n}-}}" ]; then {n}="${{{n}}}"{sep}{v}; else {n}={v}; fi; export {n}']
 
 
-def render_sh(profile: "Profile", options: "EmitOptions") -> str:
-    """POSIX sh to be sourced (``. ./advisor.sh``) by sh, dash, bash, ksh or zsh."""
+def _render(profile: "Profile", options: "EmitOptions",
+            item_lines: Callable[[EnvItem], list[str]]) -> str:
+    """The header, then per setting a blank line, its ``#`` comment and ``item_lines(item)``:
+    the layout every shell format shares (all three take ``#`` comments)."""
     lines = _header(profile)
     for item in env_items(profile, options):
         lines.append("")
         if item.comment:
             lines.append(f"# {item.comment}")
-        lines.extend(_sh_item(item))
+        lines.extend(item_lines(item))
     return "\n".join(lines) + "\n"
+
+
+def render_sh(profile: "Profile", options: "EmitOptions") -> str:
+    """POSIX sh to be sourced (``. ./advisor.sh``) by sh, dash, bash, ksh or zsh."""
+    return _render(profile, options, _sh_item)
 
 
 # --------------------------------------------------------------------------- csh / tcsh
@@ -87,13 +94,7 @@ def _csh_item(item: EnvItem) -> list[str]:
 
 def render_csh(profile: "Profile", options: "EmitOptions") -> str:
     """csh / tcsh to be sourced (``source advisor.csh``)."""
-    lines = _header(profile)
-    for item in env_items(profile, options):
-        lines.append("")
-        if item.comment:
-            lines.append(f"# {item.comment}")
-        lines.extend(_csh_item(item))
-    return "\n".join(lines) + "\n"
+    return _render(profile, options, _csh_item)
 
 
 # --------------------------------------------------------------------------- fish
@@ -121,10 +122,4 @@ def _fish_item(item: EnvItem) -> list[str]:
 
 def render_fish(profile: "Profile", options: "EmitOptions") -> str:
     """fish to be sourced (``source advisor.fish``)."""
-    lines = _header(profile)
-    for item in env_items(profile, options):
-        lines.append("")
-        if item.comment:
-            lines.append(f"# {item.comment}")
-        lines.extend(_fish_item(item))
-    return "\n".join(lines) + "\n"
+    return _render(profile, options, _fish_item)
