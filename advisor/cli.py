@@ -220,6 +220,29 @@ def _load(profile: Optional[Path]):
     return load_profile(path)
 
 
+def _check_profile_plugins(prof, plugin: Optional[List[str]]) -> None:
+    """Refuse ``--plugin`` names the profile has no result for (a typo would select nothing)."""
+    if not plugin:
+        return
+    known = {r.probe for r in prof.results} | {r.plugin for r in prof.results}
+    unknown = sorted(set(plugin) - known)
+    if unknown:
+        raise BadInputError(f"--plugin: the profile has no probe or plugin named "
+                            f"{', '.join(unknown)} (it has: {', '.join(sorted(known))})")
+
+
+def _launcher_argv(launcher: Optional[str]) -> Optional[list[str]]:
+    """``--launcher`` split like a shell would; None when not given."""
+    import shlex
+
+    if launcher is None:
+        return None
+    argv = shlex.split(launcher)
+    if not argv:
+        raise BadInputError("--launcher: empty command")
+    return argv
+
+
 def _parse_options(option: Optional[List[str]]) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in option or []:
@@ -258,7 +281,6 @@ def probe(
     seed: int = typer.Option(12345, "--seed", metavar="N", help="Seed for fills and bootstrap."),
 ) -> None:
     """Detect facts, run each plugin's probe, and write the profile (its path goes to stdout)."""
-    import shlex
 
     from advisor.errors import ProfileError
     from advisor.facts import detect
@@ -266,9 +288,7 @@ def probe(
     from advisor.runner import partial, run_probes
 
     options = _parse_options(option)
-    launcher_argv = shlex.split(launcher) if launcher else None
-    if launcher is not None and not launcher_argv:
-        raise BadInputError("--launcher: empty command")
+    launcher_argv = _launcher_argv(launcher)
     reg = _registry(plugin, skip_plugin)
     if not reg.probes:
         raise BadInputError("no probe to run (all plugins skipped or disabled)")
@@ -366,12 +386,7 @@ def emit(
                                 + "; ".join(diffs))
         for d in diffs:
             _warn(f"profile from another machine: {d}")
-    if plugin:
-        known = {r.probe for r in prof.results} | {r.plugin for r in prof.results}
-        unknown = sorted(set(plugin) - known)
-        if unknown:
-            raise BadInputError(f"--plugin: the profile has no probe or plugin named "
-                                f"{', '.join(unknown)} (it has: {', '.join(sorted(known))})")
+    _check_profile_plugins(prof, plugin)
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
                        plugins=frozenset(plugin) if plugin else None)
     text = render(prof, format, reg.emitters, opts)
@@ -603,7 +618,6 @@ def verify(
 ) -> None:
     """Re-measure each recommendation here, advised vs library defaults, interleaved; store the
     verdicts in the profile.  Table on stderr; --json on stdout; exit 1 on a regression."""
-    import shlex
 
     from advisor.emit import machine_mismatch
     from advisor.errors import ProfileError
@@ -614,16 +628,9 @@ def verify(
     path = _profile_path(profile)
     prof = _load(profile)
     check_writable(path)  # the verdicts are stored in the profile: fail now, not after measuring
-    launcher_argv = shlex.split(launcher) if launcher else None
-    if launcher is not None and not launcher_argv:
-        raise BadInputError("--launcher: empty command")
+    launcher_argv = _launcher_argv(launcher)
     reg = _registry(None, None)
-    if plugin:
-        known = {r.probe for r in prof.results} | {r.plugin for r in prof.results}
-        unknown = sorted(set(plugin) - known)
-        if unknown:
-            raise BadInputError(f"--plugin: the profile has no probe or plugin named "
-                                f"{', '.join(unknown)}")
+    _check_profile_plugins(prof, plugin)
     facts = detect(reg.fact_detectors, opencl=False)
     for d in machine_mismatch(prof, facts):
         _warn(f"profile from another machine: {d}")
