@@ -16,8 +16,11 @@ def test_first_use_cost_reported_apart_from_steady_state():
         time.sleep(0.3 if len(calls) == 1 else 0.001)
 
     r = sample(fn, min_samples=10, max_time_s=0.05)
-    # a 300x first call is warm-up even when a loaded machine stretches a later sleep
-    assert len(r.warmup) == 1 and r.warmup[0] == r.first_call_s >= 0.3
+    # The 300x first call is warm-up.  The rule may also take the next call or two when they
+    # are slower than every later one (a core that slept 0.3 s wakes at a lower clock), so
+    # the test asks for the rule's own property, not for exactly one warm-up value.
+    assert r.warmup and r.warmup[0] == r.first_call_s >= 0.3
+    assert min(r.warmup) > max(r.samples)
     assert len(r.samples) >= 10 and max(r.samples) < 0.3
     p = r.to_point(x=1.0, label="sleep")
     assert p.warmup == r.warmup and p.stats.n == len(r.samples)

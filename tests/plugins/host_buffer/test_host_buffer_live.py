@@ -112,6 +112,14 @@ def test_glibc_threshold_advice_appears_with_measured_gain():
     ev = _retry(lambda: _sweep(facts, tun), lambda e: bool(advice_of(e)))
     if "cliff.start_bytes" not in ev.values:
         pytest.skip("no memcpy cliff between 16 and 256 MiB on this machine")
+    if not advice_of(ev):
+        # A cliff without advice is right when the A/B itself was lost to noise: the tuned
+        # run lost somewhere or gained nothing beyond the A/A floor on a loaded machine.
+        # Any other reason (no tuned run, glibc ignored the value) is a fault.
+        (f,) = [f for f in recommend([tun, ev], facts).findings if f.id == "memcpy-cliff"]
+        noise = ("the tuned threshold lost at", "gave no gain beyond the noise floor")
+        assert any(n in f.message for n in noise), f.message
+        pytest.skip(f"{ATTEMPTS} sweeps found the cliff but no clean A/B gain: {f.message}")
     (rec,) = advice_of(ev)
     (s,) = rec.settings
     tuned = int(ev.values["nt_threshold.tuned_bytes"])
