@@ -356,8 +356,13 @@ def emit(
                                           help="Write to this file (atomically) instead of stdout."),
 ) -> None:
     """Print the profile's settings in a format sites load (env, csh, fish, lmod, tcl, ...)."""
+    from advisor.facts import detect_fingerprint_facts
     from advisor.plugins import collect, make_plugin_manager
+    from advisor.steps import start_step
 
+    # This machine's facts for the "profile from another machine" check: started first so
+    # that its subprocess (mpichversion) runs while the profile is read.  It never raises.
+    here = start_step(detect_fingerprint_facts, name="advisor-detect")
     # The core's formats need no plugin: skip importing every plugin (start-up time) unless the
     # format is not a core one or the list of all formats is asked for.
     reg = collect(make_plugin_manager(entry_points=False))
@@ -368,7 +373,6 @@ def emit(
         _out("".join(f"{n:<{width}}  {e.description}\n" for n, e in sorted(reg.emitters.items())))
         return
     from advisor.emit import EmitOptions, dropped, machine_mismatch, render
-    from advisor.facts import detect_fingerprint_facts
 
     prof = _load(profile)
     if output is not None:
@@ -379,7 +383,7 @@ def emit(
         if same:
             raise BadInputError(f"{output}: is the profile being read; --output must name "
                                 "another file")
-    diffs = machine_mismatch(prof, detect_fingerprint_facts())
+    diffs = machine_mismatch(prof, here(None))
     if diffs:
         if strict:
             raise BadInputError(f"{_profile_path(profile)}: profile is for another machine: "

@@ -2,6 +2,10 @@
 
 Target (issue 2): <= 0.3 s each on the 2-core reference machine; heavy modules are imported
 lazily for this.  Prints the median and max of N runs of each command, in seconds.
+
+The package's bytecode is compiled first, as ``pip install`` does: with an editable install and
+``PYTHONDONTWRITEBYTECODE=1`` (set on some shared machines), every run would otherwise compile
+the changed modules again (~0.06 s measured here), which no installed copy pays.
 """
 
 from __future__ import annotations
@@ -27,7 +31,16 @@ def timed(argv: list[str]) -> list[float]:
     return out
 
 
+def compile_bytecode() -> None:
+    """Write the .pyc files of the core and the built-in plugins (what ``pip install`` does)."""
+    import compileall
+
+    for d in (REPO / "advisor", REPO / "plugins"):
+        compileall.compile_dir(str(d), quiet=1)
+
+
 def main() -> None:
+    compile_bytecode()
     examples = sorted((REPO / "profiles" / "examples" / "valid").glob("*.toml"))
     cases = {"advisor --help": ADVISOR + ["--help"]}
     if examples:
