@@ -25,14 +25,32 @@ EasyBuild
     added to module file").  EasyBuild cannot append a non-path value to an existing variable:
     ``modextrapaths`` (prepend) and ``modextrapaths_append`` take paths relative to the
     installation directory.  List variables are therefore written as the full value (the
-    existing value is overwritten when the module loads), with a comment saying so.  EasyBuild
-    resolves ``%(name)s`` templates in easyconfig strings (``resolve_template`` in
-    ``easybuild/framework/easyconfig/templates.py``), so a value holding ``%(`` is refused.
+    existing value is overwritten when the module loads), with a comment saying so.
+
+    EasyBuild does not carry every string into the module it generates.  Checked with
+    easybuild-framework 5.4.1 (``set_environment`` of ``ModuleGeneratorLua`` and
+    ``ModuleGeneratorTcl``, ``quote_str`` in ``easybuild/tools/utilities.py``) and by loading
+    the generated modules in Lmod and Environment Modules (tests/emit/test_emit_easybuild.py):
+
+    * ``%(name)s`` is an easyconfig template (``resolve_template``);
+    * ``$NAME`` and ``${NAME}`` become the loading user's environment (``resolve_env_vars`` is
+      on by default), ``$$`` becomes ``$``, and ``$name``, ``$1`` or ``$(`` are Tcl variable
+      substitution (a ``$`` before any other character is left alone);
+    * ``[`` starts Tcl command substitution inside the double quotes EasyBuild writes: the
+      module would run it when loaded;
+    * a backslash is written unescaped, so Lua and Tcl read it as an escape;
+    * a value with both quote characters is written between tripled double quotes, which
+      neither language reads as one string;
+    * the Lua generator strips leading and trailing spaces and dots (``str.strip(" .. ")``).
+
+    Such a value is refused (``EmitError`` naming the setting) rather than written into a file
+    that would load something else, or run it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from typing import TYPE_CHECKING
 
@@ -104,19 +122,47 @@ def python_quote(text: str) -> str:
     return repr(text)
 
 
+#: A ``$`` that EasyBuild (``$NAME``, ``${NAME}``, ``$$``) or Tcl (``$name``, ``${name}``,
+#: ``$name(index)``, ``$::ns``, ``$1``) would read as a reference; a ``$`` before anything else
+#: is literal in both Tcl and Lua.
+_DOLLAR_REFERENCE = re.compile(r"\$[A-Za-z0-9_{(:$]")
+
+
+def easybuild_unsafe(value: str) -> str | None:
+    """Why EasyBuild would not write ``value`` into its Lua and Tcl modules unchanged (see the
+    module docstring), or None when it would."""
+    if "%(" in value:
+        return "holds '%(', which EasyBuild would resolve as an easyconfig template"
+    m = _DOLLAR_REFERENCE.search(value)
+    if m:
+        return (f"holds {m.group()!r}, which EasyBuild resolves as an environment variable or "
+                "Tcl substitutes")
+    if "[" in value:
+        return "holds '[', which the Tcl module EasyBuild writes would run as a command"
+    if "\\" in value:
+        return "holds a backslash, which EasyBuild writes unescaped into Lua and Tcl strings"
+    if "'" in value and '"' in value:
+        return "holds both quote characters, which EasyBuild cannot quote for Lua or Tcl"
+    if value != value.strip(" ."):
+        return "starts or ends with a space or a dot, which EasyBuild's Lua module drops"
+    return None
+
+
 def render_easybuild(profile: "Profile", options: "EmitOptions") -> str:
     """An easyconfig fragment ``modextravars = {...}`` (see the module docstring).
 
-    :raises EmitError: a value holds ``%(`` (an EasyBuild template reference).
+    :raises EmitError: a value EasyBuild would not carry into its modules unchanged
+        (``easybuild_unsafe``), naming the setting and the reason.
     """
     lines = [f"# {line}" for line in header_lines(profile)]
     items = env_items(profile, options)
     for item in items:
-        if "%(" in item.value:
+        why = easybuild_unsafe(item.value)
+        if why:
             src = item.sources[0] if item.sources else None
             where = f"{src.probe}/{src.recommendation}: " if src else ""
-            raise EmitError(f"setting {where}{item.name}: value holds '%(', which EasyBuild "
-                            "would resolve as an easyconfig template")
+            raise EmitError(f"setting {where}{item.name}: value {why}; use another format "
+                            "(lmod, tcl) for this value")
     if not items:
         lines.append("modextravars = {}")
         return "\n".join(lines) + "\n"

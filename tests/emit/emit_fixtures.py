@@ -26,6 +26,14 @@ HOSTILE = {
     "ADVISOR_T_DASH": "-n",
 }
 
+#: The hostile values EasyBuild carries into its Lua and Tcl modules unchanged (checked by
+#: loading its generated modules, tests/emit/test_emit_easybuild.py); the others ('$NAME', '[',
+#: a backslash, both quote kinds, leading or trailing spaces) are refused by the easybuild format.
+HOSTILE_EASYBUILD = {k: HOSTILE[k] for k in (
+    "ADVISOR_T_SQUOTE", "ADVISOR_T_DQUOTE", "ADVISOR_T_BACKTICK", "ADVISOR_T_SEMI",
+    "ADVISOR_T_UNICODE", "ADVISOR_T_PERCENT", "ADVISOR_T_EMPTY", "ADVISOR_T_DASH",
+    "ADVISOR_T_BANG")}
+
 
 def facts(**over) -> Facts:
     base = dict(
@@ -49,7 +57,8 @@ def make_profile(results: list[PluginResult], fx: Facts | None = None) -> Profil
         fingerprint=fx.fingerprint(), facts=fx, results=results)
 
 
-def standard_results(hostile: bool = True, tunables: str = "glibc.malloc.hugetlb=1"):
+def standard_results(hostile: bool | dict[str, str] = True,
+                     tunables: str = "glibc.malloc.hugetlb=1"):
     mpich = PluginResult(
         plugin="mpich-cma", probe="mpich-cma", status="ok",
         recommendations=[
@@ -107,13 +116,20 @@ def standard_results(hostile: bool = True, tunables: str = "glibc.malloc.hugetlb
                 id="hostile-values", title="values that must survive quoting",
                 rationale="Rationale with 'quotes', $(touch MARKER), {braces} and a \\ backslash!",
                 confidence="low",
-                settings=[Setting(library="test", name=k, value=v) for k, v in HOSTILE.items()],
+                settings=[Setting(library="test", name=k, value=v) for k, v in
+                          (hostile if isinstance(hostile, dict) else HOSTILE).items()],
             )]))
     return results
 
 
 def standard_profile(**kw) -> Profile:
     return make_profile(standard_results(**kw))
+
+
+def hostile_for(fmt: str) -> bool | dict[str, str]:
+    """The ``hostile`` argument of ``standard_results`` for format ``fmt``: every hostile value,
+    or for ``easybuild`` the ones it carries (``HOSTILE_EASYBUILD``)."""
+    return HOSTILE_EASYBUILD if fmt == "easybuild" else True
 
 
 def expected_env(profile: Profile, include_defaults: bool = False) -> dict[str, str]:

@@ -6,13 +6,12 @@ existing GLIBC_TUNABLES value must be merged (appended), and nothing in a value 
 
 from __future__ import annotations
 
-import glob
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from consumers import (NASTY, assert_env, base_env, lmod_init, module_argv, modules_init,
+                       read_env0, run_consumer)
 
 from advisor.emit import EmitOptions, render
 from advisor.plugins import collect, make_plugin_manager
@@ -42,35 +41,6 @@ def emitters():
 @pytest.fixture(scope="module")
 def profile():
     return standard_profile()
-
-
-def read_env0(blob: bytes) -> dict[bytes, bytes]:
-    out = {}
-    for entry in blob.split(b"\0"):
-        if b"=" in entry:
-            k, v = entry.split(b"=", 1)
-            out[k] = v
-    return out
-
-
-def base_env(home: Path, tunables: str | None) -> dict[str, str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-    if tunables is not None:
-        env["GLIBC_TUNABLES"] = tunables
-    return env
-
-
-def run_consumer(argv: list[str], cwd: Path, env: dict[str, str]) -> dict[bytes, bytes]:
-    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    return read_env0(proc.stdout)
-
-
-def assert_env(got: dict[bytes, bytes], want: dict[str, str], cwd: Path) -> None:
-    for name, value in sorted(want.items()):
-        assert name.encode() in got, f"{name} not set"
-        assert got[name.encode()] == value.encode("utf-8"), name
-    assert not (cwd / "MARKER").exists(), "a value was executed"
 
 
 SHELLS = {
@@ -113,50 +83,11 @@ def test_shell_merge_keeps_hostile_existing_value(shell, emitters, profile, tmp_
 # --------------------------------------------------------------------------- module systems
 
 
-def lmod_init() -> str:
-    """bash code that defines Lmod's ``module`` command."""
-    found = sorted(glob.glob("/usr/share/lmod/lmod/init/bash")
-                   + glob.glob("/usr/share/lmod/*/init/bash"))
-    if not found:
-        pytest.skip("Lmod not installed here (Debian package lmod; CI installs it)")
-    return f'source "{found[0]}" >/dev/null 2>&1'
-
-
-#: Debian's environment-modules and lmod packages conflict (each declares Conflicts: on the
-#: other), so CI installs lmod with apt and unpacks the environment-modules .deb under
-#: /opt/environment-modules (``dpkg-deb -x``); its modulecmd.tcl runs with the system tclsh.
-MODULECMD_TCL = (
-    os.environ.get("ADVISOR_MODULECMD_TCL", ""),
-    "/usr/lib/x86_64-linux-gnu/modulecmd.tcl",
-    "/usr/lib/modulecmd.tcl",
-    "/opt/environment-modules/usr/lib/x86_64-linux-gnu/modulecmd.tcl",
-    "/opt/environment-modules/usr/lib/modulecmd.tcl",
-    "/usr/share/Modules/libexec/modulecmd.tcl",
-)
-
-
-def modules_init() -> str:
-    """bash code that defines Environment Modules' ``module`` command."""
-    tclsh = shutil.which("tclsh")
-    for cand in MODULECMD_TCL:
-        if cand and os.path.exists(cand) and tclsh:
-            return f'module() {{ eval "$("{tclsh}" "{cand}" bash "$@")"; }}'
-    pytest.skip("Environment Modules not installed here (Debian package environment-modules, "
-                "or its .deb unpacked under /opt/environment-modules; CI installs it)")
-
-
 MODULE_SYSTEMS = {
     # name: (format, file name in the module dir, code defining `module`)
     "lmod": ("lmod", "advisor.lua", lmod_init),
     "environment-modules": ("tcl", "advisor", modules_init),
 }
-
-
-def module_argv(init: str, moddir: Path, *, unload: bool = False) -> list[str]:
-    script = f'{init}; module use "{moddir}" && module load advisor && env -0'
-    if unload:
-        script += ' && printf "\\0--UNLOADED--\\0" && module unload advisor && env -0'
-    return [tool("bash"), "--norc", "--noprofile", "-c", script]
 
 
 def write_module(system: str, tmp_path: Path, emitters, profile) -> tuple[str, Path]:
@@ -194,10 +125,6 @@ def test_module_unload_restores(system, emitters, profile, tmp_path):
 
 
 # --------------------------------------------------------------------------- generated values
-
-#: characters some consumer gives a meaning to, plus non-ASCII text (2-, 3- and 4-byte UTF-8)
-NASTY = "'\"$`\\!;&|<>(){}[]*?~#%^=:, \u00e9\u00df\u6771\U0001F680\u2028\u00a0-+@/."
-
 
 def generated_profile(seed: int, count: int = 40):
     import random

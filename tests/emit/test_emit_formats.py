@@ -25,8 +25,8 @@ from advisor.errors import BadInputError, EmitError
 from advisor.models import (Facts, KernelFacts, MpiFacts, PluginResult, Recommendation,
                             SecurityFacts, Setting)
 from advisor.plugins import collect, make_plugin_manager
-from emit_fixtures import HOSTILE, expected_env, facts, make_profile, standard_profile, \
-    standard_results
+from emit_fixtures import HOSTILE, HOSTILE_EASYBUILD, expected_env, facts, hostile_for, make_profile, \
+    standard_profile, standard_results
 from support import case
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -97,7 +97,8 @@ def _normalise(text: str) -> str:
 @pytest.mark.parametrize("comments", [True, False], ids=["comments", "no-comments"])
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_golden(fmt, comments, emitters):
-    text = _normalise(emit(standard_profile(), fmt, emitters, comments=comments))
+    text = _normalise(emit(standard_profile(hostile=hostile_for(fmt)), fmt, emitters,
+                           comments=comments))
     path = GOLDEN / f"standard{'' if comments else '-nocomments'}.{fmt}"
     if os.environ.get("ADVISOR_UPDATE_GOLDEN"):
         path.parent.mkdir(exist_ok=True)
@@ -107,16 +108,17 @@ def test_golden(fmt, comments, emitters):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_deterministic_and_order_independent(fmt, emitters):
-    a = emit(standard_profile(), fmt, emitters)
-    b = emit(standard_profile(), fmt, emitters)
-    c = emit(make_profile(list(reversed(standard_results()))), fmt, emitters)
+    h = hostile_for(fmt)
+    a = emit(standard_profile(hostile=h), fmt, emitters)
+    b = emit(standard_profile(hostile=h), fmt, emitters)
+    c = emit(make_profile(list(reversed(standard_results(hostile=h)))), fmt, emitters)
     assert a == b == c
     assert a.endswith("\n")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_header_has_provenance(fmt, emitters):
-    p = standard_profile()
+    p = standard_profile(hostile=hostile_for(fmt))
     text = emit(p, fmt, emitters)
     for needle in (advisor.__version__, p.fingerprint, p.provenance.created, "node001"):
         assert needle in text
@@ -309,7 +311,7 @@ def _modextravars(text: str) -> dict:
 
 
 def test_easybuild_output_is_python_literal(emitters):
-    p = standard_profile()
+    p = standard_profile(hostile=hostile_for("easybuild"))
     text = emit(p, "easybuild", emitters)
     assert _modextravars(text) == expected_env(p)
     assert "cannot append" in text  # the list variable says it overwrites
@@ -319,6 +321,14 @@ def test_easybuild_output_is_python_literal(emitters):
 def test_easybuild_refuses_template_references(emitters):
     with pytest.raises(EmitError, match="ADVISOR_X.*%\\("):
         emit(one_setting_profile(value="%(version)s"), "easybuild", emitters)
+
+
+@pytest.mark.parametrize("name", sorted(set(HOSTILE) - set(HOSTILE_EASYBUILD)))
+def test_easybuild_refuses_values_it_would_change(name, emitters):
+    """'$', '[', a backslash, both quote kinds, edge spaces: EasyBuild's modules would load
+    something else or run it (tests/emit/test_emit_easybuild.py loads them)."""
+    with pytest.raises(EmitError, match=f"setting p/r: {name}: value (holds|starts or ends)"):
+        emit(one_setting_profile(name=name, value=HOSTILE[name]), "easybuild", emitters)
 
 
 # --------------------------------------------------------------------------- TOML / JSON
