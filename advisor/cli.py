@@ -427,8 +427,6 @@ def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
     if json_:
         _out(prof.model_dump_json(indent=2, exclude_none=True) + "\n")
         return
-    from rich.console import Console
-
     con = _console(soft_wrap=False)
     p = prof.provenance
     con.print(_printable(f"profile of {p.hostname or '?'} (fingerprint {prof.fingerprint}), "
@@ -508,8 +506,6 @@ def plugins(json_: bool = JsonOpt) -> None:
 
         _out(json.dumps(rows, indent=2) + "\n")
         return
-    from rich.console import Console
-
     t = _table("plugin", "status", "probes", "emitters", "origin", "error")
     for r in rows:
         _row(t, r["name"], r["status"], ", ".join(r["probes"]), ", ".join(r["emitters"]),
@@ -531,8 +527,6 @@ def facts(json_: bool = JsonOpt) -> None:
     if json_:
         _out(f.model_dump_json(indent=2, exclude_none=True) + "\n")
         return
-    from rich.console import Console
-
     t = _table("fact", "value", title=f"facts (fingerprint {f.fingerprint()})")
 
     def walk(prefix: str, value) -> None:
@@ -651,8 +645,6 @@ def verify(
             raise
         raise ProfileError(f"{exc}; the profile with the verdicts was saved to {rescued} "
                            "instead") from None
-    from rich.console import Console
-
     t = _table("probe", "recommendation", "verdict", "ratio", "CI", "noise floor", "note",
               title="Verification (ratio = advised / baseline, > 1 is better)")
     for row in table_rows(outcomes):

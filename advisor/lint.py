@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from advisor.errors import BadInputError
+from advisor.glibc import find_ld_so, parse_list_tunables
 from advisor.knobs import Knob, version_in
 from advisor.models import Facts, Finding
 
@@ -552,9 +553,6 @@ def parse_mpivars(text: str, source: str = "mpivars") -> Catalogue:
     return cat
 
 
-_TUNABLE = re.compile(r"^(glibc\.[A-Za-z0-9_.]+):\s*(\S*)(?:\s*\(min:\s*([^,]+),\s*max:\s*([^)]+)\))?")
-
-
 def _int_auto(text: Optional[str]) -> Optional[int]:
     if text is None:
         return None
@@ -565,14 +563,13 @@ def _int_auto(text: Optional[str]) -> Optional[int]:
 
 
 def parse_glibc_tunables(text: str, source: str = "ld.so --list-tunables") -> Catalogue:
-    """``ld.so --list-tunables`` output (glibc >= 2.33) -> catalogue with min/max."""
+    """``ld.so --list-tunables`` output (glibc >= 2.33) -> catalogue with min/max
+    (``advisor.glibc.parse_list_tunables``)."""
     cat = Catalogue("glibc", source)
-    for line in text.splitlines():
-        m = _TUNABLE.match(line.strip())
-        if m:
-            lo, hi = _int_auto(m.group(3)), _int_auto(m.group(4))
-            cat.entries[m.group(1)] = CatalogueEntry(
-                m.group(1), "number" if lo is not None else "string", m.group(2), (), lo, hi)
+    for name, t in parse_list_tunables(text).items():
+        numeric = t.min is not None
+        cat.entries[name] = CatalogueEntry(name, "number" if numeric else "string",
+                                           t.text, (), t.min, t.max)
     return cat
 
 
@@ -582,21 +579,6 @@ def find_mpivars(python: Optional[str] = None) -> Optional[str]:
     if cand.is_file() and os.access(cand, os.X_OK):
         return str(cand)
     return shutil.which("mpivars")
-
-
-def find_ld_so() -> Optional[str]:
-    """The dynamic loader this process runs under (``/proc/self/maps``), else a usual path."""
-    try:
-        for line in Path("/proc/self/maps").read_text().splitlines():
-            path = line.split()[-1] if len(line.split()) >= 6 else ""
-            if re.search(r"/ld-linux[^/]*\.so[^/]*$|/ld-[0-9.]+\.so$|/ld64\.so[^/]*$", path):
-                return path
-    except OSError:
-        pass
-    for cand in ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"):
-        if Path(cand).exists():
-            return cand
-    return None
 
 
 @functools.lru_cache(maxsize=None)

@@ -19,7 +19,7 @@ from advisor import __version__
 from advisor.models import (Advice, Evidence, Facts, Finding, PluginResult, Profile,
                             Provenance)
 from advisor.probe import Applicability, MeasureContext
-from advisor.steps import StepAborted, StepTimeout, call_with_timeout
+from advisor.steps import StepTimeout, call_with_timeout
 
 #: ``on_event(probe, message, fraction)``; fraction of that probe's work in [0, 1] or None.
 EventCallback = Callable[[str, str, Optional[float]], None]

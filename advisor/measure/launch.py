@@ -131,8 +131,6 @@ def run_command(argv: Sequence[str], *, env: EnvOverlay = None, timeout_s: float
         LaunchError: the timeout (``timed_out=True``) or the program could not be started.
         ValueError: ``timeout_s`` not positive.
     """
-    import psutil
-
     if not timeout_s or timeout_s <= 0:
         raise ValueError(f"timeout_s must be > 0 seconds, got {timeout_s!r}")
     argv = [str(a) for a in argv]

@@ -403,30 +403,6 @@ def sweep_gain(ev: Evidence, *, noise_floor: float) -> Optional[SweepGain]:
 # --------------------------------------------------------------------------- tunables
 
 
-def parse_list_tunables(text: str) -> dict[str, dict[str, int | str]]:
-    """Parse ``ld.so --list-tunables`` output (glibc >= 2.33) into
-    ``{name: {"value": int|str, "min": int, "max": int}}``; numbers may be hex or decimal."""
-    out: dict[str, dict[str, int | str]] = {}
-    for line in text.splitlines():
-        m = re.match(r"^(glibc\.[\w.]+):\s*(\S*)\s*(?:\(min:\s*(\S+),\s*max:\s*(\S+)\))?", line)
-        if not m:
-            continue
-        name, val, lo, hi = m.groups()
-        rec: dict[str, int | str] = {"value": _num(val)}
-        if lo is not None:
-            rec["min"] = _num(lo)
-            rec["max"] = _num(hi)
-        out[name] = rec
-    return out
-
-
-def _num(s: str) -> int | str:
-    try:
-        return int(s, 0)
-    except (TypeError, ValueError):
-        return s
-
-
 def glibc_at_least(facts: Facts, version: str) -> Optional[bool]:
     """True/False when ``facts.kernel.glibc_version`` is known, None otherwise."""
     from advisor.knobs import version_in

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from typing import Any, Callable, Optional
 
@@ -43,6 +42,7 @@ from advisor.measure import (
     sample,
     summarize,
 )
+from advisor.glibc import list_tunables
 from advisor.measure.launch import child_env
 from advisor.models import Evidence, Facts, Point, Series
 from advisor.probe import MeasureContext
@@ -63,32 +63,10 @@ TARGET_S = {"default": 50.0, "quick": 13.0}
 #: the sweep's largest buffers (two of them) stay below this fraction of physical memory
 MEMORY_FRACTION = 16
 
-LD_SO_CANDIDATES = (
-    "/lib64/ld-linux-x86-64.so.2",
-    "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
-    "/lib/ld-linux-aarch64.so.1",
-    "/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1",
-)
 WORKER = "advisor_host_buffer.worker"
 
 
 # --------------------------------------------------------------------------- tunables
-
-
-def list_tunables(env: Optional[dict[str, str]] = None, timeout_s: float = 10.0) -> dict[str, dict]:
-    """Current glibc tunables from ``ld.so --list-tunables`` (glibc >= 2.33), as seen with the
-    current environment (so an inherited GLIBC_TUNABLES is reflected); {} when unavailable."""
-    for ld in LD_SO_CANDIDATES:
-        if not os.path.exists(ld):
-            continue
-        try:
-            cp = subprocess.run([ld, "--list-tunables"], capture_output=True, text=True,
-                                timeout=timeout_s, env=env)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if cp.returncode == 0 and cp.stdout:
-            return A.parse_list_tunables(cp.stdout)
-    return {}
 
 
 def tunables_evidence() -> Evidence:
@@ -98,7 +76,9 @@ def tunables_evidence() -> Evidence:
     values: dict[str, Any] = {}
     for name in ("glibc.cpu.x86_non_temporal_threshold", "glibc.cpu.x86_shared_cache_size",
                  "glibc.malloc.hugetlb"):
-        for k, v in t.get(name, {}).items():
+        tun = t.get(name)
+        for k in ("value", "min", "max"):
+            v = getattr(tun, k, None)
             if isinstance(v, int):
                 values[f"{name}.{k}"] = v
     if os.environ.get("GLIBC_TUNABLES"):
@@ -167,7 +147,7 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
                               (A.ZEROS, "zeros", None), (A.RANDOM, "random", None)):
         src = host_buffer(nbytes, fill=fill, hugepages=huge, seed=ctx.seed)
         conds[label] = buffer_conditions(src)
-        points.append(smp(lambda: np.copyto(dst, src)).to_point(
+        points.append(smp(lambda src=src: np.copyto(dst, src)).to_point(
             x=float(nbytes), label=label, per_call_bytes=nbytes, seed=ctx.seed))
         del src
     by = {p.label: p for p in points}
@@ -344,9 +324,9 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
         values["nt_threshold.tuned_bytes"] = tuned
         env_tuned = {"GLIBC_TUNABLES": merged_tunables(
             os.environ.get("GLIBC_TUNABLES"), "glibc.cpu.x86_non_temporal_threshold", hex(tuned))}
-        eff = list_tunables(env=child_env(env_tuned)).get("glibc.cpu.x86_non_temporal_threshold", {})
-        if isinstance(eff.get("value"), int):
-            values["nt_threshold.tuned_effective_bytes"] = eff["value"]
+        eff = list_tunables(child_env(env_tuned)).get("glibc.cpu.x86_non_temporal_threshold")
+        if eff is not None and isinstance(eff.value, int):
+            values["nt_threshold.tuned_effective_bytes"] = eff.value
         # A B A B in fresh processes (the first A is the run above), extra rounds while the
         # repeats disagree at the cliff start; the sweep may use half of what is left
         key = cliff.start_bytes

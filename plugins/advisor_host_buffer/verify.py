@@ -24,6 +24,7 @@ import json
 import os
 from typing import Optional
 
+from advisor.glibc import list_tunables
 from advisor.models import Evidence, Recommendation, Verification
 from advisor.probe import MeasureContext
 
@@ -119,7 +120,8 @@ def _nt(rec, ctx, advised, base, items) -> Verification:
 
     item = next(k for k in items if k.endswith("x86_non_temporal_threshold"))
     adv = int(items[item], 0)
-    cur = M.list_tunables().get("glibc.cpu.x86_non_temporal_threshold", {}).get("value")
+    tun = list_tunables().get("glibc.cpu.x86_non_temporal_threshold")
+    cur = tun.value if tun is not None else None
     sizes = _threshold_sizes(adv, int(cur) if isinstance(cur, int) else None)
     total = ctx.facts.memory.total_bytes
     if total:  # two buffers of the largest size stay below the sweep's memory fraction

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from typing import Optional, Sequence
 
 from advisor import hookimpl
-from advisor.models import Advice, Conditions, Evidence, Facts, MpiFacts, Point, Series
+from advisor.models import Advice, Conditions, Evidence, Facts, MpiFacts
 from advisor.probe import Applicability, MeasureContext
 
 from advisor_mpich_cma import advice as A

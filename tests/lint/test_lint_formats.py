@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from support import REPO, sample_profile
+from support import sample_profile
 
 from advisor import lint as L
 from advisor.models import Setting

@@ -6,7 +6,6 @@ import ast
 import inspect
 import re
 import types
-from pathlib import Path
 
 import pytest
 

@@ -9,7 +9,6 @@ optional fields do not change what each file tests.
 
 from __future__ import annotations
 
-import copy
 import tomllib
 from pathlib import Path
 

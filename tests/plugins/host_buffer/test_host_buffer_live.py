@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from advisor.models import Facts, KernelFacts, MemoryFacts
+from advisor.models import Facts
 from advisor.probe import MeasureContext
 from advisor_host_buffer import analysis as A
 from advisor_host_buffer import measure as M

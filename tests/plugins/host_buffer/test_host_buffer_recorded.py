@@ -9,6 +9,7 @@ import re
 import pytest
 from support import DATA
 
+from advisor.glibc import Tunable, parse_list_tunables
 from advisor.models import Evidence, Facts, KernelFacts
 from advisor_host_buffer import analysis as A
 from advisor_host_buffer.knobs import knobs
@@ -114,12 +115,12 @@ def test_recorded_malloc_hugetlb_gated_by_glibc_and_thp(probe):
 
 def test_list_tunables_parse_recorded():
     text = (HB / "list-tunables-glibc2.36-kvm.txt").read_text()
-    t = A.parse_list_tunables(text)
+    t = parse_list_tunables(text)
     line = next(l for l in text.splitlines() if l.startswith("glibc.cpu.x86_non_temporal_threshold:"))
     val, lo, hi = re.findall(r"0x[0-9a-f]+", line)
-    assert t["glibc.cpu.x86_non_temporal_threshold"] == {
-        "value": int(val, 16), "min": int(lo, 16), "max": int(hi, 16)}
-    assert t["glibc.malloc.hugetlb"]["value"] == 0
+    assert t["glibc.cpu.x86_non_temporal_threshold"] == Tunable(
+        "glibc.cpu.x86_non_temporal_threshold", int(val, 16), int(lo, 16), int(hi, 16), val)
+    assert t["glibc.malloc.hugetlb"].value == 0
     # a tuned threshold is never one glibc ignores (it takes only values above the minimum)
     cliff = A.Cliff(start_bytes=int(lo, 16), end_bytes=int(lo, 16), last_fast_bytes=None,
                     plateau_bps=1.0, depth=1.0)
