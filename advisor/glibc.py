@@ -31,6 +31,9 @@ LD_SO_CANDIDATES = (
 )
 
 _LINE = re.compile(r"^(glibc\.[A-Za-z0-9_.]+):\s*(\S*)(?:\s*\(min:\s*([^,]+),\s*max:\s*([^)]+)\))?")
+_HEX = re.compile(r"0[xX][0-9a-fA-F]+")
+_OCT = re.compile(r"0[0-7]*")
+_DEC = re.compile(r"[1-9][0-9]*")
 _LOADER = re.compile(r"/ld-linux[^/]*\.so[^/]*$|/ld-[0-9.]+\.so$|/ld64\.so[^/]*$")
 
 
@@ -53,13 +56,20 @@ class Tunable:
     text: str = ""
 
 
-def _number(text: Optional[str]) -> Optional[int]:
+def parse_number(text: Optional[str]) -> Optional[int]:
+    """A tunable number as glibc reads it (``tunables_strtoul`` in ``elf/dl-tunables.c``: base
+    16 after ``0x``, base 8 after a leading ``0``, else base 10) -> int; None for None or
+    anything else."""
     if text is None:
         return None
-    try:
-        return int(text.strip(), 0)
-    except ValueError:
-        return None
+    t = text.strip()
+    if _HEX.fullmatch(t):
+        return int(t[2:], 16)
+    if _OCT.fullmatch(t):
+        return int(t, 8)
+    if _DEC.fullmatch(t):
+        return int(t, 10)
+    return None
 
 
 def parse_list_tunables(text: str) -> dict[str, Tunable]:
@@ -71,8 +81,9 @@ def parse_list_tunables(text: str) -> dict[str, Tunable]:
         if not m:
             continue
         name, raw, lo, hi = m.groups()
-        num = _number(raw)
-        out[name] = Tunable(name, num if num is not None else raw, _number(lo), _number(hi), raw)
+        num = parse_number(raw)
+        out[name] = Tunable(name, num if num is not None else raw, parse_number(lo),
+                            parse_number(hi), raw)
     return out
 
 

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from advisor.errors import BadInputError
-from advisor.glibc import find_ld_so, parse_list_tunables
+from advisor.glibc import find_ld_so, parse_list_tunables, parse_number
 from advisor.knobs import Knob, version_in
 from advisor.models import Facts, Finding
 
@@ -553,15 +553,6 @@ def parse_mpivars(text: str, source: str = "mpivars") -> Catalogue:
     return cat
 
 
-def _int_auto(text: Optional[str]) -> Optional[int]:
-    if text is None:
-        return None
-    try:
-        return int(text.strip(), 0)
-    except ValueError:
-        return None
-
-
 def parse_glibc_tunables(text: str, source: str = "ld.so --list-tunables") -> Catalogue:
     """``ld.so --list-tunables`` output (glibc >= 2.33) -> catalogue with min/max
     (``advisor.glibc.parse_list_tunables``)."""
@@ -974,7 +965,7 @@ class _Checker:
                          "remove it", name=tname)
                 continue
             if centry is not None and centry.type == "number":
-                n = _int_auto(tval)
+                n = parse_number(tval)
                 if n is None:
                     size = _size_bytes(tval)
                     self.add(e, "invalid-value", "error",
