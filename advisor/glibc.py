@@ -57,9 +57,9 @@ class Tunable:
 
 
 def parse_number(text: Optional[str]) -> Optional[int]:
-    """A tunable number as glibc reads it (``tunables_strtoul`` in ``elf/dl-tunables.c``: base
-    16 after ``0x``, base 8 after a leading ``0``, else base 10) -> int; None for None or
-    anything else."""
+    """A tunable number as glibc reads it (``tunables_strtoul`` in ``elf/dl-tunables.c``, later
+    ``_dl_strtoul`` in ``elf/dl-misc.c``: base 16 after ``0x``, base 8 after a leading ``0``,
+    else base 10) -> int; None for None or anything else."""
     if text is None:
         return None
     t = text.strip()
