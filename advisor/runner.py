@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Sequence
@@ -32,6 +33,13 @@ QUICK_BUDGET_S = 60.0
 #: Extra time a step may run past its deadline before it is abandoned: the harness checks the
 #: deadline between samples, so a well-behaved step overruns by at most one sample or launch.
 GRACE_S = 15.0
+
+#: Most seconds the next probe waits for an abandoned step to return once the processes it
+#: started are killed.  A step blocked on a child it launched through the harness returns as
+#: soon as the child dies: with the fault-hang test plugin it had always returned before the
+#: next probe started.  This bounds the wait for one that unwinds more slowly; a step still
+#: running after it is reported beside the next probes' measurements.
+ABANDONED_JOIN_S = 1.0
 
 
 def _children() -> set[int]:
@@ -132,8 +140,12 @@ def run_probe(
     options: Optional[dict[str, str]] = None,
     on_event: Optional[EventCallback] = None,
     seed: int = 12345,
+    abandoned: Optional[list[tuple[str, threading.Thread]]] = None,
 ) -> PluginResult:
-    """Run one probe; never raises for the probe's own faults (they become ``failed``)."""
+    """Run one probe; never raises for the probe's own faults (they become ``failed``).
+
+    A step abandoned at its deadline is appended to ``abandoned`` as ``(name, thread)`` when a
+    list is given: ``run_probes`` uses it to flag later measurements taken beside it."""
     t0 = time.monotonic()
     findings: list = []
     evidence: list[Evidence] = []
@@ -169,6 +181,8 @@ def run_probe(
             evidence.extend(thin_evidence(e) for e in measured)
     except StepTimeout as exc:
         status, reason = "failed", f"exceeded its time budget: {exc}"
+        if abandoned is not None and exc.thread is not None:
+            abandoned.append((name, exc.thread))
         killed = _reap_new_children(before)
         if killed:
             reason += f"; {len(killed)} process(es) it started were killed"
@@ -184,6 +198,8 @@ def run_probe(
         recs = list(advice.recommendations)
     except StepTimeout as exc:
         _reap_new_children(before)
+        if abandoned is not None and exc.thread is not None:
+            abandoned.append((name, exc.thread))
         if status != "failed":
             status, reason = "failed", f"recommend: exceeded its time budget: {exc}"
     except Exception as exc:
@@ -199,6 +215,27 @@ def run_probe(
     return PluginResult(plugin=plugin, probe=name, status=status, reason=reason,
                         duration_s=round(time.monotonic() - t0, 3), findings=findings,
                         recommendations=recs, evidence=evidence)
+
+
+def _still_running(abandoned: list[tuple[str, threading.Thread]], before: set[int]) -> list[str]:
+    """Names of probes whose abandoned step is still running after its processes were killed
+    and it was given ``ABANDONED_JOIN_S`` to return."""
+    alive = [(n, th) for n, th in abandoned if th.is_alive()]
+    if not alive:
+        return []
+    _reap_new_children(before)
+    end = time.monotonic() + ABANDONED_JOIN_S
+    for _, th in alive:
+        th.join(max(0.0, end - time.monotonic()))
+    return sorted({n for n, th in alive if th.is_alive()})
+
+
+def _beside_finding(names: list[str]) -> Finding:
+    return Finding(
+        id="advisor-abandoned-step-running", severity="warning",
+        message=(f"measured while the abandoned step of {', '.join(names)} was still running "
+                 "(it passed its deadline and did not stop); its load may have slowed these "
+                 "measurements: probe this plugin again on its own (--plugin NAME)"))
 
 
 def run_probes(
@@ -220,6 +257,11 @@ def run_probes(
     gets a slice of what is left, in proportion to its optional ``budget_weight`` attribute
     (default 1.0), so time a fast probe leaves unused goes to the next.
 
+    A step abandoned at its deadline that is still running when a later probe starts (it
+    ignores the deadline and started no process that could be killed) cannot be stopped from
+    here: every later probe that measured something gets an ``advisor-abandoned-step-running``
+    warning naming it, since its load may have slowed those measurements.
+
     Processes that probes started and left running (a step abandoned at its deadline, a daemon
     a probe forked off) are killed before the profile is returned, so none outlives ``advisor
     probe``; on Linux the run makes this process a child subreaper so orphans stay findable.
@@ -239,6 +281,7 @@ def run_probes(
     before = _children()
     subreaper = _set_subreaper(True)
     interrupted: Optional[str] = None
+    abandoned: list[tuple[str, threading.Thread]] = []
     for i, name in enumerate(names):
         plugin = probe_plugin.get(name, "?")
         if interrupted is not None:
@@ -249,10 +292,15 @@ def run_probes(
         try:
             left = max(0.0, end - time.monotonic())
             share = left * weights[name] / sum(weights[n] for n in names[i:])
-            results.append(run_probe(name, probes[name], plugin, facts,
-                                     deadline=time.monotonic() + share, quick=quick,
-                                     launcher=launcher, options=options, on_event=on_event,
-                                     seed=seed))
+            beside = _still_running(abandoned, before)
+            res = run_probe(name, probes[name], plugin, facts,
+                            deadline=time.monotonic() + share, quick=quick,
+                            launcher=launcher, options=options, on_event=on_event,
+                            seed=seed, abandoned=abandoned)
+            if beside and res.evidence:
+                res = res.model_copy(update={"findings": [*res.findings,
+                                                          _beside_finding(beside)]})
+            results.append(res)
         except KeyboardInterrupt as exc:
             # SIGINT, or SIGTERM/SIGHUP (a batch system's time limit) turned into
             # KeyboardInterrupt by the CLI: keep what completed, record the rest as failed

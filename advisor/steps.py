@@ -11,7 +11,16 @@ from typing import Any, Callable, Optional
 
 
 class StepTimeout(Exception):
-    """A step did not return within its time limit."""
+    """A step did not return within its time limit.
+
+    Attributes:
+        thread: the worker thread left running (a daemon), so the caller can tell whether the
+            abandoned step is still running later; None when not known.
+    """
+
+    def __init__(self, message: str, thread: Optional[threading.Thread] = None):
+        super().__init__(message)
+        self.thread = thread
 
 
 class StepAborted(Exception):
@@ -43,7 +52,7 @@ def start_step(fn: Callable[[], Any], *,
     def result(timeout_s: Optional[float]) -> Any:
         th.join(None if timeout_s is None else max(0.0, timeout_s))
         if th.is_alive():
-            raise StepTimeout(f"did not return within {timeout_s:.0f} s")
+            raise StepTimeout(f"did not return within {timeout_s:.0f} s", th)
         if "error" in box:
             exc = box["error"]
             if not isinstance(exc, Exception):

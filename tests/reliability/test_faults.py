@@ -194,3 +194,23 @@ def test_faults_runner_contract_breaches_fail_only_that_probe(probe, word):
     assert res["healthy"].status == "ok"
     assert res[probe.name].status == "failed" and word in res[probe.name].reason
     assert partial(prof)
+
+
+def test_probe_after_a_step_that_will_not_stop_is_flagged(tmp_path):
+    """A step that ignores its deadline and starts no process cannot be killed: it is abandoned,
+    keeps running, and the probe measured after it carries a warning saying so."""
+    need_fault_plugins()
+    out = tmp_path / "p.toml"
+    kinds = ["busy", "ok"]  # fault-busy sorts, and so runs, first
+    proc, marker = run_advisor(_probe_args(out, kinds, "--time-budget", "2"), faults=kinds,
+                               timeout=120)
+    try:
+        results = _check_partial(proc, out)
+        assert results["fault-busy"].status == "failed"
+        assert "time budget" in results["fault-busy"].reason
+        ok = results["fault-ok"]
+        assert ok.status == "ok" and ok.recommendations
+        (f,) = [f for f in ok.findings if f.id == "advisor-abandoned-step-running"]
+        assert f.severity == "warning" and "fault-busy" in f.message
+    finally:
+        kill_leftovers(marker)

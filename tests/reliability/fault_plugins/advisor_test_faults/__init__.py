@@ -11,6 +11,8 @@ a test environment changes nothing for normal runs.  Kinds:
 * ``exit``: ``measure`` calls ``sys.exit(0)`` (a plugin must not end the whole probe);
 * ``hang``: ``measure`` starts a sleeping child process through the harness and waits on it far
   past its deadline (the runner must abandon it and the child must not outlive ``advisor``);
+* ``busy``: ``measure`` keeps running in Python past its deadline, starting no process, so
+  killing processes cannot stop it (probes after it must be flagged as measured beside it);
 * ``orphan``: ``measure`` starts a daemon (``sh -c 'sleep &'``: the sleep is orphaned when the
   shell exits) and returns normally; it must not outlive ``advisor``;
 * ``killrank``: a 2-rank MPI job through ``advisor.measure.run_mpi`` in which rank 1 SIGKILLs
@@ -101,6 +103,18 @@ class Hang(FaultProbe):
         return []
 
 
+class Busy(FaultProbe):
+    kind = "busy"
+
+    def measure(self, ctx):
+        import time
+
+        end = time.monotonic() + HANG_CHILD_S
+        while time.monotonic() < end:  # ignores ctx.deadline on purpose
+            time.sleep(0.01)
+        return []
+
+
 class Orphan(FaultProbe):
     kind = "orphan"
 
@@ -174,6 +188,7 @@ EARLY = _Plugin(Early())
 RAISE = _Plugin(Raise())
 EXIT = _Plugin(Exit())
 HANG = _Plugin(Hang())
+BUSY = _Plugin(Busy())
 ORPHAN = _Plugin(Orphan())
 KILLRANK = _Plugin(KillRank())
 NOMPIEXEC = _Plugin(NoMpiexec())
