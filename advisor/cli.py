@@ -394,20 +394,32 @@ def emit(
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
                        plugins=frozenset(plugin) if plugin else None)
     text = render(prof, format, reg.emitters, opts)
-    for line in dropped(prof, opts):
-        _warn(f"left out: {line}")
-    if not all_:
-        sel = opts.plugins
-        defaults = [st.name for _, _, st in prof.settings(kinds=("env", "config"),
-                                                          include_defaults=True, plugins=sel)
-                    if st.is_default]
-        if defaults:
-            _err(f"note: {len(defaults)} setting(s) measured to be right at the library default "
-                 f"are left out ({', '.join(sorted(set(defaults)))}); --all writes them too")
     if output is not None:
         from advisor.profile import atomic_write_text, check_writable
 
-        check_writable(output)
+        check_writable(output)  # before the notes: a file that cannot be written is the news
+    for line in dropped(prof, opts):
+        _warn(f"left out: {line}")
+    from advisor.plugins import SETTING_KINDS
+
+    declared = reg.emitters[format].kinds
+    written = declared if declared is not None else SETTING_KINDS
+    sel = opts.plugins
+    if not all_:
+        defaults = [st.name for _, _, st in prof.settings(kinds=written, include_defaults=True,
+                                                          plugins=sel) if st.is_default]
+        if defaults:
+            _err(f"note: {len(defaults)} setting(s) measured to be right at the library default "
+                 f"are left out ({', '.join(sorted(set(defaults)))}); --all writes them too")
+    other = tuple(k for k in SETTING_KINDS if k not in written)
+    if other:
+        names = sorted({st.name for _, _, st in prof.settings(kinds=other, include_defaults=all_,
+                                                              plugins=sel)})
+        if names:
+            _err(f"note: {len(names)} setting(s) of kind {'/'.join(other)} have no {format} "
+                 f"form: they are set in the library's configuration or code, not the "
+                 f"environment ({', '.join(names)}); 'advisor show' or --format toml lists them")
+    if output is not None:
         atomic_write_text(output, text)
         _err(f"{format} written to {output}")
     else:

@@ -41,11 +41,13 @@ def advisor_register_probes(register):
 def advisor_register_emitters(register):
     """Register output formats for ``advisor emit --format NAME``.
 
-    :param register: ``register(name, render, *, description="", extension="")``.
+    :param register: ``register(name, render, *, description="", extension="", kinds=None)``.
         ``name`` matches ``[a-z0-9][a-z0-9-]*`` and is unique; ``render(profile, options) -> str``
         is a pure function of an ``advisor.models.Profile`` and ``advisor.emit.EmitOptions`` that
         returns the complete file text (ending in a newline).  It raises
-        ``advisor.errors.EmitError`` for values the format cannot carry safely.
+        ``advisor.errors.EmitError`` for values the format cannot carry safely.  ``kinds``
+        declares which setting kinds (``Setting.kind``: "env", "config") the format writes;
+        ``advisor emit`` then names the selected settings the format leaves out.
     :return: ignored.
     Called by: ``advisor emit`` and ``advisor emit --list``.
     """

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import pluggy
 
@@ -32,6 +32,11 @@ class PluginIssue:
     error: str
 
 
+#: The values of ``advisor.models.Setting.kind`` (kept here so that loading plugins does not
+#: import the models; a unit test checks the two agree).
+SETTING_KINDS = ("env", "config")
+
+
 @dataclass
 class Emitter:
     name: str
@@ -39,6 +44,8 @@ class Emitter:
     description: str = ""
     extension: str = ""
     plugin: str = ""
+    #: setting kinds the format writes ("env", "config"); None: not declared
+    kinds: Optional[tuple[str, ...]] = None
 
 
 @dataclass
@@ -191,16 +198,21 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
 
     def emitter_register(plugin_name: str, staged: list):
         def register(name: str, render: Callable[..., str], *, description: str = "",
-                     extension: str = "") -> None:
+                     extension: str = "", kinds: Optional[Sequence[str]] = None) -> None:
             if not isinstance(name, str) or not _NAME.match(name):
                 raise PluginContractError(f"emitter name {name!r} must match {_NAME.pattern}")
             if not callable(render):
                 raise PluginContractError(f"emitter {name!r}: render is not callable")
+            if kinds is not None and (isinstance(kinds, str) or
+                                      not set(kinds) <= set(SETTING_KINDS)):
+                raise PluginContractError(f"emitter {name!r}: kinds {kinds!r} must be a subset "
+                                          f"of {SETTING_KINDS}")
             if name in reg.emitters:
                 raise PluginContractError(f"emitter {name!r} already registered by "
                                           f"{reg.emitters[name].plugin}")
             staged.append(lambda: reg.emitters.__setitem__(
-                name, Emitter(name, render, description, extension, plugin_name)))
+                name, Emitter(name, render, description, extension, plugin_name,
+                              tuple(kinds) if kinds is not None else None)))
         return register
 
     def knob_register(plugin_name: str, staged: list):

@@ -92,3 +92,31 @@ def test_emit_env_sourced_by_bash_sets_exactly_the_settings(tmp_path):
     changed = {k: v for k, v in after.items() if before.get(k) != v and k != b"_"}
     expected = {s.name.encode(): str(s.value).encode() for _, _, s in prof.settings()}
     assert changed == expected
+
+
+def test_emit_names_config_settings_a_format_cannot_carry(tmp_path):
+    """The shipped profile has Umpire QuickPool arguments (kind "config"): env leaves them out
+    and says which, toml writes them and says nothing about them."""
+    from support import REPO
+
+    shipped = REPO / "profiles" / "x86_64-icelake-2core-vm.toml"
+    config = sorted({s.name for _, _, s in load_profile(shipped).settings(kinds=("config",))})
+    assert config, "the shipped profile has config settings"
+    env = run("emit", "--format", "env", "--profile", str(shipped))
+    (note,) = [ln for ln in env.stderr.splitlines() if "of kind config" in ln]
+    assert all(n in note for n in config) and "no env form" in note
+    code = [ln for ln in env.stdout.splitlines() if ln.strip() and not ln.startswith("#")]
+    assert not any(n in ln for n in config for ln in code)
+    toml = run("emit", "--format", "toml", "--profile", str(shipped))
+    assert "of kind config" not in toml.stderr
+    assert all(n in toml.stdout for n in config)
+
+
+def test_emit_to_unwritable_path_says_only_that(tmp_path):
+    from support import REPO
+
+    shipped = REPO / "profiles" / "x86_64-icelake-2core-vm.toml"
+    proc = run("emit", "--profile", str(shipped), "-o", "/proc/no-such-dir/site.sh", check=False)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        "advisor: error: /proc/no-such-dir/site.sh: cannot write here: No such file or directory"]

@@ -79,6 +79,25 @@ def test_contract_violations_are_reported(thing, message):
     assert message in _issues(reg)[0].error
 
 
+@pytest.mark.parametrize("kinds", ["env", ["env", "cfg"]])
+def test_emitter_kinds_must_be_setting_kinds(kinds):
+    bad = _plugin(advisor_register_emitters=lambda register: register(
+        "x", lambda p, o: "", kinds=kinds))
+    reg = collect(make_plugin_manager(entry_points=False, plugins=[("bad", bad)]))
+    assert "x" not in reg.emitters and "kinds" in _issues(reg)[0].error
+
+
+def test_setting_kinds_agree_with_the_schema():
+    from typing import get_args
+
+    from advisor.models import Setting
+    from advisor.plugins import SETTING_KINDS
+
+    assert get_args(Setting.model_fields["kind"].annotation) == SETTING_KINDS
+    reg = collect(make_plugin_manager(entry_points=False))
+    assert reg.emitters["env"].kinds == ("env",) and reg.emitters["toml"].kinds == SETTING_KINDS
+
+
 def test_duplicate_probe_and_bad_knob_are_reported():
     a = _plugin(advisor_register_probes=lambda register: register(_Probe("same")))
     b = _plugin(advisor_register_probes=lambda register: register(_Probe("same")),
