@@ -570,11 +570,12 @@ def schema() -> None:
 @app.command()
 @boundary
 def lint(
-    files: Optional[List[Path]] = typer.Argument(None, metavar="FILE", help="Env files: sh, csh, fish, Tcl, Lmod, "
-                                                 "or advisor's JSON/TOML outputs and profiles."),
-    env: bool = typer.Option(False, "--env", help="Check the live environment."),
+    files: Optional[List[Path]] = typer.Argument(None, metavar="FILE", help="Env files ('-': standard input): sh, "
+                                                 "csh, fish, Tcl, Lmod, Spack env_vars YAML, EasyBuild "
+                                                 "modextravars, JSON, or advisor's TOML outputs and profiles."),
+    env: bool = typer.Option(False, "--env", help="Check the live environment (also with FILEs)."),
     format: str = typer.Option("auto", "--format", "-f", metavar="FORMAT", help="Input format: auto, sh, csh, "
-                               "fish, tcl, lmod, json, toml."),
+                               "fish, tcl, lmod, spack, easybuild, json, toml."),
     json_: bool = JsonOpt,
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Only this probe/plugin's "
                                                "checks (repeatable)."),
@@ -597,7 +598,8 @@ def lint(
                               catalogues=L.installed_catalogues(facts), probes=reg.probes)
     _out(L.format_json(findings) if json_ else L.format_text(findings))
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}
-    _err(f"lint: {len(entries)} setting(s) read, {counts['error']} error(s), "
+    read = {(e.path, e.name) for e in entries if e.problem is None}
+    _err(f"lint: {len(read)} variable(s) read, {counts['error']} error(s), "
          f"{counts['warning']} warning(s), {counts['info']} note(s)")
     if L.has_errors(findings):
         raise typer.Exit(EXIT_FINDINGS)

@@ -23,10 +23,12 @@ lists are read once per process (cached by tool path).
 Input formats (``detect_format``): POSIX sh (``NAME=value``, ``export NAME=value``, the list-merge
 ``if`` lines ``advisor emit -f env`` writes; Docker/systemd env files are the same syntax), csh
 (``setenv``), fish (``set -gx``), Tcl modulefiles (``setenv``, ``append-path``), Lmod
-(``setenv("N", "v")``, ``append_path``), and the project's JSON/TOML outputs (``advisor emit -f
+(``setenv("N", "v")``, ``append_path``), Spack ``env_vars`` YAML (``set``, ``append_path``,
+``prepend_path``; top level or under ``spack:``), EasyBuild easyconfigs (the ``modextravars``
+dict), a JSON object of names to values, and the project's JSON/TOML outputs (``advisor emit -f
 json|toml``) and profiles.  Words are split with ``shlex`` (POSIX rules); an expansion of the same
 variable at the start of a value (``"${N}":item``) is read as an append; other expansions make the
-value unknown (its checks are skipped).  Spack and EasyBuild files are not read.
+value unknown (its checks are skipped).
 
 Findings are ``LintFinding`` objects: the frozen schema's ``Finding`` (id, severity, message,
 remedy) plus ``path``, ``line`` (1-based; None for the live environment) and ``name``.
@@ -193,17 +195,26 @@ _SH_KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "{", "}", "!",
 _SEP_TOKENS = {";", "&&", "||", "|", "&", ";;", "(", ")"}
 
 
+#: The formats ``parse_env_text`` reads (``--format`` values besides ``auto``).
+FORMATS = ("sh", "csh", "fish", "tcl", "lmod", "spack", "easybuild", "json", "toml")
+
+
 def detect_format(text: str, path: str = "") -> str:
-    """``sh``, ``csh``, ``fish``, ``tcl``, ``lmod``, ``json`` or ``toml`` from the name and text."""
+    """One of ``FORMATS`` from the file name and text (``sh`` when nothing else fits)."""
     suffix = Path(path).suffix.lower()
     by_suffix = {".csh": "csh", ".tcsh": "csh", ".fish": "fish", ".lua": "lmod", ".tcl": "tcl",
                  ".json": "json", ".toml": "toml", ".sh": "sh", ".bash": "sh", ".zsh": "sh",
-                 ".ksh": "sh", ".env": "sh"}
+                 ".ksh": "sh", ".env": "sh", ".yaml": "spack", ".yml": "spack",
+                 ".eb": "easybuild"}
     if suffix in by_suffix:
         return by_suffix[suffix]
     head = text.lstrip()
     if head.startswith("#%Module"):
         return "tcl"
+    if re.search(r"^(spack|env_vars):", text, re.M):
+        return "spack"
+    if re.search(r"^modextravars\s*=", text, re.M):
+        return "easybuild"
     if head.startswith("{") or head.startswith("["):
         try:
             json.loads(text)
@@ -415,9 +426,19 @@ def _parse_structured(text: str, path: str, fmt: str) -> list[EnvEntry]:
         prof = profile_from_mapping(data, source=path)
         for _res, _rec, s in prof.settings(include_defaults=True):
             items.append((s.name, _scalar_text(s.value), s.separator))
+    elif (fmt == "json" and isinstance(data, dict) and data
+          and all(_SCALAR(v) for v in data.values())):  # {"NAME": value, ...}
+        lines = text.splitlines()
+        out, pos = [], 0
+        for name, value in data.items():
+            line, pos = _line_of(lines, re.compile(r'"' + re.escape(json.dumps(name)[1:-1])
+                                                   + r'"\s*:'), pos)
+            out.append(_entry_or_problem(str(name), _scalar_text(value), path, line))
+        return out
     else:
         raise BadInputError(f"{path}: {fmt.upper()} file is neither an 'advisor emit' output "
-                            "(key 'settings') nor a profile (key 'schema_version')")
+                            "(key 'settings'), a profile (key 'schema_version')"
+                            + (" nor an object of names to values" if fmt == "json" else ""))
     lines = text.splitlines()
     pos = 0
     out = []
@@ -425,6 +446,99 @@ def _parse_structured(text: str, path: str, fmt: str) -> list[EnvEntry]:
         pat = re.compile(r"[\"']?name[\"']?\s*[:=]\s*[\"']" + re.escape(name) + r"[\"']")
         line, pos = _line_of(lines, pat, pos)
         out.append(EnvEntry(name, value, path, line, True, append=sep is not None, separator=sep))
+    return out
+
+
+def _SCALAR(v: Any) -> bool:
+    return isinstance(v, (str, int, float, bool))
+
+
+def _entry_or_problem(name: str, value: Optional[str], path: str, line: Optional[int], *,
+                      append: bool = False, separator: Optional[str] = None) -> EnvEntry:
+    if not _NAME.match(name):
+        return _unreadable(path, line or 0, f"{name!r} is not an environment variable name")
+    return EnvEntry(name, value, path, line, True, append=append, separator=separator)
+
+
+#: Spack's list separator for ``append_path``/``prepend_path`` (``os.pathsep``; Spack
+#: documentation, "Environment Variable Settings (env_vars.yaml)").
+_SPACK_SEPARATOR = ":"
+
+
+def _parse_spack(text: str, path: str) -> list[EnvEntry]:
+    """A Spack ``env_vars.yaml`` (or a ``spack.yaml`` with ``spack: env_vars:``).  ``set`` is an
+    assignment, ``append_path``/``prepend_path`` add one item; ``unset`` and ``remove_path``
+    assign nothing and are skipped."""
+    import yaml
+
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        raise BadInputError(f"{path}: malformed YAML: {' '.join(str(exc).split())}") from None
+
+    def child(node: Any, key: str) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.value == key:
+                    return v
+        return None
+
+    section = child(root, "env_vars") or child(child(root, "spack"), "env_vars")
+    if section is None:
+        raise BadInputError(f"{path}: YAML file has no 'env_vars' (Spack environment) mapping")
+    out: list[EnvEntry] = []
+    for action in ("set", "append_path", "prepend_path"):
+        node = child(section, action)
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        for k, v in node.value:
+            line = k.start_mark.line + 1
+            if not isinstance(v, yaml.ScalarNode):
+                out.append(_unreadable(path, line, f"{action}: {k.value}: value is not a scalar"))
+                continue
+            value = yaml.safe_load(yaml.serialize(v))
+            appended = action != "set"
+            out.append(_entry_or_problem(str(k.value), _scalar_text(value), path, line,
+                                         append=appended,
+                                         separator=_SPACK_SEPARATOR if appended else None))
+    return out
+
+
+def _parse_easybuild(text: str, path: str) -> list[EnvEntry]:
+    """The ``modextravars`` dict of an easyconfig (``NAME: value`` or ``NAME: {'value': v,
+    ...}``, EasyBuild 5), read with ``ast.literal_eval``: nothing in the file is run."""
+    import ast
+
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        raise BadInputError(f"{path}: not Python (easyconfig) syntax: line {exc.lineno}: "
+                            f"{exc.msg}") from None
+    out: list[EnvEntry] = []
+    found = False
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "modextravars" for t in node.targets)):
+            continue
+        found = True
+        if not isinstance(node.value, ast.Dict):
+            out.append(_unreadable(path, node.lineno, "modextravars is not a dict literal"))
+            continue
+        for k, v in zip(node.value.keys, node.value.values):
+            line = (k or v).lineno
+            try:
+                name, value = ast.literal_eval(k), ast.literal_eval(v)
+            except (ValueError, TypeError, SyntaxError):
+                out.append(_unreadable(path, line, "modextravars entry is not a literal"))
+                continue
+            if isinstance(value, dict):
+                value = value.get("value")
+            if not isinstance(name, str) or not _SCALAR(value):
+                out.append(_unreadable(path, line, "modextravars entry is not NAME: value"))
+                continue
+            out.append(_entry_or_problem(name, _scalar_text(value), path, line))
+    if not found:
+        raise BadInputError(f"{path}: easyconfig has no modextravars")
     return out
 
 
@@ -448,24 +562,45 @@ def parse_env_text(text: str, *, path: str = "<text>", fmt: str = "auto") -> lis
         return _parse_lmod(text, path)
     if fmt in ("json", "toml"):
         return _parse_structured(text, path, fmt)
-    raise BadInputError(f"--format {fmt!r}: not one of auto, sh, csh, fish, tcl, lmod, json, toml")
+    if fmt == "spack":
+        return _parse_spack(text, path)
+    if fmt == "easybuild":
+        return _parse_easybuild(text, path)
+    raise BadInputError(f"--format {fmt!r}: not one of auto, {', '.join(FORMATS)}")
 
 
-def read_env_file(path: Path | str, fmt: str = "auto") -> list[EnvEntry]:
-    """Read and parse one file.  :raises BadInputError: missing, unreadable, binary or too large."""
-    from advisor.textfile import read_text_file
+#: The path lint reports for text read from standard input (``advisor lint -``).
+STDIN_PATH = "<stdin>"
 
-    p = Path(path)
-    text = read_text_file(p, kind="env file", max_bytes=MAX_FILE_BYTES)
-    entries = parse_env_text(text, path=str(p), fmt=fmt)
+
+def read_env_text(text: str, path: str, fmt: str = "auto") -> list[EnvEntry]:
+    """``parse_env_text``, plus one unreadable entry when nothing in a non-empty text reads as
+    a setting (a clean report on text lint cannot read would be a false all-clear)."""
+    entries = parse_env_text(text, path=path, fmt=fmt)
     substantive = [i for i, ln in enumerate(text.splitlines(), 1)
                    if ln.strip() and not ln.lstrip().startswith(("#", "--", "//"))]
     if not entries and substantive:
-        # a clean report on a file lint cannot read would be a false all-clear
-        entries = [_unreadable(str(p), substantive[0], "no line of this file reads as a setting "
-                               "in the forms lint knows (sh, csh, fish, Tcl, Lmod, JSON, TOML; "
-                               "Spack and EasyBuild files are not read)")]
+        entries = [_unreadable(path, substantive[0], "no line of this file reads as a setting "
+                               "in the forms lint knows (sh, csh, fish, Tcl, Lmod, Spack YAML, "
+                               "EasyBuild, JSON, TOML)")]
     return entries
+
+
+def read_env_file(path: Path | str, fmt: str = "auto") -> list[EnvEntry]:
+    """Read and parse one file (``-``: standard input, reported as ``<stdin>``).
+
+    :raises BadInputError: missing, unreadable, binary or too large; malformed JSON, TOML,
+        YAML or easyconfig syntax.
+    """
+    from advisor.textfile import read_text_file, read_text_stream
+
+    if str(path) == "-":
+        text = read_text_stream(sys.stdin.buffer, STDIN_PATH, kind="env file",
+                                max_bytes=MAX_FILE_BYTES)
+        return read_env_text(text, STDIN_PATH, fmt)
+    p = Path(path)
+    text = read_text_file(p, kind="env file", max_bytes=MAX_FILE_BYTES)
+    return read_env_text(text, str(p), fmt)
 
 
 def live_env_entries(environ: Optional[Mapping[str, str]] = None) -> list[EnvEntry]:

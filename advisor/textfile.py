@@ -7,7 +7,7 @@ missing, not a regular file (directory, FIFO, device), empty, too large, not UTF
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Type
+from typing import BinaryIO, Type
 
 from advisor.errors import BadInputError
 
@@ -38,10 +38,31 @@ def read_text_file(path: Path | str, *, kind: str, max_bytes: int,
         raw = p.read_bytes()
     except OSError as exc:
         raise error(f"{p}: cannot read: {exc.strerror or exc}") from None
+    return decode_text(raw, str(p), kind=kind, error=error)
+
+
+def decode_text(raw: bytes, label: str, *, kind: str,
+                error: Type[BadInputError] = BadInputError) -> str:
+    """``raw`` as UTF-8 text without NUL bytes; ``label`` names the source in messages.
+
+    :raises BadInputError: (``error``) not UTF-8, or NUL bytes (binary data).
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise error(f"{p}: not UTF-8 text (byte {exc.start}): binary data?") from None
+        raise error(f"{label}: not UTF-8 text (byte {exc.start}): binary data?") from None
     if "\x00" in text:
-        raise error(f"{p}: contains NUL bytes: binary data, not a {kind}")
+        raise error(f"{label}: contains NUL bytes: binary data, not a {kind}")
     return text
+
+
+def read_text_stream(stream: BinaryIO, label: str, *, kind: str, max_bytes: int,
+                     error: Type[BadInputError] = BadInputError) -> str:
+    """The UTF-8 text of a binary stream (standard input), at most ``max_bytes`` bytes.
+
+    :raises BadInputError: (``error``) naming ``label``: too large, not UTF-8, NUL bytes.
+    """
+    raw = stream.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise error(f"{label}: larger than any {kind} ({max_bytes} bytes at most)")
+    return decode_text(raw, label, kind=kind, error=error)

@@ -14,9 +14,9 @@ from support import sample_profile
 from advisor import lint as L
 from advisor.models import Setting
 
-PARSED_FORMATS = ("env", "csh", "fish", "tcl", "lmod", "json", "toml")
+PARSED_FORMATS = ("env", "csh", "fish", "tcl", "lmod", "spack", "easybuild", "json", "toml")
 SUFFIX = {"env": ".sh", "csh": ".csh", "fish": ".fish", "tcl": "", "lmod": ".lua", "json": ".json",
-          "toml": ".toml"}
+          "toml": ".toml", "spack": ".yaml", "easybuild": ".eb"}
 
 
 def _profile():
@@ -48,7 +48,10 @@ def test_emitted_formats_round_trip(fmt, tmp_path):
     for e in entries:  # every entry points at a line that names it
         assert e.line is not None and e.name in lines[e.line - 1]
     glibc = [e for e in entries if e.name == "GLIBC_TUNABLES"]
-    assert any(e.append for e in glibc), fmt  # list variables merge with the existing value
+    # list variables merge with the existing value, except in EasyBuild (it cannot append)
+    assert any(e.append for e in glibc) == (fmt != "easybuild"), fmt
+    # the format is recognised from the text alone, too
+    assert L.resolve_env(L.read_env_text(text, "<text>")) == want, fmt
 
 
 def test_profile_toml_is_read(tmp_path):
@@ -112,3 +115,68 @@ def test_cli_lint_env(advisor_home):
     hit = [d for d in data if d["name"] == "MPIR_CVAR_CH4_CMA_ENABLED"]
     assert hit and hit[0]["path"] == L.ENV_PATH and hit[0]["line"] is None
     assert "MPIR_CVAR_CH4_CMA_ENABLE?" in hit[0]["message"]
+
+
+# --------------------------------------------------------------------------- Spack, EasyBuild, JSON
+
+
+def test_spack_yaml_sections_and_lines():
+    text = ("spack:\n  specs: [zlib]\n  env_vars:\n    set:\n      A_ONE: '1'\n"
+            "      A_NUM: 2\n    append_path:\n      A_LIST: x\n    unset: [B]\n"
+            "    prepend_path:\n      A_PRE: y\n")
+    entries = L.parse_env_text(text, path="spack.yaml")
+    got = [(e.name, e.value, e.line, e.append, e.separator) for e in entries]
+    assert got == [("A_ONE", "1", 5, False, None), ("A_NUM", "2", 6, False, None),
+                   ("A_LIST", "x", 8, True, ":"), ("A_PRE", "y", 11, True, ":")]
+
+
+@pytest.mark.parametrize("text, word", [
+    ("env_vars:\n  set:\n    A: [1, 2\n", "malformed YAML"),
+    ("spack:\n  specs: []\n", "no 'env_vars'"),
+])
+def test_spack_bad_input(text, word):
+    with pytest.raises(L.BadInputError, match=word):
+        L.parse_env_text(text, path="x.yaml")
+
+
+def test_easybuild_modextravars_read_without_running_anything(tmp_path):
+    marker = tmp_path / "MARKER"
+    text = (f"import os\nos.system('touch {marker}')\nname = 'x'\n"
+            "modextravars = {\n    'A_ONE': '1',\n"
+            "    'A_DICT': {'value': 'v', 'resolve_env_vars': False},\n"
+            "    'bad name': 'z',\n}\n")
+    entries = L.parse_env_text(text, path="x.eb")
+    assert [(e.name, e.value, e.line) for e in entries if e.problem is None] == [
+        ("A_ONE", "1", 5), ("A_DICT", "v", 6)]
+    (bad,) = [e for e in entries if e.problem]
+    assert bad.line == 7 and "not an environment variable name" in bad.problem
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("text, word", [
+    ("modextravars = {'A': '1'\n", "not Python"),
+    ("name = 'x'\n", "no modextravars"),
+])
+def test_easybuild_bad_input(text, word):
+    with pytest.raises(L.BadInputError, match=word):
+        L.parse_env_text(text, path="x.eb", fmt="easybuild")
+
+
+def test_plain_json_object_of_names():
+    text = '{\n  "MPIR_CVAR_CH4_CMA_ENABLE": 1,\n  "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"\n}\n'
+    entries = L.parse_env_text(text, path="env.json")
+    assert [(e.name, e.value, e.line) for e in entries] == [
+        ("MPIR_CVAR_CH4_CMA_ENABLE", "1", 2), ("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 3)]
+    with pytest.raises(L.BadInputError, match="object of names to values"):
+        L.parse_env_text('{"A": [1, 2]}', path="x.json")
+
+
+def test_cli_lint_reads_standard_input(advisor_home):
+    done = subprocess.run([sys.executable, "-m", "advisor", "lint", "-"], capture_output=True,
+                          text=True, timeout=120, input="export MPIR_CVAR_CH4_CMA_ENABLED=1\n")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("<stdin>:1: error:") and "MPIR_CVAR_CH4_CMA_ENABLE?" in done.stdout
+    assert "1 variable(s) read" in done.stderr
+    done = subprocess.run([sys.executable, "-m", "advisor", "lint", "-"], capture_output=True,
+                          timeout=120, input=b"\xff\xfe binary")
+    assert done.returncode == 2 and b"<stdin>: not UTF-8" in done.stderr

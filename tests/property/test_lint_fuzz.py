@@ -18,7 +18,7 @@ lint = pytest.importorskip("advisor.lint", reason="advisor lint not written yet"
 
 #: Examples per property: sized so this file runs in well under 20 s here.
 EXAMPLES = 1000
-FORMATS = ["auto", "sh", "csh", "fish", "tcl", "lmod", "json", "toml"]
+FORMATS = ["auto", "sh", "csh", "fish", "tcl", "lmod", "spack", "easybuild", "json", "toml"]
 
 FRAGMENTS = st.sampled_from([
     "export ", "setenv ", "set -gx ", "set -x ", "unset ", "append-path ", "prepend-path ",
@@ -29,6 +29,8 @@ FRAGMENTS = st.sampled_from([
     "`", "#", "\n", "\r\n", "\t", " ", "8192", "8KiB", "-1", "1e9", "90%", "yes", "{", "[",
     "]", '{"settings": [', '"name": ', '"value": ', "[[settings]]", "name = ", "value = ",
     "if [ -n \"$", " ]; then", "fi", "end", "&&", "||", "\x00", "\u202e", "\ufeff",
+    "env_vars:\n", "spack:\n  ", "  set:\n", "    ", "  append_path:\n", "- ", "&a ", "*a",
+    "!!python/object ", "modextravars = {", "'value': ", "}", "__import__('os')", "lambda: 0",
 ])
 TEXTS = st.one_of(
     st.text(max_size=300),
@@ -68,7 +70,7 @@ def test_lint_never_crashes_on_arbitrary_text(context, text, fmt):
 @given(blob=st.one_of(st.binary(max_size=500),
                       TEXTS.map(lambda t: t.encode("utf-8", errors="surrogatepass"))),
        suffix=st.sampled_from([".env", ".sh", ".csh", ".fish", ".lua", ".tcl", ".json", ".toml",
-                               ""]))
+                               ".yaml", ".eb", ""]))
 def test_lint_file_of_arbitrary_bytes(context, tmp_path_factory, blob, suffix):
     """A file of any bytes, any name: read and checked, or refused in one line naming it."""
     path = tmp_path_factory.mktemp("lint") / f"site{suffix}"
