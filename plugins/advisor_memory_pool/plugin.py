@@ -43,6 +43,10 @@ class HostPoolProbe:
     def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice:
         return advice.recommend_host(evidence, facts)
 
+    def lint(self, env: dict, facts: Facts) -> list:
+        """``advisor lint``: the host pool's DLA-Future settings (``advice.lint_env``)."""
+        return advice.lint_env(env, facts, "host")
+
 
 class DevicePoolProbe:
     name = "memory-pool-device"
@@ -66,6 +70,10 @@ class DevicePoolProbe:
 
     def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice:
         return advice.recommend_device(evidence, facts)
+
+    def lint(self, env: dict, facts: Facts) -> list:
+        """``advisor lint``: the device pool's DLA-Future settings (``advice.lint_env``)."""
+        return advice.lint_env(env, facts, "device")
 
 
 @hookimpl

@@ -627,8 +627,9 @@ def blocked_enable_finding(assignment: str, sibling: Evidence, facts: Facts) -> 
 def lint_env(env: Mapping[str, str], facts: Facts, *, generic: bool = True) -> list[Finding]:
     """Check an environment mapping's CMA settings against the facts (pure; for ``advisor lint``).
 
-    Reports: an explicit CMA enable that MPICH's init check overrides (ptrace_scope != 0), XPMEM
-    inert under GPU support, XPMEM without its device, and with ``generic`` also the checks the
+    Reports: an explicit CMA enable that MPICH's init check overrides (ptrace_scope != 0), a
+    single-copy threshold with single copy turned off (inert), XPMEM inert under GPU support,
+    XPMEM without its device, and with ``generic`` also the checks the
     lint engine does from knob records for every library (badly typed values: thresholds are
     plain integer bytes; the wrong settings family for the flavour; a name the version lacks).
     """
@@ -674,7 +675,21 @@ def lint_env(env: Mapping[str, str], facts: Facts, *, generic: bool = True) -> l
                      f"ptrace_scope={scope} (it only keeps CMA with 0 or no Yama, whatever the "
                      "capabilities)"),
             remedy="remove it, or lower ptrace_scope to 0 (admin; security trade-off)"))
+    tname, tval = _lookup(env, K.CMA_THRESHOLD)
+    if name and val is not None and val.strip() == "0" and tname:
+        out.append(Finding(
+            id="cma-threshold-inert", severity="warning",
+            message=(f"{tname}={(tval or '').strip()} does nothing: {name}=0 turns CMA off, so "
+                     "no message size uses the single-copy path the threshold selects"),
+            remedy=f"remove {tname}, or drop {name}=0 if single copy should be used"))
     mname, mode = _lookup(env, K.CRAY_MODE)
+    sname, size = _lookup(env, K.CRAY_SIZE)
+    if mode and mode.strip().upper() == "NONE" and sname:
+        out.append(Finding(
+            id="cma-threshold-inert", severity="warning",
+            message=(f"{sname}={(size or '').strip()} does nothing: {mname}=NONE turns single "
+                     "copy off, so no message size uses it"),
+            remedy=f"remove {sname}, or set {mname} to CMA or XPMEM"))
     _, gpu = _lookup(env, K.CRAY_GPU)
     if mode and mode.strip().upper() == "XPMEM":
         if gpu and gpu.strip() == "1":

@@ -98,3 +98,25 @@ def test_lint_env_under_seccomp_flags_explicit_cma_enable(advisor_home):
     if sibling_probe().get("result") == "ok":
         assert not [d for d in json.loads(free.stdout) if d["id"] == "cma-enable-blocked"]
         assert free.returncode == 0, free.stdout
+
+
+@pytest.mark.parametrize("text, flavour, off_line", [
+    ("export MPIR_CVAR_CH4_CMA_ENABLE=0\nexport MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=8192\n",
+     "upstream", 2),
+    ("MPICH_SMP_SINGLE_COPY_SIZE=8192\nMPICH_SMP_SINGLE_COPY_MODE=NONE\n", "cray", 1),
+])
+def test_threshold_with_single_copy_off_is_inert(text, flavour, off_line):
+    """Found by a new-user walkthrough: a threshold beside the switch that turns single copy off
+    does nothing, and lint said nothing about it."""
+    reg = _registry()
+    facts = Facts.model_validate({"mpi": {"implementation": "mpich", "flavour": flavour,
+                                          "version": "5.0.2" if flavour == "upstream" else "8.1.30"}})
+    entries = L.parse_env_text(text, path="site.env")
+    findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes)
+    (inert,) = [f for f in findings if f.finding.id == "cma-threshold-inert"]
+    assert inert.severity == "warning" and "does nothing" in inert.finding.message
+    assert inert.line == off_line  # the threshold's own line
+    on = text.replace("=0\n", "=1\n").replace("=NONE\n", "=CMA\n")
+    findings = L.lint_entries(L.parse_env_text(on, path="site.env"), facts=facts,
+                              knobs=reg.knobs, probes=reg.probes)
+    assert not [f for f in findings if f.finding.id == "cma-threshold-inert"]
