@@ -335,10 +335,14 @@ def _fmt_bytes(n: int) -> str:
 
 
 def _table(vs: Sequence[SizeVerdict]) -> str:
+    """Per size: each ratio with its CI, the A/A noise floor it was judged against, and the
+    verdict (a CI far from 1 is still "indistinguishable" when the repeats of one configuration
+    disagree by more than that)."""
     return "; ".join(
-        f"{_fmt_bytes(v.nbytes)}: latency x{v.lat_ratio:.2f} [{v.lat_ci[0]:.2f}, {v.lat_ci[1]:.2f}] "
-        f"{v.lat_verdict}, bandwidth x{v.bw_ratio:.2f} [{v.bw_ci[0]:.2f}, {v.bw_ci[1]:.2f}] "
-        f"{v.bw_verdict}" for v in vs)
+        f"{_fmt_bytes(v.nbytes)}: latency x{v.lat_ratio:.2f} [{v.lat_ci[0]:.2f}, {v.lat_ci[1]:.2f}]"
+        f" A/A floor {v.lat_floor:.1%} {v.lat_verdict}, bandwidth x{v.bw_ratio:.2f} "
+        f"[{v.bw_ci[0]:.2f}, {v.bw_ci[1]:.2f}] A/A floor {v.bw_floor:.1%} {v.bw_verdict}"
+        for v in vs)
 
 
 def _around(per_pair, thr: int) -> str:
