@@ -154,13 +154,34 @@ def _nt(rec, ctx, advised, base, items) -> Verification:
     return _result(rec, comparisons, ev)
 
 
+def halves_floor(samples: list[float]) -> Optional[float]:
+    """A/A noise floor of one configuration measured in one process: ``noise_floor_from_aa``
+    of the first and second half of its time-ordered samples; None for fewer than 4."""
+    from advisor.measure import noise_floor_from_aa
+
+    if len(samples) < 4:
+        return None
+    h = len(samples) // 2
+    return noise_floor_from_aa([samples[:h], samples[h:]])
+
+
 def _first_touch(rec, ctx) -> Verification:
+    """Huge vs base pages for a fresh buffer's first touch, in this process (the advice is a
+    pool's madvise, which no environment variable sets); the floor is the larger of the two
+    configurations' halves floors."""
     ev = M.first_touch(ctx, M.QUICK_NBYTES if ctx.quick else M.DEFAULT_NBYTES)
     v = ev.values
     lo, hi, r = v["huge_speedup.ci_low"], v["huge_speedup.ci_high"], v["huge_speedup"]
-    verdict = "confirmed" if lo > 1 else "regression" if hi < 1 else "no-effect"
+    pts = {p.label: p for p in ev.series[0].points}
+    floors = [f for f in (halves_floor(list(pts[k].samples)) for k in ("base", "huge") if k in pts)
+              if f is not None]
+    floor = max(floors) if floors else None
+    f = floor or 0.0
+    verdict = ("confirmed" if lo > 1 + f else "regression" if hi < 1 / (1 + f) else "no-effect")
     return Verification(recommendation=rec.id, verdict=verdict, ratio=r, ci_low=lo, ci_high=hi,
-                        noise_floor=0.0, evidence=[ev])
+                        noise_floor=floor, evidence=[ev],
+                        reason=None if floor is not None else
+                        "too few samples for an A/A noise floor: judged on the CI alone")
 
 
 def verify(rec: Recommendation, ctx: MeasureContext) -> Verification:

@@ -50,3 +50,34 @@ def test_verify_host_buffer_malloc_hugetlb_with_ci():
         assert v.ci_low > 1 + v.noise_floor
     elif v.verdict == "regression":
         assert v.ci_high < 1 / (1 + v.noise_floor)
+
+
+def test_verify_host_pool_hugepages_has_a_measured_floor():
+    """The huge-page pool advice is re-measured in one process; its verdict is judged against
+    an A/A floor from the halves of each configuration's samples, not against 0 (a new user
+    saw 'noise floor 0.000')."""
+    from advisor.facts import detect
+    from advisor.plugins import load
+    from advisor_host_buffer.verify import halves_floor
+
+    reg = load(only_probes=["host-buffer"])
+    facts = detect(reg.fact_detectors, opencl=False)
+    if (facts.memory.thp_enabled or "").find("[never]") >= 0:
+        pytest.skip("THP is 'never' here: no huge pages to compare")
+    rec = Recommendation(id="host-pool-hugepages", title="huge pages", rationale="test",
+                         confidence="medium", verifiable=True, settings=[
+                             Setting(library="umpire", name="madvise", value="MADV_HUGEPAGE",
+                                     kind="config")])
+    p = sample_profile()
+    res = p.results[0].model_copy(update={"probe": "host-buffer", "plugin": "host-buffer",
+                                          "recommendations": [rec]})
+    _, out = verify_profile(p.model_copy(update={"results": [res]}), reg.probes, facts=facts,
+                            knobs=reg.knobs, time_budget_s=30, quick=True)
+    v = out[0].verification
+    assert not out[0].error, out[0].error
+    assert v.noise_floor is not None and v.noise_floor > 0
+    if v.verdict == "confirmed":
+        assert v.ci_low > 1 + v.noise_floor
+    elif v.verdict == "regression":
+        assert v.ci_high < 1 / (1 + v.noise_floor)
+    assert halves_floor([1.0, 1.0, 2.0, 2.0]) == 1.0 and halves_floor([1.0, 2.0]) is None
