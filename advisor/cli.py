@@ -117,6 +117,9 @@ def boundary(fn):
             raise typer.Exit(EXIT_INTERNAL) from None
         except AdvisorError as exc:
             _err(f"error: {exc}")
+            if os.environ.get("ADVISOR_DEBUG"):
+                for line in exc.details:
+                    _err(f"  {line}")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             _err("interrupted")

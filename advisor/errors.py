@@ -19,9 +19,17 @@ EXIT_PARTIAL = 3
 
 
 class AdvisorError(Exception):
-    """Base of every error the CLI reports as one line (no traceback)."""
+    """Base of every error the CLI reports as one line (no traceback).
+
+    ``details``: further lines (e.g. every validation error of a file, where the message names
+    the first); the CLI prints them with ``ADVISOR_DEBUG=1``.
+    """
 
     exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, *args: object, details: tuple[str, ...] = ()) -> None:
+        super().__init__(*args)
+        self.details = tuple(details)
 
 
 class BadInputError(AdvisorError):

@@ -93,7 +93,8 @@ def profile_from_mapping(data: dict[str, Any], *, source: str = "<profile>"):
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
-        raise ProfileError(f"{source}: {describe_validation_error(exc, data)}") from None
+        raise ProfileError(f"{source}: {describe_validation_error(exc, data)}",
+                           details=validation_details(exc)) from None
 
 
 def _data_path(data: Any, loc: tuple) -> tuple:
@@ -109,6 +110,11 @@ def _data_path(data: Any, loc: tuple) -> tuple:
             break
         out.append(part)
     return tuple(out)
+
+
+def validation_details(exc) -> tuple[str, ...]:
+    """Every error of a pydantic ``ValidationError``, one ``key 'a.b': message`` line each."""
+    return tuple(f"key '{_loc(tuple(e['loc']))}': {e['msg']}" for e in exc.errors())
 
 
 def describe_validation_error(exc, data: Any) -> str:
@@ -130,6 +136,9 @@ def describe_validation_error(exc, data: Any) -> str:
                    and tuple(e["loc"][:-1]) == loc[:-1] and isinstance(e["loc"][-1], str)]
         close = difflib.get_close_matches(str(loc[-1]), missing, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
+        # the missing key the misspelling explains is not another error
+        others = len(errors) - 1 - (1 if close else 0)
+        more = f" (and {others} more)" if others > 0 else ""
         return f"key '{_loc(loc)}': unknown key{hint}{more}"
     if err["type"] == "missing":
         return f"key '{_loc(loc)}': {err['msg']}{more}"

@@ -94,3 +94,25 @@ def test_bad_profile_is_one_line_exit_2_untouched(tmp_path, name):
 def test_missing_profile_names_the_file(tmp_path):
     with pytest.raises(ProfileError, match="no such profile"):
         load_profile(tmp_path / "nope.toml")
+
+
+def test_misspelt_key_counts_no_phantom_error_and_debug_lists_all(tmp_path):
+    """A misspelt key also makes its correct name 'missing': that is one mistake, not two (a
+    new user saw '(and 1 more)' and could not see the rest even with ADVISOR_DEBUG=1)."""
+    from advisor.profile import save_profile
+
+    path = save_profile(sample_profile(), tmp_path / "p.toml")
+    text = path.read_text()
+    path.write_text(text.replace("confidence = ", "confidnce = ", 1))
+    proc = subprocess.run([sys.executable, "-m", "advisor", "show", "--profile", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "(did you mean 'confidence'?)" in proc.stderr and "more)" not in proc.stderr
+    path.write_text(text.replace("confidence = ", "confidnce = "))  # every occurrence
+    n = text.count("confidence = ")
+    proc = subprocess.run([sys.executable, "-m", "advisor", "show", "--profile", str(path)],
+                          capture_output=True, text=True, timeout=60,
+                          env={**__import__("os").environ, "ADVISOR_DEBUG": "1"})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    details = [ln for ln in proc.stderr.splitlines() if ln.startswith("advisor:   key ")]
+    assert len(details) == 2 * n  # each: the unknown key and the missing one
