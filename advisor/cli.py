@@ -356,9 +356,12 @@ def emit(
     strict: bool = typer.Option(False, "--strict", help="Refuse a profile from another machine "
                                 "or other library versions."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",
-                                          help="Write to this file (atomically) instead of stdout."),
+                                          help="Write to this file (atomically) instead of stdout "
+                                               "('-': stdout)."),
 ) -> None:
     """Print the profile's settings in a format sites load (env, csh, fish, lmod, tcl, ...)."""
+    if output is not None and str(output) == "-":
+        output = None
     from advisor.facts import detect_fingerprint_facts
     from advisor.plugins import collect, make_plugin_manager
     from advisor.steps import start_step
@@ -414,6 +417,12 @@ def emit(
         if defaults:
             _err(f"note: {len(defaults)} setting(s) measured to be right at the library default "
                  f"are left out ({', '.join(sorted(set(defaults)))}); --all writes them too")
+    if not any(True for _ in prof.settings(kinds=SETTING_KINDS, include_defaults=True,
+                                           plugins=sel)):
+        why = "; ".join(f"{r.probe}: {r.status}" + (f" ({r.reason})" if r.reason else "")
+                        for r in prof.results
+                        if sel is None or r.probe in sel or r.plugin in sel)
+        _err(f"note: no settings to write: the selected probes made no recommendation ({why})")
     other = tuple(k for k in SETTING_KINDS if k not in written)
     if other:
         names = sorted({st.name for _, _, st in prof.settings(kinds=other, include_defaults=all_,
@@ -593,8 +602,15 @@ def lint(
     reg = _registry(plugin, None)
     facts = detect(reg.fact_detectors, opencl=False)
     entries = []
+    refused = []  # one bad file must not hide the findings in the others
     for f in files or []:
-        entries.extend(L.read_env_file(f, format))
+        try:
+            entries.extend(L.read_env_file(f, format))
+        except BadInputError as exc:
+            if len(files or []) == 1 and not env:
+                raise
+            _err(f"error: {exc}")
+            refused.append(exc)
     if env:
         entries.extend(L.live_env_entries())
     findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs,
@@ -604,6 +620,9 @@ def lint(
     read = {(e.path, e.name) for e in entries if e.problem is None}
     _err(f"lint: {len(read)} variable(s) read, {counts['error']} error(s), "
          f"{counts['warning']} warning(s), {counts['info']} note(s)")
+    if refused:
+        _err(f"lint: {len(refused)} file(s) could not be read (above)")
+        raise typer.Exit(refused[0].exit_code)
     if L.has_errors(findings):
         raise typer.Exit(EXIT_FINDINGS)
 

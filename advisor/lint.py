@@ -45,6 +45,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -79,6 +80,7 @@ MPICH_PREFIXES = ("MPIR_CVAR_", "MPIR_PARAM_", "MPICH_")
 #: (``MPIR_CVAR_ENABLE_GPU=yes``) aborts with "Invalid character y".
 MPL_BOOL_WORDS = ("YES", "yes", "TRUE", "true", "ON", "on", "1",
                   "NO", "no", "FALSE", "false", "OFF", "off", "0")
+_MPL_BOOL_TEXT = "1/0, yes/no, true/false or on/off, all lower or all upper case, no blanks"
 
 #: MPL_env2int: optional blanks, optional sign, decimal digits, nothing after (mpl_env.c);
 #: measured: ``16k`` and ``0x10`` abort MPI_Init ("Invalid character").
@@ -153,6 +155,7 @@ class EnvEntry:
     append: bool = False
     separator: Optional[str] = None
     problem: Optional[str] = None  # the line could not be read as a setting: why
+    prepend: bool = False  # added in front of the existing list value (with ``append``)
 
 
 def _unreadable(path: str, line: int, why: str) -> EnvEntry:
@@ -269,6 +272,71 @@ def _words(command: str) -> list[list[str]]:
     return [w for w in out if w]
 
 
+@functools.lru_cache(maxsize=1)
+def _tcl():
+    """A Tcl interpreter (``tkinter.Tcl()``, no Tk), or None where Python has no tkinter: Tcl's
+    own parser reads modulefile words (braces, quotes, backslashes) exactly as the module
+    command will."""
+    try:
+        import tkinter
+
+        return tkinter.Tcl()
+    except Exception:  # ImportError, or TclError where the Tcl library is missing
+        return None
+
+
+def _tcl_logical_lines(text: str) -> Iterable[tuple[int, str]]:
+    """``(first line number, text)`` of complete Tcl commands (``info complete``)."""
+    tcl = _tcl()
+    buf: list[str] = []
+    start = 0
+    for no, line in enumerate(text.split("\n"), 1):
+        if not buf:
+            start = no
+        buf.append(line)
+        joined = "\n".join(buf)
+        if joined.endswith("\\") and not joined.endswith("\\\\"):
+            continue
+        try:
+            complete = bool(tcl.call("info", "complete", joined))
+        except Exception:  # NUL bytes, lone surrogates: Tcl cannot take the text at all
+            complete = True  # hand it on; _tcl_words() reports it unreadable
+        if complete:
+            yield start, joined
+            buf = []
+    if buf and "\n".join(buf).strip():
+        yield start, "\n".join(buf)  # an open brace or quote: _tcl_words() cannot split it
+
+
+def _tcl_words(command: str) -> list[list[str]]:
+    """A Tcl command line as commands (split at ``;``) of words, comments dropped; [] when it
+    does not parse.  Substitutions stay literal (``$x``, ``[cmd]``): lint reads them as values
+    it cannot know."""
+    try:
+        words = _tcl().splitlist(command)
+    except Exception:  # TclError (unbalanced), TypeError (NUL), UnicodeError (surrogates)
+        return []
+    out: list[Optional[list[str]]] = [[]]
+    for w in words:
+        ends = w.endswith(";") and w != ";"
+        if w.startswith(";"):  # "8192" ;# note -> ... ";#" "note"
+            out.append([])
+            w = w[1:]
+        if ends:
+            w = w[:-1]
+        if not w:
+            continue
+        if out[-1] is None:
+            continue  # inside a comment, which runs to the line's end
+        if not out[-1] and w.startswith("#"):
+            out[-1] = None
+            continue
+        out[-1].append(w)
+        if ends:
+            out.append([])
+    return [c for c in out if c]
+
+
 def _split_value(name: str, value: str, sep_hint: Optional[str] = None
                  ) -> tuple[Optional[str], bool, Optional[str]]:
     """Interpret expansions: ``${N}<sep>items`` / ``$N:q<sep>items`` -> (items, append, sep);
@@ -293,11 +361,15 @@ def _entry(name: str, raw: str, path: str, line: int, *, exported: bool,
                     append=append or app, separator=sep or found_sep)
 
 
-def _parse_shell(text: str, path: str) -> list[EnvEntry]:
+def _parse_shell(text: str, path: str, *, tcl: bool = False) -> list[EnvEntry]:
+    """sh, csh and fish files (POSIX word rules, ``shlex``); Tcl modulefiles with ``tcl`` (Tcl's
+    own word rules when tkinter is there, else the POSIX ones)."""
     entries: list[EnvEntry] = []
     exported_names: set[str] = set()
-    for line, command in _logical_lines(text):
-        split = _words(command)
+    tcl = tcl and _tcl() is not None
+    lines, words_of = (_tcl_logical_lines, _tcl_words) if tcl else (_logical_lines, _words)
+    for line, command in lines(text):
+        split = words_of(command)
         if not split and command.strip() and not command.lstrip().startswith("#"):
             entries.append(_unreadable(path, line, "a quote is never closed"))
         for words in split:
@@ -343,7 +415,8 @@ def _parse_shell(text: str, path: str) -> list[EnvEntry]:
                 if len(rest) >= 2 and _NAME.match(rest[0]):
                     entries.append(EnvEntry(rest[0], sep.join(rest[1:]), path, line, True,
                                             append=head != "pushenv",
-                                            separator=sep if head != "pushenv" else None))
+                                            separator=sep if head != "pushenv" else None,
+                                            prepend=head == "prepend-path"))
                 continue
             # leading NAME=value words: assignments (for the shell, or for one command)
             for i, w in enumerate(words):
@@ -363,16 +436,39 @@ def _parse_shell(text: str, path: str) -> list[EnvEntry]:
             for e in entries]
 
 
-_LMOD = re.compile(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\((.*)\)\s*;?\s*(?:--.*)?$")
+_LMOD = re.compile(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\((.*)\)\s*;?\s*(?:--.*)?$",
+                   re.S)
+_LMOD_START = re.compile(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\(")
+#: Lines one Lmod call may span (its arguments one per line, with room for comments).
+LMOD_CALL_MAX_LINES = 20
+
+
+def _lmod_calls(text: str) -> Iterable[tuple[int, str, Optional[re.Match]]]:
+    """``(line, text, match)`` of each Lmod call, joining the lines of a call whose arguments
+    continue on the next lines (match None: not closed within ``LMOD_CALL_MAX_LINES``)."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if not _LMOD_START.match(lines[i]):
+            i += 1
+            continue
+        for j in range(i, min(len(lines), i + LMOD_CALL_MAX_LINES)):
+            joined = "\n".join(lines[i:j + 1])
+            m = _LMOD.match(joined)
+            if m:
+                yield i + 1, joined, m
+                i = j + 1
+                break
+        else:
+            yield i + 1, lines[i], None
+            i += 1
 
 
 def _parse_lmod(text: str, path: str) -> list[EnvEntry]:
     entries: list[EnvEntry] = []
-    for no, line in enumerate(text.split("\n"), 1):
-        m = _LMOD.match(line)
-        if not m:
-            if re.match(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\(", line):
-                entries.append(_unreadable(path, no, "an Lmod call that is not closed on its line"))
+    for no, _call, m in _lmod_calls(text):
+        if m is None:
+            entries.append(_unreadable(path, no, "an Lmod call whose parentheses are not closed"))
             continue
         lex = shlex.shlex(m.group(2), posix=True, punctuation_chars=",")
         lex.whitespace_split = True
@@ -385,7 +481,8 @@ def _parse_lmod(text: str, path: str) -> list[EnvEntry]:
         fn = m.group(1)
         if fn in ("append_path", "prepend_path"):
             entries.append(EnvEntry(args[0], args[1], path, no, True, append=True,
-                                    separator=args[2] if len(args) > 2 else ":"))
+                                    separator=args[2] if len(args) > 2 else ":",
+                                    prepend=fn == "prepend_path"))
         else:
             entries.append(EnvEntry(args[0], args[1], path, no, True))
     return entries
@@ -426,8 +523,12 @@ def _parse_structured(text: str, path: str, fmt: str) -> list[EnvEntry]:
         prof = profile_from_mapping(data, source=path)
         for _res, _rec, s in prof.settings(include_defaults=True):
             items.append((s.name, _scalar_text(s.value), s.separator))
-    elif (fmt == "json" and isinstance(data, dict) and data
-          and all(_SCALAR(v) for v in data.values())):  # {"NAME": value, ...}
+    elif fmt == "json" and isinstance(data, dict) and data and "settings" not in data:
+        bad = next((k for k, v in data.items() if not _SCALAR(v)), None)
+        if bad is not None:  # {"NAME": value, ...} with a value no variable can hold
+            raise BadInputError(f"{path}: key {bad!r}: {json.dumps(data[bad])[:40]} is not a "
+                                "value an environment variable can hold (string, number, "
+                                "boolean)")
         lines = text.splitlines()
         out, pos = [], 0
         for name, value in data.items():
@@ -474,7 +575,10 @@ def _parse_spack(text: str, path: str) -> list[EnvEntry]:
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        raise BadInputError(f"{path}: malformed YAML: {' '.join(str(exc).split())}") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else path
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise BadInputError(f"{where}: malformed YAML: {' '.join(str(what).split())}") from None
 
     def child(node: Any, key: str) -> Any:
         if isinstance(node, yaml.MappingNode):
@@ -486,11 +590,17 @@ def _parse_spack(text: str, path: str) -> list[EnvEntry]:
     section = child(root, "env_vars") or child(child(root, "spack"), "env_vars")
     if section is None:
         raise BadInputError(f"{path}: YAML file has no 'env_vars' (Spack environment) mapping")
+    if not isinstance(section, yaml.MappingNode):
+        raise BadInputError(f"{path}:{section.start_mark.line + 1}: key 'env_vars': must be a "
+                            "mapping of actions (set, append_path, ...)")
     out: list[EnvEntry] = []
     for action in ("set", "append_path", "prepend_path"):
         node = child(section, action)
-        if not isinstance(node, yaml.MappingNode):
+        if node is None:
             continue
+        if not isinstance(node, yaml.MappingNode):
+            raise BadInputError(f"{path}:{node.start_mark.line + 1}: key 'env_vars.{action}': "
+                                "must be a mapping of variable names to values")
         for k, v in node.value:
             line = k.start_mark.line + 1
             if not isinstance(v, yaml.ScalarNode):
@@ -498,9 +608,12 @@ def _parse_spack(text: str, path: str) -> list[EnvEntry]:
                 continue
             value = yaml.safe_load(yaml.serialize(v))
             appended = action != "set"
-            out.append(_entry_or_problem(str(k.value), _scalar_text(value), path, line,
-                                         append=appended,
-                                         separator=_SPACK_SEPARATOR if appended else None))
+            entry = _entry_or_problem(str(k.value), _scalar_text(value), path, line,
+                                      append=appended,
+                                      separator=_SPACK_SEPARATOR if appended else None)
+            if action == "prepend_path" and entry.problem is None:
+                entry = dataclasses.replace(entry, prepend=True)
+            out.append(entry)
     return out
 
 
@@ -515,12 +628,14 @@ def _parse_easybuild(text: str, path: str) -> list[EnvEntry]:
         raise BadInputError(f"{path}: not Python (easyconfig) syntax: line {exc.lineno}: "
                             f"{exc.msg}") from None
     out: list[EnvEntry] = []
-    found = False
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "modextravars" for t in node.targets)):
+            if any(isinstance(n, ast.Name) and n.id == "modextravars" for n in ast.walk(node)):
+                # modextravars.update({...}), modextravars['N'] = v, +=: changed, not read
+                out.append(_unreadable(path, node.lineno, "changes modextravars in a way lint "
+                                       "does not read (only 'modextravars = {...}' is read)"))
             continue
-        found = True
         if not isinstance(node.value, ast.Dict):
             out.append(_unreadable(path, node.lineno, "modextravars is not a dict literal"))
             continue
@@ -537,8 +652,6 @@ def _parse_easybuild(text: str, path: str) -> list[EnvEntry]:
                 out.append(_unreadable(path, line, "modextravars entry is not NAME: value"))
                 continue
             out.append(_entry_or_problem(name, _scalar_text(value), path, line))
-    if not found:
-        raise BadInputError(f"{path}: easyconfig has no modextravars")
     return out
 
 
@@ -557,7 +670,7 @@ def parse_env_text(text: str, *, path: str = "<text>", fmt: str = "auto") -> lis
     if fmt == "auto":
         fmt = detect_format(text, path)
     if fmt in ("sh", "env", "csh", "fish", "tcl"):
-        return _parse_shell(text, path)
+        return _parse_shell(text, path, tcl=fmt == "tcl")
     if fmt == "lmod":
         return _parse_lmod(text, path)
     if fmt in ("json", "toml"):
@@ -574,9 +687,15 @@ STDIN_PATH = "<stdin>"
 
 
 def read_env_text(text: str, path: str, fmt: str = "auto") -> list[EnvEntry]:
-    """``parse_env_text``, plus one unreadable entry when nothing in a non-empty text reads as
-    a setting (a clean report on text lint cannot read would be a false all-clear)."""
+    """``parse_env_text``, plus one unreadable entry when nothing in a non-empty line-based text
+    (sh, csh, fish, Tcl, Lmod) reads as a setting: a clean report on text lint cannot read would
+    be a false all-clear.  The structured formats refuse what they cannot read instead, and an
+    easyconfig without ``modextravars`` truly sets nothing."""
+    if fmt == "auto":
+        fmt = detect_format(text, path)
     entries = parse_env_text(text, path=path, fmt=fmt)
+    if fmt in ("spack", "easybuild", "json", "toml"):
+        return entries
     substantive = [i for i, ln in enumerate(text.splitlines(), 1)
                    if ln.strip() and not ln.lstrip().startswith(("#", "--", "//"))]
     if not entries and substantive:
@@ -851,13 +970,19 @@ class _Checker:
         if e.problem is not None:
             self.add(e, "unreadable-line", "error", f"cannot read this line as a setting: "
                      f"{e.problem}; nothing on it is checked",
-                     "fix the line (quoting, name) or remove it", name=None)
-            return
-        if e.name == GLIBC_TUNABLES:
-            self.glibc(e)
+                     "rewrite the line in a form lint reads, or remove it", name=None)
             return
         fam = _family(e.name)
         knob = self.knob_for(e.name)
+        if e.value is None and e.path != ENV_PATH and (
+                e.name == GLIBC_TUNABLES or fam is not None or knob is not None):
+            self.add(e, "value-unknown", "info",
+                     f"{e.name}: the value comes from an expansion or substitution lint cannot "
+                     "follow, so it is not checked", "write the value literally to have it "
+                     "checked")
+        if e.name == GLIBC_TUNABLES:
+            self.glibc(e)
+            return
         if fam is None and knob is None:
             return
         library = knob.library if knob is not None else fam.library  # type: ignore[union-attr]
@@ -894,7 +1019,10 @@ class _Checker:
                  "the knob records of the loaded plugins")
         if not sugg and not listed:
             return  # not in our partial records and no near miss: nothing to say
-        msg = f"{name}: unknown name, not listed by {where}"
+        shown = name if name.strip() == name and name.isprintable() else repr(name)
+        msg = f"{shown}: unknown name, not listed by {where}"
+        if name.strip() != name:
+            msg += " (mind the blank: the library compares names exactly)"
         if listed:
             msg += " (outdated or misspelt: the library ignores it)"
         if sugg:
@@ -972,9 +1100,13 @@ class _Checker:
                 else:
                     bad = f"{_short(value)} is not {'a number' if typ == 'float' else 'an integer'}"
         elif typ == "bool":
+            if knob.library == "mpich":
+                self.mpich_bool(e, value)
+                return
             if v.lower() not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
                 bad = f"{_short(value)} is not a boolean (0/1)"
-        if bad is None and knob.allowed is not None:
+                remedy = f"write {name}=1 or {name}=0"
+        if bad is None and knob.allowed is not None and typ != "bool":
             allowed = [_scalar_text(a) for a in knob.allowed]
             if v not in allowed:
                 near = [a for a in allowed if a.lower() == v.lower()]
@@ -1022,9 +1154,19 @@ class _Checker:
         elif knob is not None:
             self.value_by_knob(e, e.value, knob)
 
+    def mpich_bool(self, e: EnvEntry, value: str) -> None:
+        """A boolean CVAR: MPL_env2bool takes only ``MPL_BOOL_WORDS``, exactly."""
+        if value not in MPL_BOOL_WORDS:
+            self.add(e, "invalid-value", "error",
+                     f"{e.name}: {value!r} is not a boolean MPICH reads ({_MPL_BOOL_TEXT}); "
+                     "MPI_Init aborts", f"write {e.name}=1 or {e.name}=0")
+
     def mpich_value(self, e: EnvEntry, c: CatalogueEntry, knob: Optional[Knob]) -> None:
         value = e.value or ""
         src = self.catalogues["mpich"].source
+        if knob is not None and knob.type == "bool" and not c.choices:
+            self.mpich_bool(e, value)
+            return
         if c.choices:
             if value not in c.choices:
                 near = _suggest(value, c.choices) or [x for x in c.choices if x.lower() == value.lower()]
@@ -1066,6 +1208,11 @@ class _Checker:
 
     # ---- glibc tunables
     def glibc(self, e: EnvEntry) -> None:
+        if e.prepend:
+            self.add(e, "list-order", "warning",
+                     f"{GLIBC_TUNABLES} is prepended to: an item already in the variable comes "
+                     "later and wins (glibc reads the items in order; the last one counts)",
+                     "append instead (append_path / append-path)")
         if e.value is None:
             return
         cat = self.catalogues.get("glibc")
@@ -1104,7 +1251,8 @@ class _Checker:
                 if n is None:
                     size = _size_bytes(tval)
                     self.add(e, "invalid-value", "error",
-                             f"{tname}: {tval!r} is not a number glibc reads (decimal, 0x hex)",
+                             f"{tname}: {tval!r} is not a number glibc reads (decimal, 0x hex, "
+                             "0 octal)",
                              f"write {tname}={size}" if size is not None else "give an integer",
                              name=tname)
                     continue

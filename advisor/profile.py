@@ -243,12 +243,15 @@ def _remove_stale_temporaries(path: Path) -> None:
 def atomic_write_text(path: Path | str, text: str) -> None:
     """Write ``text`` to ``path`` atomically under a lock; the old file stays on any failure.
 
+    A symbolic link is written through: its target is replaced and the link stays (module trees
+    link ``default`` to a version file).
+
     :raises ProfileError: the directory cannot be created, the disk is full, or the lock cannot
         be taken within 60 s (another advisor writes the same file).
     """
     from filelock import FileLock, Timeout
 
-    path = Path(path)
+    path = _through_links(Path(path))
     data = text.encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -291,6 +294,12 @@ def atomic_write_text(path: Path | str, text: str) -> None:
         raise ProfileError(f"{path}: cannot write, previous file kept: {exc.strerror or exc}") from None
 
 
+def _through_links(path: Path) -> Path:
+    """The file a write to ``path`` should replace: the final target when ``path`` is a symbolic
+    link (also a dangling one), else ``path``."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 def check_writable(path: Path | str) -> None:
     """Fail early when ``path`` cannot be written: its directory cannot be created, or no file
     can be created in it (read-only, permissions, no inodes).  Called before a long probe so the
@@ -299,7 +308,7 @@ def check_writable(path: Path | str) -> None:
 
     :raises ProfileError: naming ``path`` and the reason.
     """
-    path = Path(path)
+    path = _through_links(Path(path))
     if path.is_dir():
         raise ProfileError(f"{path}: is a directory; give a file name")
     try:
