@@ -112,6 +112,45 @@ def _data_path(data: Any, loc: tuple) -> tuple:
     return tuple(out)
 
 
+def _fields_at(loc: tuple) -> list[str]:
+    """The keys the schema allows in the table at ``loc`` of a profile (field names of the
+    model found by following ``loc`` from ``Profile``); [] where ``loc`` leaves the models."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from advisor.models import Profile
+
+    def model_in(ann):
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            return ann
+        for arg in typing.get_args(ann):
+            m = model_in(arg)
+            if m is not None:
+                return m
+        return None
+
+    model = Profile
+    for part in loc:
+        if isinstance(part, int):
+            continue  # an index into a list of the same model
+        field = model.model_fields.get(part)
+        model = model_in(field.annotation) if field is not None else None
+        if model is None:
+            return []
+    return list(model.model_fields)
+
+
+def _keys_at(data: Any, loc: tuple) -> set:
+    node = data
+    for part in loc:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return set()
+    return set(node) if isinstance(node, dict) else set()
+
+
 def validation_details(exc) -> tuple[str, ...]:
     """Every error of a pydantic ``ValidationError``, one ``key 'a.b': message`` line each."""
     return tuple(f"key '{_loc(tuple(e['loc']))}': {e['msg']}" for e in exc.errors())
@@ -135,9 +174,13 @@ def describe_validation_error(exc, data: Any) -> str:
         missing = [e["loc"][-1] for e in errors if e["type"] == "missing"
                    and tuple(e["loc"][:-1]) == loc[:-1] and isinstance(e["loc"][-1], str)]
         close = difflib.get_close_matches(str(loc[-1]), missing, n=1)
+        if not close:  # an optional key misspelt: compare with every key the table takes
+            known = [k for k in _fields_at(loc[:-1]) if k not in _keys_at(data, loc[:-1])]
+            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            missing = []
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         # the missing key the misspelling explains is not another error
-        others = len(errors) - 1 - (1 if close else 0)
+        others = len(errors) - 1 - (1 if close and close[0] in missing else 0)
         more = f" (and {others} more)" if others > 0 else ""
         return f"key '{_loc(loc)}': unknown key{hint}{more}"
     if err["type"] == "missing":

@@ -116,3 +116,19 @@ def test_misspelt_key_counts_no_phantom_error_and_debug_lists_all(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     details = [ln for ln in proc.stderr.splitlines() if ln.startswith("advisor:   key ")]
     assert len(details) == 2 * n  # each: the unknown key and the missing one
+
+
+@pytest.mark.parametrize("key, typo", [("arch", "arhc"), ("hostname", "hostnam")])
+def test_misspelt_optional_key_gets_a_suggestion(key, typo):
+    """Optional keys are never 'missing', so the suggestion comes from the schema's keys."""
+    import re
+    import tomllib
+
+    from advisor.profile import profile_from_mapping
+    from support import REPO
+
+    text = (REPO / "profiles" / "x86_64-icelake-2core-vm.toml").read_text()
+    text, n = re.subn(rf"^{key} = ", f"{typo} = ", text, count=1, flags=re.M)
+    assert n == 1
+    with pytest.raises(ProfileError, match=f"unknown key \\(did you mean '{key}'\\?\\)$"):
+        profile_from_mapping(tomllib.loads(text), source="p.toml")
