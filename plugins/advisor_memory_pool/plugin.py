@@ -54,7 +54,7 @@ class DevicePoolProbe:
 
     def check(self, facts: Facts) -> Applicability:
         if not facts.cuda:
-            return Applicability(usable=False, reason="not applicable: no CUDA device")
+            return Applicability(usable=False, reason="no CUDA device")
         from .measure_device import cupy_available
 
         ok, why = cupy_available()
