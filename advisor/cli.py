@@ -196,13 +196,23 @@ def _registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] = No
     reg = load(skip_probes=skip or (), only_probes=plugin or None)
     known = (set(reg.probes) | set(reg.probe_plugin.values()) | set(reg.skipped_probes)
              | set(reg.skipped_probes.values()))
+    broken = {i.plugin: i for i in reg.issues}
     for flag, names in (("--plugin", plugin), ("--skip-plugin", skip)):
         unknown = sorted(set(names or ()) - known)
+        failed = [n for n in unknown if n in broken]
+        if failed and flag == "--plugin":  # it exists but did not load: say why
+            i = broken[failed[0]]
+            raise BadInputError(f"--plugin: plugin {i.plugin} did not load ({i.stage}): {i.error}")
+        unknown = [n for n in unknown if n not in broken]
         if unknown:
             raise BadInputError(f"{flag}: no probe or plugin named {', '.join(unknown)} "
                                 f"(see 'advisor plugins')")
     for issue in reg.issues:
-        _warn(f"plugin {issue.plugin} skipped ({issue.stage}): {issue.error}")
+        if issue.stage == "import":
+            _warn(f"plugin {issue.plugin} skipped (import): {issue.error}")
+        else:  # one hook failed: what the plugin registered elsewhere is still used
+            _warn(f"plugin {issue.plugin}: {issue.stage} failed, what it registers there is "
+                  f"left out: {issue.error}")
     return reg
 
 

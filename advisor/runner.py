@@ -160,6 +160,7 @@ def run_probe(
         return deadline - time.monotonic()
 
     before = _children()
+    step = "check"
     try:
         app = call_with_timeout(lambda: probe.check(facts), max(remaining(), 0) + GRACE_S)
         if not isinstance(app, Applicability):
@@ -173,6 +174,7 @@ def run_probe(
                                  options=dict(options or {}), progress=progress, seed=seed,
                                  applicability=app)
             progress("measuring", 0.0)
+            step = "measure"
             measured = call_with_timeout(lambda: probe.measure(ctx), max(remaining(), 0) + GRACE_S)
             measured = list(measured or [])
             bad = [type(e).__name__ for e in measured if not isinstance(e, Evidence)]
@@ -180,14 +182,14 @@ def run_probe(
                 raise TypeError(f"measure() returned non-Evidence items: {', '.join(bad)}")
             evidence.extend(thin_evidence(e) for e in measured)
     except StepTimeout as exc:
-        status, reason = "failed", f"exceeded its time budget: {exc}"
+        status, reason = "failed", f"{step}: exceeded its time budget: {exc}"
         if abandoned is not None and exc.thread is not None:
             abandoned.append((name, exc.thread))
         killed = _reap_new_children(before)
         if killed:
             reason += f"; {len(killed)} process(es) it started were killed"
     except Exception as exc:
-        status, reason = "failed", _why(exc)
+        status, reason = "failed", f"{step}: {_why(exc)}"
 
     recs: list = []
     try:

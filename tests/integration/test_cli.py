@@ -147,3 +147,16 @@ def test_emit_says_why_nothing_was_written():
     shipped = REPO / "profiles" / "x86_64-icelake-2core-vm.toml"
     proc = run("emit", "--profile", str(shipped), "--plugin", "memory-pool-device")
     assert "no settings to write" in proc.stderr and "no CUDA device" in proc.stderr
+
+
+def test_plugin_that_did_not_load_is_named_with_its_error(advisor_home):
+    """--plugin naming an installed plugin that failed to import says so, not 'no such
+    plugin' (found by a plugin author's walkthrough)."""
+    rows = {r["name"]: r for r in json.loads(run("plugins", "--json").stdout)}
+    if "example-broken" not in rows:
+        pytest.skip("the broken example plugin is not installed here")
+    proc = run("probe", "--plugin", "example-broken", "-o", str(advisor_home / "p.toml"),
+               check=False)
+    assert proc.returncode == 2
+    assert "plugin example-broken did not load (import)" in proc.stderr
+    assert "advisor_dependency_that_does_not_exist" in proc.stderr

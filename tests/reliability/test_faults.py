@@ -60,6 +60,9 @@ def test_faults_isolated_in_one_run(tmp_path):
             assert word in (results[name].reason or ""), (name, results[name].reason)
             # the failure is also reported on stderr, one line per probe
             assert any(l.startswith(f"advisor: {name}: failed") for l in proc.stderr.splitlines())
+        # the reason names the step that failed (a plugin author's first question)
+        assert results["fault-raise"].reason.startswith("measure: RuntimeError")
+        assert results["fault-hang"].reason.startswith("measure: exceeded its time budget")
         # the hung step started a child that sleeps an hour: it must be gone
         assert "killed" in results["fault-hang"].reason
         # a probe that returns but leaves a daemon behind: ok, with a warning naming it
