@@ -530,20 +530,26 @@ def plugins(json_: bool = JsonOpt) -> None:
     for name in sorted(set(reg.plugins) | disabled_from_env()):
         probes = sorted(p for p, pl in reg.probe_plugin.items() if pl == name)
         emitters = sorted(e for e, em in reg.emitters.items() if em.plugin == name)
+        knobs = sorted({f"{k.library}:{k.name}" for k, pl in zip(reg.knobs, reg.knob_plugin)
+                        if pl == name})
+        detectors = sorted(d for d, pl in reg.fact_plugin.items() if pl == name)
         status = ("disabled" if name in disabled_from_env() else
                   "error" if name in errors else "ok")
         origin = reg.plugins.get(name) or pm.origins.get(name, "")
         rows.append({"name": name, "origin": origin, "status": status,
-                     "probes": probes, "emitters": emitters, "errors": errors.get(name, [])})
+                     "probes": probes, "emitters": emitters, "knobs": knobs,
+                     "fact_detectors": detectors, "errors": errors.get(name, [])})
     if json_:
         import json
 
         _out(json.dumps(rows, indent=2) + "\n")
         return
-    t = _table("plugin", "status", "probes", "emitters", "origin", "error")
+    t = _table("plugin", "status", "probes", "emitters", "knobs", "fact detectors", "origin",
+               "error")
     for r in rows:
         _row(t, r["name"], r["status"], ", ".join(r["probes"]), ", ".join(r["emitters"]),
-                  r["origin"], "; ".join(r["errors"]))
+             str(len(r["knobs"])) if r["knobs"] else "", ", ".join(r["fact_detectors"]),
+             r["origin"], "; ".join(r["errors"]))
     _console(soft_wrap=True).print(t)
 
 

@@ -60,6 +60,8 @@ class Registry:
     issues: list[PluginIssue] = field(default_factory=list)
     plugins: dict[str, str] = field(default_factory=dict)  # name -> module or dist description
     skipped_probes: dict[str, str] = field(default_factory=dict)  # probe -> plugin, deselected
+    knob_plugin: list[str] = field(default_factory=list)  # plugin of each of ``knobs``, in order
+    fact_plugin: dict[str, str] = field(default_factory=dict)  # fact detector -> plugin
 
 
 class AdvisorPluginManager(pluggy.PluginManager):
@@ -219,7 +221,7 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
         def register(knob: Any) -> None:
             if not isinstance(knob, Knob):
                 raise PluginContractError(f"{knob!r} is not an advisor.knobs.Knob")
-            staged.append(lambda: reg.knobs.append(knob))
+            staged.append(lambda: (reg.knobs.append(knob), reg.knob_plugin.append(plugin_name)))
         return register
 
     def facts_register(plugin_name: str, staged: list):
@@ -228,7 +230,8 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
                 raise PluginContractError(f"fact detector {name!r}: bad name or not callable")
             if name in reg.fact_detectors:
                 raise PluginContractError(f"fact detector {name!r} already registered")
-            staged.append(lambda: reg.fact_detectors.__setitem__(name, detect))
+            staged.append(lambda: (reg.fact_detectors.__setitem__(name, detect),
+                                   reg.fact_plugin.__setitem__(name, plugin_name)))
         return register
 
     run("advisor_register_probes", probe_register)

@@ -29,6 +29,10 @@ def test_plugins_lists_builtins_and_example_and_reports_broken():
                 "memory-pool": ["memory-pool-device", "memory-pool-host"]}
     for name, probes in expected.items():
         assert rows[name]["status"] == "ok" and rows[name]["probes"] == probes
+    # knobs and fact detectors are shown too, per plugin
+    assert "mpich:MPIR_CVAR_CH4_CMA_ENABLE" in rows["mpich-cma"]["knobs"]
+    assert rows["mpich-cma"]["fact_detectors"] == ["mpich-cma"]
+    assert "glibc:GLIBC_TUNABLES" in rows["host-buffer"]["knobs"]
     if "example" not in rows:
         pytest.skip("example plugins not installed (make test installs them)")
     assert rows["example"]["status"] == "ok"
