@@ -68,6 +68,13 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 #: CVARs of MPICH 5.0.2: the intended names score 0.89 (OFI_ENABLE_TAGGED -> CH4_OFI_ENABLE_TAGGED)
 #: to 0.98 (TRESHOLD -> THRESHOLD); unrelated names such as FOO_BAR score below 0.6.
 SUGGEST_CUTOFF = 0.8
+
+#: Similarity from which a name outside every family is reported as a slip of a registered
+#: knob's name (``difflib`` ratio, same first ``_`` word).  Measured against the knob records
+#: of the built-in plugins: slips score 0.96-0.99 (GLIBC_TUNABLE, CUPY_GPU_MEMORY_LIMITS,
+#: VENDOR_COPY_MOD for a plugin's VENDOR_COPY_MODE); this machine's environment and common HPC
+#: variables (SLURM_*, OMP_*, CUDA_*, CUPY_CACHE_DIR, UCX_TLS, ...) score 0.46 at most.
+NEAR_KNOB_CUTOFF = 0.9
 MAX_SUGGESTIONS = 3
 
 #: MPICH reads every control variable under three prefixes (MPICH's generated mpir_cvars.c;
@@ -958,6 +965,21 @@ class _Checker:
                 return k
         return cands[0] if cands else None
 
+    def near_knob(self, e: EnvEntry) -> None:
+        """A name outside every known family that is one slip away from a registered knob
+        (a plugin's own ``VENDOR_`` knobs have no family): a warning with the suggestion.
+        Strict, since any variable may stand here: same first ``_`` word, and a similarity of
+        at least ``NEAR_KNOB_CUTOFF``."""
+        head = e.name.split("_", 1)[0]
+        pool = [n for n, ks in self.by_name.items()
+                if n.split("_", 1)[0] == head and n != e.name and any(k.kind == "env" for k in ks)]
+        near = difflib.get_close_matches(e.name, pool, n=1, cutoff=NEAR_KNOB_CUTOFF)
+        if near:
+            k = self.by_name[near[0]][0]
+            self.add(e, "unknown-name", "warning",
+                     f"{e.name}: no library reads this name; did you mean {near[0]} "
+                     f"({k.library})?", f"rename to {near[0]}")
+
     def names_of(self, library: str) -> set[str]:
         out = {n for n, ks in self.by_name.items() if any(k.library == library for k in ks)}
         cat = self.catalogues.get(library)
@@ -984,6 +1006,7 @@ class _Checker:
             self.glibc(e)
             return
         if fam is None and knob is None:
+            self.near_knob(e)
             return
         library = knob.library if knob is not None else fam.library  # type: ignore[union-attr]
         if library == "openmpi" and knob is None and self.openmpi_prefix(e):

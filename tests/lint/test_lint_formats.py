@@ -278,3 +278,17 @@ def test_cli_one_unreadable_file_does_not_hide_the_others(tmp_path, advisor_home
     done = _cli("lint", str(bad), str(good))
     assert done.returncode == 2
     assert f"{good}:1: error:" in done.stdout and "bad.yaml:4: malformed YAML" in done.stderr
+
+
+def test_slip_of_a_plugin_knob_without_a_family_is_flagged():
+    """A vendor plugin's VENDOR_COPY_MODE has no name family in lint; a one-letter slip of it
+    is still caught from the knob records, and unrelated variables are left alone."""
+    from advisor.knobs import Knob
+
+    knob = Knob(library="vendor", name="VENDOR_COPY_MODE", type="enum", allowed=["fast", "safe"],
+                source="test")
+    entries = L.parse_env_text("VENDOR_COPY_MOD=fast\nVENDOR_HOME=/opt/v\nSLURM_JOB_ID=1\n",
+                               path="site.env")
+    found = L.lint_entries(entries, knobs=[knob])
+    assert [(f.line, f.finding.id, f.severity) for f in found] == [(1, "unknown-name", "warning")]
+    assert "did you mean VENDOR_COPY_MODE (vendor)?" in found[0].finding.message
