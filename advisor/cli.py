@@ -479,7 +479,10 @@ def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
                 _row(t, r.probe, s.name, str(s.value), replaces, rec.confidence, rec.title)
             if not rec.settings:
                 _row(t, r.probe, "", "", "", rec.confidence, rec.title)
-    con.print(t)
+    if t.row_count:
+        con.print(t)
+    else:
+        con.print("Recommendations: none", style="italic", markup=False, highlight=False)
     if prof.verifications:
         t = _table("recommendation", "verdict", "ratio", "95 % CI", "noise floor", "why", "when",
                    title="Verifications (ratio = advised / baseline, > 1 is better)")
@@ -499,9 +502,12 @@ def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
                 _row(t, r.probe, ev.id, s.name, str(len(s.points)), rng, s.unit)
             if not ev.series:
                 _row(t, r.probe, ev.id, f"{len(ev.values)} value(s)", "", "", "")
-    con.print(t)
+    if t.row_count:
+        con.print(t)
     # findings as lines, not table cells: remedies hold settings to copy, which a table would
     # break in the middle of a value
+    if not any(r.findings for r in prof.results):
+        return
     con.print("Findings", style="italic", markup=False, highlight=False)
     for r in prof.results:
         for f in r.findings:
