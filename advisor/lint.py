@@ -48,7 +48,7 @@ import sys
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from advisor.errors import BadInputError
 from advisor.glibc import find_ld_so, parse_list_tunables, parse_number
@@ -239,9 +239,20 @@ def detect_format(text: str, path: str = "") -> str:
     return "sh"
 
 
-def _logical_lines(text: str) -> Iterable[tuple[int, str]]:
-    """Yield ``(first line number, text)`` of complete shell commands: physical lines joined
-    while a quote is open or a line ends with a backslash."""
+def _sh_complete(text: str) -> bool:
+    """Whether ``text`` closes every quote it opens (POSIX rules, ``shlex``)."""
+    try:
+        shlex.split(text, comments=True)
+        return True
+    except ValueError:
+        return False
+
+
+def _logical_lines(text: str, complete: Callable[[str], bool] = _sh_complete, *,
+                   keep_backslash: bool = False) -> Iterable[tuple[int, str]]:
+    """Yield ``(first line number, text)`` of complete commands: physical lines joined while
+    ``complete`` says the command goes on (an open quote or brace) or a line ends with a
+    backslash (removed, unless ``keep_backslash``: Tcl's word splitting reads it)."""
     buf: list[str] = []
     start = 0
     for no, line in enumerate(text.split("\n"), 1):  # the shell ends lines at \n only
@@ -250,16 +261,15 @@ def _logical_lines(text: str) -> Iterable[tuple[int, str]]:
         buf.append(line)
         joined = "\n".join(buf)
         if joined.endswith("\\") and not joined.endswith("\\\\"):
-            buf[-1] = line[:-1]
+            if not keep_backslash:
+                buf[-1] = line[:-1]
             continue
-        try:
-            shlex.split(joined, comments=True)
-        except ValueError:  # open quote: the command continues on the next line
+        if not complete(joined):
             continue
         yield start, joined
         buf = []
     if buf and "\n".join(buf).strip():
-        yield start, "\n".join(buf)  # a quote never closed: _words() cannot split it
+        yield start, "\n".join(buf)  # never closed: the word splitter reports it unreadable
 
 
 def _words(command: str) -> list[list[str]]:
@@ -292,27 +302,13 @@ def _tcl():
         return None
 
 
-def _tcl_logical_lines(text: str) -> Iterable[tuple[int, str]]:
-    """``(first line number, text)`` of complete Tcl commands (``info complete``)."""
-    tcl = _tcl()
-    buf: list[str] = []
-    start = 0
-    for no, line in enumerate(text.split("\n"), 1):
-        if not buf:
-            start = no
-        buf.append(line)
-        joined = "\n".join(buf)
-        if joined.endswith("\\") and not joined.endswith("\\\\"):
-            continue
-        try:
-            complete = bool(tcl.call("info", "complete", joined))
-        except Exception:  # NUL bytes, lone surrogates: Tcl cannot take the text at all
-            complete = True  # hand it on; _tcl_words() reports it unreadable
-        if complete:
-            yield start, joined
-            buf = []
-    if buf and "\n".join(buf).strip():
-        yield start, "\n".join(buf)  # an open brace or quote: _tcl_words() cannot split it
+def _tcl_complete(text: str) -> bool:
+    """Whether ``text`` is a complete Tcl command (``info complete``); True for text Tcl cannot
+    take at all (NUL bytes, lone surrogates), which ``_tcl_words`` then reports unreadable."""
+    try:
+        return bool(_tcl().call("info", "complete", text))
+    except Exception:
+        return True
 
 
 def _tcl_words(command: str) -> list[list[str]]:
@@ -374,8 +370,10 @@ def _parse_shell(text: str, path: str, *, tcl: bool = False) -> list[EnvEntry]:
     entries: list[EnvEntry] = []
     exported_names: set[str] = set()
     tcl = tcl and _tcl() is not None
-    lines, words_of = (_tcl_logical_lines, _tcl_words) if tcl else (_logical_lines, _words)
-    for line, command in lines(text):
+    lines = (_logical_lines(text, _tcl_complete, keep_backslash=True) if tcl
+             else _logical_lines(text))
+    words_of = _tcl_words if tcl else _words
+    for line, command in lines:
         split = words_of(command)
         if not split and command.strip() and not command.lstrip().startswith("#"):
             entries.append(_unreadable(path, line, "a quote is never closed"))
@@ -531,7 +529,7 @@ def _parse_structured(text: str, path: str, fmt: str) -> list[EnvEntry]:
         for _res, _rec, s in prof.settings(include_defaults=True):
             items.append((s.name, _scalar_text(s.value), s.separator))
     elif fmt == "json" and isinstance(data, dict) and data and "settings" not in data:
-        bad = next((k for k, v in data.items() if not _SCALAR(v)), None)
+        bad = next((k for k, v in data.items() if not _is_scalar(v)), None)
         if bad is not None:  # {"NAME": value, ...} with a value no variable can hold
             raise BadInputError(f"{path}: key {bad!r}: {json.dumps(data[bad])[:40]} is not a "
                                 "value an environment variable can hold (string, number, "
@@ -557,7 +555,7 @@ def _parse_structured(text: str, path: str, fmt: str) -> list[EnvEntry]:
     return out
 
 
-def _SCALAR(v: Any) -> bool:
+def _is_scalar(v: Any) -> bool:
     return isinstance(v, (str, int, float, bool))
 
 
@@ -655,7 +653,7 @@ def _parse_easybuild(text: str, path: str) -> list[EnvEntry]:
                 continue
             if isinstance(value, dict):
                 value = value.get("value")
-            if not isinstance(name, str) or not _SCALAR(value):
+            if not isinstance(name, str) or not _is_scalar(value):
                 out.append(_unreadable(path, line, "modextravars entry is not NAME: value"))
                 continue
             out.append(_entry_or_problem(name, _scalar_text(value), path, line))
