@@ -388,7 +388,7 @@ def emit(
         width = max((len(n) for n in reg.emitters), default=4)
         _out("".join(f"{n:<{width}}  {e.description}\n" for n, e in sorted(reg.emitters.items())))
         return
-    from advisor.emit import EmitOptions, dropped, machine_mismatch, render
+    from advisor.emit import EmitOptions, left_out_notes, machine_mismatch, render
 
     prof = _load(profile)
     if output is not None:
@@ -414,33 +414,8 @@ def emit(
         from advisor.profile import atomic_write_text, check_writable
 
         check_writable(output)  # before the notes: a file that cannot be written is the news
-    for line in dropped(prof, opts):
-        _warn(f"left out: {line}")
-    from advisor.plugins import SETTING_KINDS
-
-    declared = reg.emitters[format].kinds
-    written = declared if declared is not None else SETTING_KINDS
-    sel = opts.plugins
-    if not all_:
-        defaults = [st.name for _, _, st in prof.settings(kinds=written, include_defaults=True,
-                                                          plugins=sel) if st.is_default]
-        if defaults:
-            _err(f"note: {len(defaults)} setting(s) measured to be right at the library default "
-                 f"are left out ({', '.join(sorted(set(defaults)))}); --all writes them too")
-    if not any(True for _ in prof.settings(kinds=SETTING_KINDS, include_defaults=True,
-                                           plugins=sel)):
-        why = "; ".join(f"{r.probe}: {r.status}" + (f" ({r.reason})" if r.reason else "")
-                        for r in prof.results
-                        if sel is None or r.probe in sel or r.plugin in sel)
-        _err(f"note: no settings to write: the selected probes made no recommendation ({why})")
-    other = tuple(k for k in SETTING_KINDS if k not in written)
-    if other:
-        names = sorted({st.name for _, _, st in prof.settings(kinds=other, include_defaults=all_,
-                                                              plugins=sel)})
-        if names:
-            _err(f"note: {len(names)} setting(s) of kind {'/'.join(other)} have no {format} "
-                 f"form: they are set in the library's configuration or code, not the "
-                 f"environment ({', '.join(names)}); 'advisor show' or --format toml lists them")
+    for level, line in left_out_notes(prof, opts, format, reg.emitters[format].kinds):
+        (_warn if level == "warning" else _err)(line if level == "warning" else f"note: {line}")
     if output is not None:
         atomic_write_text(output, text)
         _err(f"{format} written to {output}")

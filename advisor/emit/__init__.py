@@ -21,7 +21,7 @@ TOML.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from advisor.emit.common import drop_reason, library_version
 from advisor.errors import AdvisorError, BadInputError, EmitError
@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from advisor.plugins import Emitter
 
 __all__ = ["EmitOptions", "render", "library_version", "machine_mismatch", "dropped",
-           "restrict_to_valid"]
+           "left_out_notes", "restrict_to_valid"]
 
 
 @dataclass(frozen=True)
@@ -111,6 +111,48 @@ def dropped(profile: "Profile", options: Optional[EmitOptions] = None) -> list[s
         why = drop_reason(s, profile.facts)
         if why:
             out.append(f"{res.probe}/{rec.id}: {s.name} {why}")
+    return out
+
+
+def left_out_notes(profile: "Profile", options: EmitOptions, fmt: str,
+                   kinds: Optional[Sequence[str]] = None) -> list[tuple[str, str]]:
+    """What a render of ``profile`` as ``fmt`` leaves out, as ``(level, text)`` lines for the
+    user (level "warning" or "note"); pure, the CLI prints them.
+
+    :param kinds: the setting kinds the format writes (``Emitter.kinds``); None: all of
+        ``advisor.plugins.SETTING_KINDS`` (a format that did not declare them).
+    :return: settings the recorded library version excludes (``dropped``); default-confirming
+        settings left out without ``include_defaults``; that nothing at all is selected, with
+        each selected probe's status; settings of kinds the format cannot carry.
+    """
+    from advisor.plugins import SETTING_KINDS
+
+    out = [("warning", f"left out: {line}") for line in dropped(profile, options)]
+    written = tuple(kinds) if kinds is not None else SETTING_KINDS
+    sel = options.plugins
+    if not options.include_defaults:
+        defaults = sorted({s.name for _, _, s in profile.settings(
+            kinds=written, include_defaults=True, plugins=sel) if s.is_default})
+        if defaults:
+            out.append(("note", f"{len(defaults)} setting(s) measured to be right at the library "
+                                f"default are left out ({', '.join(defaults)}); --all writes "
+                                "them too"))
+    if not any(True for _ in profile.settings(kinds=SETTING_KINDS, include_defaults=True,
+                                              plugins=sel)):
+        why = "; ".join(f"{r.probe}: {r.status}" + (f" ({r.reason})" if r.reason else "")
+                        for r in profile.results
+                        if sel is None or r.probe in sel or r.plugin in sel)
+        out.append(("note", f"no settings to write: the selected probes made no "
+                            f"recommendation ({why})"))
+    other = tuple(k for k in SETTING_KINDS if k not in written)
+    if other:
+        names = sorted({s.name for _, _, s in profile.settings(
+            kinds=other, include_defaults=options.include_defaults, plugins=sel)})
+        if names:
+            out.append(("note", f"{len(names)} setting(s) of kind {'/'.join(other)} have no "
+                                f"{fmt} form: they are set in the library's configuration or "
+                                f"code, not the environment ({', '.join(names)}); 'advisor "
+                                "show' or --format toml lists them"))
     return out
 
 
