@@ -466,3 +466,22 @@ def test_broken_third_party_format_reported_as_emit_error():
     reg = collect(make_plugin_manager(entry_points=False, plugins=[("third", Plugin())]))
     with pytest.raises(EmitError, match="broken.*third.*ZeroDivisionError"):
         render(standard_profile(), "broken", reg.emitters, EmitOptions())
+
+
+def test_left_out_notes_name_defaults_config_kinds_and_empty_selection():
+    from advisor.emit import left_out_notes
+
+    cfg = Setting(library="umpire", name="host.QuickPool.alignment", value=2097152,
+                  kind="config", type="bytes")
+    env = Setting(library="test", name="ADVISOR_X", value="1", default="1", is_default=True)
+    res = PluginResult(plugin="p", probe="p", status="ok", recommendations=[Recommendation(
+        id="r", title="t", rationale="why", confidence="low", settings=[cfg, env])])
+    idle = PluginResult(plugin="q", probe="q", status="not-applicable", reason="no GPU")
+    prof = make_profile([res, idle])
+    notes = left_out_notes(prof, EmitOptions(), "env", ("env",))
+    assert [lvl for lvl, _ in notes] == ["note", "note"]
+    assert "ADVISOR_X" in notes[0][1] and "--all" in notes[0][1]
+    assert "kind config have no env form" in notes[1][1] and "host.QuickPool" in notes[1][1]
+    assert left_out_notes(prof, EmitOptions(include_defaults=True), "toml", ("env", "config")) == []
+    (only,) = left_out_notes(prof, EmitOptions(plugins=frozenset({"q"})), "env", ("env",))
+    assert "no settings to write" in only[1] and "q: not-applicable (no GPU)" in only[1]
