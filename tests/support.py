@@ -1,10 +1,9 @@
-"""Test support: the field cases from ../shared/cases, recorded data, tool lookups.
+"""Test support: the field cases the project owns (tests/cases), recorded data, tool lookups.
 
 Import in tests as ``from support import case, tool, REPO, DATA``."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -17,16 +16,19 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[1]
-CASES = Path(os.environ.get("ADVISOR_CASES", REPO.parent / "shared" / "cases"))
+#: the field cases, one real public report each (copied from the steering folder, source kept in
+#: each file's ``[case] source``); a case the tests ask for must be here, never skipped
+CASES = REPO / "tests" / "cases"
 DATA = REPO / "tests" / "data"
 VENV_BIN = Path(sys.executable).parent
 
 
 def case(name: str) -> dict:
-    """Load ``../shared/cases/<name>.toml`` (expected values come from the file, never retyped)."""
+    """Load ``tests/cases/<name>.toml`` (expected values come from the file, never retyped).
+
+    Raises FileNotFoundError for a case the project does not have: a missing case is a failure,
+    never a skip."""
     path = CASES / f"{name}.toml"
-    if not path.exists():
-        pytest.skip(f"case file {path} not present (the shared/ folder is beside the checkout)")
     with path.open("rb") as fh:
         return tomllib.load(fh)
 

@@ -1,5 +1,5 @@
 """Field cases of the host-buffer plugin: each test loads its case file and takes the expected
-values from it (../shared/cases/<id>.toml)."""
+values from it (tests/cases/<id>.toml)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The memory-pool field cases (../shared/cases), expected values read from the case files.
+"""The memory-pool field cases (tests/cases), expected values read from the case files.
 
 Each case is mapped onto the project's own models: the case's evidence becomes Evidence series,
 its pool settings become the ``workload`` options the CLI would pass (``--option KEY=VALUE``).

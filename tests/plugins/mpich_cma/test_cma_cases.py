@@ -1,4 +1,4 @@
-"""Every field case of the mpich-cma plugin, expected values loaded from ../shared/cases."""
+"""Every field case of the mpich-cma plugin, expected values loaded from tests/cases."""
 
 from __future__ import annotations
 
