@@ -121,8 +121,22 @@ class Orphan(FaultProbe):
     def measure(self, ctx):
         import subprocess
 
-        subprocess.run(["sh", "-c", f"sleep {HANG_CHILD_S} >/dev/null 2>&1 </dev/null &"],
-                       check=True, timeout=30)
+        import time
+
+        import psutil
+
+        out = subprocess.run(["sh", "-c", f"sleep {HANG_CHILD_S} >/dev/null 2>&1 </dev/null & "
+                              "echo $!"], check=True, timeout=30, capture_output=True, text=True)
+        # The background child is a fork of sh until it execs sleep; on a loaded machine the
+        # runner could otherwise find it still named "sh".  Return once it is the sleep.
+        pid, until = int(out.stdout), time.monotonic() + 20
+        while time.monotonic() < until:
+            try:
+                if psutil.Process(pid).name() == "sleep":
+                    break
+            except psutil.NoSuchProcess:
+                break
+            time.sleep(0.01)
         return super().measure(ctx)
 
 
