@@ -3,6 +3,7 @@
 #   make test    create .venv-test (with the example plugins), install system tools where
 #                possible (root + apt), run the whole test suite
 #   make bench   print the benchmark figures
+#   make test-loaded  the whole suite three times with one core kept busy (RUNS=3)
 PY      ?= python3
 VENV    ?= .venv
 TVENV   ?= .venv-test
@@ -10,7 +11,7 @@ PROFILE ?= out/profile.toml
 PROBE_ARGS  ?=
 PYTEST_ARGS ?=
 
-.PHONY: probe test bench system-deps clean
+.PHONY: probe test test-loaded bench system-deps clean
 
 probe: $(VENV)/.installed
 	@mkdir -p $(dir $(PROFILE))
@@ -36,6 +37,9 @@ system-deps:
 
 test: system-deps $(TVENV)/.installed
 	PATH="$(CURDIR)/$(TVENV)/bin:$$PATH" $(TVENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+test-loaded: system-deps $(TVENV)/.installed
+	TVENV=$(TVENV) PYTEST_ARGS="$(PYTEST_ARGS)" bash scripts/test-loaded.sh $(or $(RUNS),3)
 
 bench: $(VENV)/.installed
 	@for b in bench/bench_*.py; do echo "== $$b"; $(VENV)/bin/python $$b || exit 1; done
