@@ -203,6 +203,7 @@ def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int) -> di
         thr = mpit.cvar(CMA_THRESHOLD)
         initial = thr.read()
         thr.write(THRESHOLD_OFF)
+        verified = thr.read() == THRESHOLD_OFF  # the library took the write
         thr.write(initial)
     except MpitError as exc:
         err = str(exc)
@@ -269,7 +270,8 @@ def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int) -> di
     thr.write(initial)
     mpit.close()
     return {"sizes": out, "rounds": rounds, "thresholds": values, "mpit_library": mpit.path,
-            "threshold_initial": initial, "buffer": buffer_conditions(sbuf)}
+            "threshold_initial": initial, "switch_read_back": bool(all(comm.allgather(verified))),
+            "buffer": buffer_conditions(sbuf)}
 
 
 def main(argv: Sequence[str]) -> int:
