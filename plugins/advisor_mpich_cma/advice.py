@@ -13,6 +13,11 @@ Evidence read (ids and keys are this plugin's own, written by ``advisor_mpich_cm
   ``defaults_source``, ``mode_default`` (Cray).
 * ``cma-mpi-smoke``: a 2-rank run with CMA forced on; values ``ok``, ``errno``, ``error``,
   ``rank_seccomp``, ``rank_user_ns_distinct``.
+* ``cma-paired`` (and ``cma-paired.<pair>``): CMA on vs off switched through MPI_T inside one
+  launch (worker ``paired`` mode); series ``latency:<config>`` / ``bandwidth:<config>`` with one
+  point per size whose samples are one value per round, index-aligned between the configs;
+  values ``paired`` True, ``rounds``.  When present it decides the threshold by minimax regret
+  (``advisor_mpich_cma.recommend``); the separate-launch sweep is then not used.
 * ``cma-sweep`` (and ``cma-sweep.<pair>`` for NUMA pairs): series ``latency:<config>`` (unit s,
   one-way ping-pong time) and ``bandwidth:<config>`` (unit bytes/s, osu_bw-style window) with
   x = message bytes and one point per independent launch (label ``run<i>``); configs
@@ -22,7 +27,9 @@ The threshold rule (issue 4): the smallest measured size from which CMA wins on 
 bandwidth, each win meaning the bootstrap CI of the on/off ratio of medians lies beyond the
 noise floor (``advisor.measure.compare``), at that size and every larger one.  The noise floor
 at a size is measured, not chosen: the A/A spread of the independent launches of each
-configuration (``noise_floor_from_aa``), the larger of the two.
+configuration (``noise_floor_from_aa``), the larger of the two.  Where that rule finds no single
+threshold, the sweep's rounds (one on and one off launch each) are decided by minimax regret as
+well instead of giving no advice.
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ SIBLING = "cma-sibling"
 LIBRARY = "cma-library"
 SMOKE = "cma-mpi-smoke"
 SWEEP = "cma-sweep"
+PAIRED = "cma-paired"
+DECISION = "cma-decision"
 ON, OFF = "cma-on", "cma-off"
 LAT, BW = "latency", "bandwidth"
 
@@ -61,6 +70,10 @@ def _by_id(evidence: Iterable[Evidence]) -> dict[str, Evidence]:
 
 def _sweeps(evidence: Iterable[Evidence]) -> list[Evidence]:
     return [e for e in evidence if e.id == SWEEP or e.id.startswith(SWEEP + ".")]
+
+
+def _paired(evidence: Iterable[Evidence]) -> list[Evidence]:
+    return [e for e in evidence if e.id == PAIRED or e.id.startswith(PAIRED + ".")]
 
 
 @dataclass(frozen=True)
@@ -384,7 +397,7 @@ def _enable_settings(lib: Library, threshold: int) -> list[Setting]:
                     is_default=lib.threshold_default == threshold)]
 
 
-def _library_uses_cma_by_default(lib: Library, facts: Facts) -> bool:
+def _library_uses_cma_by_default(lib: Library, facts: Optional[Facts]) -> bool:
     if lib.cray:
         return lib.mode_default == "CMA"
     return lib.upstream_mpich and lib.cma_enable_default == 1
@@ -451,11 +464,16 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
                    "trade-off: any process may then attach to every other process of its user)"))
     elif use.usable and lib.mpich:
         sweeps = _sweeps(evidence)
-        if sweeps:
+        paired = _paired(evidence)
+        if paired:
+            r, f = minimax_advice(paired, lib, ev_ids)
+            recs += r
+            findings += f
+        elif sweeps:
             r, f = _threshold_advice(sweeps, lib, facts, ev_ids)
             recs += r
             findings += f
-    for ev in _sweeps(evidence):
+    for ev in _sweeps(evidence) + _paired(evidence):
         if ev.conditions.buffer_kind == "pinned":
             findings.append(Finding(
                 id="cma-pinned-buffers", severity="warning", evidence=[ev.id],
@@ -571,10 +589,111 @@ def _threshold_advice(sweeps: Sequence[Evidence], lib: Library, facts: Facts,
                 settings=_disable_settings(lib), confidence="medium", evidence=ids,
                 verifiable=True, rationale="measured: CMA loses and never wins. " + table))
     else:
+        # CMA wins at some sizes and loses at larger ones: no threshold wins everywhere, but one
+        # still loses least; decide by minimax regret over the rounds (issue 13)
+        r, f = minimax_advice([ev for ev, _ in per_pair], lib, base_ids)
+        recs += r
+        findings += f
         findings.append(Finding(
-            id="cma-no-threshold", severity="warning", evidence=ids,
-            message="CMA wins at some sizes but loses at larger ones: no single threshold "
-                    "holds (the CMA path has no upper threshold). " + table))
+            id="cma-no-threshold", severity="info", evidence=ids,
+            message="CMA wins at some sizes but loses at larger ones: no threshold wins at every "
+                    "size (the CMA path has no upper threshold), so the threshold that loses "
+                    "least was chosen. " + table))
+    return recs, findings
+
+
+def default_candidate(lib: Library) -> Optional[int]:
+    """The library's default as a ``recommend.decide`` candidate: its threshold in bytes when it
+    uses CMA by default, None (CMA off) otherwise."""
+    on = lib.mode_default == "CMA" if lib.cray else lib.cma_enable_default == 1
+    return lib.threshold_default if on and lib.threshold_default is not None else None
+
+
+def decision_of(evs: Sequence[Evidence], lib: Library):
+    """``recommend.decide`` on the paired (or round-paired sweep) evidence ``evs``, or None when
+    no size has paired results."""
+    from advisor_mpich_cma import recommend as R
+
+    data = [R.paired_from_evidence(ev) for ev in evs]
+    try:
+        return R.decide(data, default_candidate(lib))
+    except ValueError:
+        return None
+
+
+def _thr_name(t: Optional[int]) -> str:
+    return "CMA off" if t is None else f"threshold {_fmt_bytes(t)}"
+
+
+def minimax_advice(evs: Sequence[Evidence], lib: Library,
+                   base_ids: list[str]) -> tuple[list[Recommendation], list[Finding]]:
+    """Recommendation and findings of the minimax-regret rule (``advisor_mpich_cma.recommend``)
+    on paired evidence.  The title and rationale carry the stability; a stability under
+    ``recommend.STABLE_SHARE`` makes the confidence "low" and says why."""
+    from advisor_mpich_cma import recommend as R
+
+    d = decision_of(evs, lib)
+    ids = base_ids + [ev.id for ev in evs]
+    if d is None:
+        return [], [Finding(id="cma-no-pairs", severity="warning", evidence=ids,
+                            message="no message size has paired CMA on/off results: no advice")]
+    recs: list[Recommendation] = []
+    findings: list[Finding] = []
+    default_name = K.CRAY_SIZE if lib.cray else K.CMA_THRESHOLD
+    stable = d.stability >= R.STABLE_SHARE
+    confidence = ("high" if d.pairs >= 3 else "medium") if stable else "low"
+    per_size = ", ".join(
+        f"{(p + ' ') if p else ''}{_fmt_bytes(n)}: default x{d.per_size_default[(p, n)]:.2f}, "
+        f"advice x{d.per_size_advice[(p, n)]:.2f}" for (p, n) in sorted(d.per_size_advice))
+    stab = (f"the same advice in {d.stability:.0%} of {R.N_STABILITY} bootstrap resamples of "
+            f"the paired rounds")
+    why = (f"Minimax regret over {len(d.per_size_advice)} measured sizes ({d.pairs}+ paired "
+           f"rounds each; ratio = performance over the per-size best of CMA on/off, the smaller "
+           f"of latency and bandwidth): worst ratio of the default "
+           f"({_thr_name(d.default)}) {d.worst[d.default]:.2f}, of {_thr_name(d.best)} "
+           f"{d.worst[d.best]:.2f} (improvement 95 % CI [{d.improvement_ci[0]:.3f}, "
+           f"{d.improvement_ci[1]:.3f}]). Per size: {per_size}. Stability: {stab}")
+    if not stable:
+        why += (f"; below {R.STABLE_SHARE:.0%} the advice flips on noise (candidates tie within "
+                f"the measured noise), so the confidence is low")
+    why += "."
+    if d.kept_default:
+        why = (f"{_thr_name(d.best)} has the best worst ratio, but the default is within noise "
+               f"of it (the CI of the improvement reaches 0), so the default stays. " + why)
+    title_tail = f" (stability {d.stability:.2f})"
+    if d.advice is None:
+        if _library_uses_cma_by_default(lib, None):
+            recs.append(Recommendation(
+                id="cma-disable", title="Disable CMA: it loses least with CMA off" + title_tail,
+                settings=_disable_settings(lib), confidence=confidence, evidence=ids,
+                verifiable=True, rationale=why))
+        else:
+            findings.append(Finding(id="cma-slower", severity="info", evidence=ids,
+                                    message="keeping CMA off (the default) loses least. " + why))
+    else:
+        is_default = d.advice == d.default
+        title = (f"Keep the default CMA threshold {d.advice} bytes: measured to lose least here"
+                 if is_default else f"Use CMA from {d.advice} bytes ({_fmt_bytes(d.advice)})")
+        recs.append(Recommendation(
+            id="cma-threshold", title=title + title_tail,
+            settings=_enable_settings(lib, d.advice), confidence=confidence, evidence=ids,
+            verifiable=True, rationale=why + f" It replaces the default {default_name}="
+            f"{lib.threshold_default} (from {lib.defaults_source})."))
+    if d.losses:
+        lost = "; ".join(f"{(p + ' ') if p else ''}{_fmt_bytes(n)}: x{r:.2f} of the best "
+                         f"(CI up to {hi:.2f})" for p, n, r, hi in d.losses)
+        upper = any(d.advice is not None and n >= d.advice for _, n, _, _ in d.losses)
+        findings.append(Finding(
+            id="cma-regret-left", severity="warning", evidence=ids,
+            message=(f"the advice ({_thr_name(d.advice)}) is measurably beaten at some sizes, "
+                     f"and no threshold fixes that without losing more elsewhere: {lost}"
+                     + ("; CMA loses there but MPICH has no upper CMA threshold"
+                        if upper else ""))))
+    if not stable:
+        findings.append(Finding(
+            id="cma-advice-unstable", severity="warning", evidence=ids,
+            message=f"the CMA advice is unstable: {stab} (policy: at least "
+                    f"{R.STABLE_SHARE:.0%}); candidates tie within noise, measure longer"))
     return recs, findings
 
 

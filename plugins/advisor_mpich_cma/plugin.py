@@ -9,8 +9,10 @@ Life cycle (``advisor.probe``):
 * ``check``: library identity and effective defaults (``mpivars``), the live sibling
   ``process_vm_readv`` test, then a 2-rank MPI run with CMA forced on above the threshold; a
   failure is recorded as evidence (its cause is worked out by ``recommend``), never raised.
-* ``measure``: CMA forced on at every size vs off, latency and bandwidth, interleaved across
-  independent launches; one sweep per rank pair (same / cross NUMA node when there are several).
+* ``measure``: CMA on vs off at every size, latency and bandwidth, switched through MPI_T in
+  adjacent batches of one launch (``cma-paired``); where MPI_T cannot switch it, interleaved
+  across independent launches (``cma-sweep``); one per rank pair (same / cross NUMA node when
+  there are several); then ``cma-decision``, the minimax-regret decision's figures.
 * ``recommend``: ``advisor_mpich_cma.advice.recommend`` (pure).
 """
 
@@ -37,8 +39,13 @@ WORKER = "advisor_mpich_cma.worker"
 #: between them near the crossovers reported for MPICH (8 KiB cell size / default threshold and
 #: 16 KiB in 4.3.x; the AMD dip at 16 KiB in pmodels/mpich#7639).
 FULL_SIZES = tuple(sorted({1 << k for k in range(10, 25)} | {6144, 12288, 24576}))
-#: Quick sweep: a handful of sizes around the crossover and two large ones.
-QUICK_SIZES = (4096, 8192, 16384, 65536, 1 << 20)
+#: Quick sweep: a handful of sizes around the crossover and two large ones, plus 128 and
+#: 256 KiB: the crossover measured on this project's 2-core AMD VM is 128 KiB (background.md §4),
+#: which 64 KiB and 1 MiB alone cannot place.
+QUICK_SIZES = (4096, 8192, 16384, 65536, 131072, 262144, 1 << 20)
+#: Rounds of (on, off) batches per size and measure in the paired (MPI_T) mode; at most the
+#: worker's MAX_ROUNDS (48, what a profile keeps per point).
+FULL_ROUNDS, QUICK_ROUNDS = 32, 16
 #: Independent launches per configuration (A/A repeats give the noise floor: at least 2).
 FULL_REPEATS, QUICK_REPEATS = 5, 3
 #: Seconds of steady-state timing per size and measure inside one launch.

@@ -1,4 +1,9 @@
-"""The timed part of the mpich-cma probe: CMA forced on at every size vs off, interleaved.
+"""The timed part of the mpich-cma probe: CMA forced on at every size vs off.
+
+First choice (``run_paired``): one launch per rank pair with CMA enabled at init, the worker's
+``paired`` mode switching the threshold through MPI_T between adjacent batches, so both members
+of a pair see the same machine state.  When MPI_T cannot switch (``mpit_error``: no MPI_T, a
+write refused, a library other than upstream MPICH) the probe falls back to separate launches:
 
 Each launch runs ``advisor_mpich_cma.worker sweep`` under the launcher with one configuration's
 env overlay; ``advisor.measure.interleave`` alternates the configurations (on, off, on, off ...)
@@ -95,6 +100,11 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
     p = plan(ctx)
     sizes, target = p["sizes"], p["target_s"]
     todo = pairs(ctx.facts)
+    if flavour != K.CRAY and ctx.options.get("paired", "1") != "0":
+        paired, why_not = run_paired(ctx, mpi, p, todo)
+        if paired:
+            return out + paired + _decision(paired, ctx)
+        ctx.progress(f"paired MPI_T mode unavailable ({why_not}): separate launches", 0.0)
     t_ceiling = time.monotonic()
     ceiling = copy_ceiling(max(sizes), max_time_s=0.5 if ctx.quick else 1.0,
                            deadline=ctx.deadline, seed=ctx.seed)
@@ -169,3 +179,88 @@ def _to_evidence(pair, raw, rounds, sizes, envs, ceiling, plausibility, conditio
                 "copy_ceiling_bytes_per_s": float(ceiling.median),
                 "copy_ceiling_seconds": round(t_ceiling, 3),
                 "artefact_points": artefacts, "quick": bool(ctx.quick)})
+
+
+def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
+               todo) -> tuple[list[Evidence], str]:
+    """The paired (MPI_T) measurement for every rank pair: ``(cma-paired evidence, "")``, or
+    ``([], reason)`` when MPI_T could not switch the threshold (the caller falls back).
+
+    Raises ``advisor.measure.LaunchError`` when the launch fails for another reason.
+    """
+    from advisor.measure import run_mpi
+
+    sizes, target = p["sizes"], p["target_s"]
+    rounds = int(ctx.options.get("rounds", P.QUICK_ROUNDS if ctx.quick else P.FULL_ROUNDS))
+    # CMA enabled at init (MPICH's init check still applies); the threshold is switched at run
+    # time, so its start value does not matter
+    env = P.config_env(mpi.flavour, A.ON, 0)
+    out = []
+    for idx, (pair, cpus) in enumerate(todo):
+        share = ctx.remaining_s() / (len(todo) - idx)
+        # each size runs 2 measures x 2 configs x target_s, plus calibration and warm-up
+        budget = max(0.0, share - LAUNCH_OVERHEAD_S) / (len(sizes) * 2 * 2 * PER_SIZE_FACTOR)
+        t = max(min(target * 2, budget), target / 4)
+        args = ["paired", "--sizes", ",".join(map(str, sizes)), "--target-s", f"{2 * t:.4f}",
+                "--rounds", str(rounds)]
+        if cpus:
+            args += ["--cpus", cpus]
+        ctx.progress(f"paired on/off batches{' ' + pair if pair else ''}", idx / len(todo))
+        res = run_mpi(P.WORKER, args, env=env, launcher=ctx.launcher,
+                      timeout_s=max(10.0, min(ctx.remaining_s() + 10.0,
+                                              20 * _launch_estimate(sizes, 2 * t))))
+        if res.get("mpit_error") or not res.get("sizes"):
+            return [], str(res.get("mpit_error") or "no sizes returned")
+        out.append(_paired_evidence(pair, cpus, res, env, ctx, rounds))
+    return out, ""
+
+
+def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: int) -> Evidence:
+    from advisor.measure import conditions
+
+    series: dict[str, list[Point]] = {}
+    for srow in res["sizes"]:
+        n = int(srow["bytes"])
+        for metric, key in ((A.LAT, "lat"), (A.BW, "bw")):
+            unit_key = "s" if metric == A.LAT else "Bps"
+            for cfg, name in (("on", A.ON), ("off", A.OFF)):
+                series.setdefault(f"{metric}:{name}", []).append(Point(
+                    x=n, label="paired", samples=list(srow[f"{key}_{cfg}_{unit_key}"])))
+    sers = [Series(name=name, unit="s" if name.startswith(A.LAT) else "bytes/s",
+                   x_name="message size", x_unit="bytes", points=pts)
+            for name, pts in sorted(series.items())]
+    buffer = res.get("buffer") or {}
+    cond_fields = {k: v for k, v in buffer.items() if k in (
+        "buffer_kind", "buffer_fill", "hugepages", "align_bytes")}
+    thr = res.get("thresholds") or {}
+    cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
+                      notes={"pair": pair or "default", "cpus": cpus or "unbound",
+                             "configs": f"one launch with CMA enabled; MPI_T threshold "
+                                        f"{thr.get('on')} (cma-on) / {thr.get('off')} (cma-off)",
+                             **{k: v for k, v in env.items() if v is not None}},
+                      **cond_fields)
+    return Evidence(
+        id=A.PAIRED + (f".{pair}" if pair else ""),
+        description="CMA on vs off switched through MPI_T between adjacent batches of one "
+                    "launch: one value per round (one-way ping-pong seconds, osu_bw-style "
+                    "bytes/s), index-aligned between the configurations",
+        series=sers, conditions=cond,
+        values={"paired": True, "rounds": int(res.get("rounds", rounds)),
+                "sizes": len(res["sizes"]), "mpit_library": str(res.get("mpit_library", "")),
+                "threshold_initial_bytes": int(res.get("threshold_initial", -1)),
+                "quick": bool(ctx.quick)})
+
+
+def _decision(paired: list[Evidence], ctx: MeasureContext) -> list[Evidence]:
+    """The ``cma-decision`` evidence: the minimax-regret decision's figures (regret of the
+    default and of the advice, per-size ratios, stability), computed by the same pure function
+    ``recommend`` uses, so the profile records them."""
+    evs = list(ctx.applicability.evidence) if ctx.applicability else []
+    lib = A.library_of(evs, ctx.facts)
+    d = A.decision_of(paired, lib)
+    if d is None:
+        return []
+    return [Evidence(id=A.DECISION, description="minimax-regret decision on the paired "
+                     "evidence: ratios are performance over the per-size best of CMA on/off "
+                     "(1 = best), regret = 1 - worst ratio; thresholds in bytes, -1 = CMA off",
+                     values=d.as_values())]

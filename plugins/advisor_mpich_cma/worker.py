@@ -6,6 +6,7 @@ Usage::
     python -m advisor_mpich_cma.worker identity
     python -m advisor_mpich_cma.worker smoke --bytes N
     python -m advisor_mpich_cma.worker sweep --sizes 1024,2048 --target-s 0.05 [--cpus 0/1]
+    python -m advisor_mpich_cma.worker paired --sizes 4096,131072 --target-s 0.05 --rounds 16
 
 * ``identity``: the library's own strings (``MPI_Get_library_version``, ``MPI_Get_version``).
 * ``smoke``: one message of ``N`` bytes each way between ranks 0 and 1, content checked.  Run with
@@ -17,6 +18,17 @@ Usage::
   ``advisor.measure.host_buffer`` (random fill, every page touched, 4096-byte alignment).  The
   first iterations are reported apart as warm-up.  Iteration counts are decided by rank 0 from
   the time of one warm iteration and broadcast, so both ranks run the same loop.
+
+* ``paired``: CMA on vs off at each size inside ONE launch, switched at run time through MPI_T
+  (``advisor_mpich_cma.mpit``): launched with CMA enabled, it writes the threshold
+  ``MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD`` = 1 (CMA at every size: ``cma-on``) or 2**30 (the copy
+  path: ``cma-off``) on both ranks, and runs one small timed batch per configuration, round after
+  round (on off on off ...; the order inside a round alternates too), first for latency then for
+  bandwidth.  Returns per size ``lat_on_s``/``lat_off_s`` (one-way seconds, mean of a batch of
+  ping-pongs) and ``bw_on_Bps``/``bw_off_Bps`` (bytes/s of a batch of osu_bw windows), one value
+  per round and index-aligned, so a ratio is taken per round between two adjacent batches and the
+  machine's fast/slow state cancels.  When MPI_T is missing or a write fails on any rank the
+  result has ``mpit_error`` and no sizes (the probe then falls back to separate launches).
 
 Before any communication every rank writes its security state (Seccomp, CapEff, user
 namespace) to stderr as one ``advisor-rank-security {json}`` line: when CMA kills the job, the
@@ -48,6 +60,12 @@ MAX_WINDOW_BYTES = 64 << 20
 MAX_SAMPLES = 400
 #: Page alignment of the buffers (the base page size of x86-64 and most aarch64 kernels).
 BUFFER_ALIGN = 4096
+#: MPI_T threshold values of the paired mode: 1 byte (every message >= 1 byte takes CMA) and
+#: 2**30 bytes (no message of a sweep, at most 16 MiB, reaches it: the copy path).
+THRESHOLD_ON, THRESHOLD_OFF = 1, 1 << 30
+#: Most rounds of the paired mode: a profile keeps at most 48 samples per point
+#: (``advisor.runner.MAX_SAMPLES_PER_POINT``), so every round survives in the profile.
+MAX_ROUNDS = 48
 
 
 def _security_line(rank: int) -> None:
@@ -170,15 +188,103 @@ def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
     return {"sizes": out, "buffer": buffer_conditions(sbuf)}
 
 
+def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int) -> dict:
+    from advisor.measure import buffer_conditions, host_buffer
+
+    from advisor_mpich_cma.mpit import Mpit, MpitError
+
+    from advisor_mpich_cma.knobs import CMA_THRESHOLD
+
+    rank = comm.Get_rank()
+    peer = 1 - rank
+    err = None
+    try:
+        mpit = Mpit()
+        thr = mpit.cvar(CMA_THRESHOLD)
+        initial = thr.read()
+        thr.write(THRESHOLD_OFF)
+        verified = thr.read() == THRESHOLD_OFF  # the library took the write
+        thr.write(initial)
+    except MpitError as exc:
+        err = str(exc)
+    errs = comm.allgather(err)
+    if any(errs):
+        return {"mpit_error": "; ".join(f"rank {i}: {e}" for i, e in enumerate(errs) if e)}
+    rounds = max(2, min(MAX_ROUNDS, rounds))
+    values = {"on": THRESHOLD_ON, "off": THRESHOLD_OFF}
+    top = max(sizes)
+    sbuf = host_buffer(top, align=BUFFER_ALIGN, fill="random", seed=rank + 11)
+    rbuf = host_buffer(top, align=BUFFER_ALIGN, fill="random", seed=rank + 21)
+    ack = bytearray(4)
+    out = []
+    # per size, measure and configuration: target_s spread over the rounds
+    per_batch_s = target_s / rounds
+    for n in sizes:
+        s, r = sbuf[:n], rbuf[:n]
+        window = max(1, min(OSU_WINDOW, MAX_WINDOW_BYTES // max(1, n)))
+
+        def pingpong(k: int = 1) -> None:
+            for _ in range(k):
+                if rank == 0:
+                    comm.Send(s, dest=peer, tag=1)
+                    comm.Recv(r, source=peer, tag=1)
+                else:
+                    comm.Recv(r, source=peer, tag=1)
+                    comm.Send(s, dest=peer, tag=1)
+
+        def windows(k: int = 1) -> None:
+            for _ in range(k):
+                if rank == 0:
+                    reqs = [comm.Isend(s, dest=peer, tag=2) for _ in range(window)]
+                    MPI.Request.Waitall(reqs)
+                    comm.Recv(ack, source=peer, tag=3)
+                else:
+                    reqs = [comm.Irecv(r, source=peer, tag=2) for _ in range(window)]
+                    MPI.Request.Waitall(reqs)
+                    comm.Send(ack, dest=peer, tag=3)
+
+        res: dict[str, list[float]] = {"lat_on_s": [], "lat_off_s": [], "bw_on_Bps": [],
+                                       "bw_off_Bps": []}
+        batches = {}
+        for measure, fn in (("lat", pingpong), ("bw", windows)):
+            for cfg in ("on", "off"):  # warm both paths up, calibrate on the slower
+                thr.write(values[cfg])
+                fn(2)
+            k = _calibrate(comm, fn, per_batch_s, 1, 100000)
+            batches[measure] = k
+            for rnd in range(rounds):
+                order = ("on", "off") if rnd % 2 == 0 else ("off", "on")
+                for cfg in order:
+                    thr.write(values[cfg])
+                    fn(1)  # the first message after a switch is not timed
+                    comm.Barrier()
+                    t0 = time.perf_counter()
+                    fn(k)
+                    dt = time.perf_counter() - t0
+                    if measure == "lat":
+                        res[f"lat_{cfg}_s"].append(dt / (2 * k))
+                    else:
+                        res[f"bw_{cfg}_Bps"].append(n * window * k / dt)
+        out.append({"bytes": n, "lat_batch": batches["lat"], "bw_batch": batches["bw"],
+                    "window": window, **res})
+    thr.write(initial)
+    mpit.close()
+    return {"sizes": out, "rounds": rounds, "thresholds": values, "mpit_library": mpit.path,
+            "threshold_initial": initial, "switch_read_back": bool(all(comm.allgather(verified))),
+            "buffer": buffer_conditions(sbuf)}
+
+
 def main(argv: Sequence[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m advisor_mpich_cma.worker")
-    ap.add_argument("mode", choices=("identity", "smoke", "sweep"))
+    ap.add_argument("mode", choices=("identity", "smoke", "sweep", "paired"))
     ap.add_argument("--bytes", type=int, default=1 << 20)
     ap.add_argument("--sizes", default="1024")
     ap.add_argument("--target-s", type=float, default=0.05,
                     help="seconds of steady-state timing per size and measure")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--min-samples", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=16,
+                    help="paired mode: rounds of (on, off) batches per size and measure")
     ap.add_argument("--cpus", default=None,
                     help="per-rank CPU lists 'A/B' (rank 0 on A, rank 1 on B), e.g. '0/8-15'")
     args = ap.parse_args(list(argv))
@@ -204,6 +310,9 @@ def main(argv: Sequence[str]) -> int:
             result.update(_smoke(MPI, sub, args.bytes))
         else:
             comm.Split(MPI.UNDEFINED, rank)
+    elif args.mode == "paired":
+        sizes = [int(x) for x in args.sizes.split(",") if x]
+        result.update(_paired(MPI, comm, sizes, args.target_s, args.rounds))
     else:
         sizes = [int(x) for x in args.sizes.split(",") if x]
         result.update(_sweep(MPI, comm, sizes, args.target_s, args.warmup, args.min_samples))

@@ -75,10 +75,16 @@ if a.usable and "measure" in sys.argv:
                                   "target_s": "0.01"})
     ev = p.measure(ctx)
     adv = p.recommend(a.evidence + ev, f)
-    sweep = [e for e in ev if e.id.startswith(A.SWEEP)][0]
-    vs = A.analyse_sweep(sweep)
-    t = A.threshold_from(vs)
-    out.update(threshold=t.nbytes, any_win=t.any_win, any_loss=t.any_loss,
+    paired = [e for e in ev if e.id.startswith(A.PAIRED)]
+    if paired:  # MPI_T switched in one launch: the minimax decision is what was advised
+        d = A.decision_of(paired, A.library_of(a.evidence, f))
+        out.update(paired=True, threshold=d.advice, any_win=True, any_loss=True)
+    else:
+        sweep = [e for e in ev if e.id.startswith(A.SWEEP)][0]
+        vs = A.analyse_sweep(sweep)
+        t = A.threshold_from(vs)
+        out.update(threshold=t.nbytes, any_win=t.any_win, any_loss=t.any_loss)
+    out.update(
                settings=[(s.name, s.value, s.is_default) for r in adv.recommendations
                          for s in r.settings],
                findings=[x.id for x in adv.findings])
