@@ -33,6 +33,74 @@ def case(name: str) -> dict:
         return tomllib.load(fh)
 
 
+#: The machine the lint catalogues were recorded on: the MPICH 5.0.2 wheel's ``mpivars`` and
+#: glibc 2.36's ``ld.so --list-tunables`` (x86-64).  Lint tests that are about parsing or rules,
+#: not about this host, use these instead of the live ones: an aarch64 glibc has no x86 tunables,
+#: a glibc < 2.33 has no list at all.
+MPIVARS_502 = DATA / "lint" / "mpivars-mpich-5.0.2.txt"
+TUNABLES_236 = DATA / "lint" / "glibc-2.36-list-tunables.txt"
+SHIPPED_PROFILE = REPO / "profiles" / "x86_64-icelake-2core-vm.toml"
+
+
+def recorded_facts():
+    """Facts of the recording machine as lint needs them: upstream MPICH 5.0.2, glibc 2.36
+    (security facts unknown, so nothing is judged blocked)."""
+    from advisor.models import Facts
+
+    return Facts(mpi={"implementation": "mpich", "flavour": "upstream", "version": "5.0.2"},
+                 kernel={"glibc_version": "2.36"})
+
+
+def recorded_catalogues() -> dict:
+    """The libraries' own lists as recorded (``advisor.lint`` catalogues), never this host's."""
+    from advisor import lint as L
+
+    return {"mpich": L.parse_mpivars(MPIVARS_502.read_text(), source="mpivars (recorded)"),
+            "glibc": L.parse_glibc_tunables(TUNABLES_236.read_text())}
+
+
+def profile_made_here(dest: Path, source: Path = SHIPPED_PROFILE) -> Path:
+    """Write ``source`` to ``dest`` with this machine's facts and fingerprint, so a command that
+    compares the profile with the machine (emit's other-machine warning) finds no difference
+    on any host.  Returns ``dest``."""
+    from advisor.facts import detect_fingerprint_facts
+    from advisor.profile import load_profile, save_profile
+
+    here = detect_fingerprint_facts()
+    prof = load_profile(source)
+    save_profile(prof.model_copy(update={"facts": here, "fingerprint": here.fingerprint()}), dest)
+    return dest
+
+
+def yama_scope():
+    """This kernel's Yama ``ptrace_scope`` (0-3), or None without Yama."""
+    try:
+        return int(Path("/proc/sys/kernel/yama/ptrace_scope").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def need_mpich_keeps_cma() -> None:
+    """Skip unless MPICH's init keeps CMA on when asked: it forces CMA off whenever Yama's
+    ``ptrace_scope`` is not 0 (background.md, MPICH 5.0), and then no message takes the
+    single-copy path whatever the test sets."""
+    scope = yama_scope()
+    if scope not in (None, 0):
+        pytest.skip(f"Yama ptrace_scope={scope}: MPICH turns CMA off at init on this machine")
+
+
+def need_cma_usable() -> None:
+    """Skip unless CMA really works between two sibling processes here (the mpich-cma plugin's
+    live ``process_vm_readv`` test) and MPICH keeps it on: a machine whose Yama, seccomp filter
+    or user namespaces block CMA is a machine where the plugin's right answer is "blocked"."""
+    need_mpich_keeps_cma()
+    from advisor_mpich_cma.plugin import sibling_evidence
+
+    ev = sibling_evidence()
+    if ev.values.get("result") != "ok":
+        pytest.skip(f"CMA does not work between siblings here: {ev.values}")
+
+
 def tool(name: str) -> str:
     """Path of a command-line tool from the venv or PATH, or skip the test with the reason."""
     cand = VENV_BIN / name

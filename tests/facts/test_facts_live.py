@@ -4,6 +4,7 @@ pyopencl): a valid Facts, a stable fingerprint, and a fast detection that agrees
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 import sys
 
 import pytest
@@ -30,7 +31,16 @@ def test_live_detect_is_valid_and_complete(live):
     assert live.security.cap_sys_ptrace in (True, False)
     assert live.security.user_namespace and live.security.user_namespace.startswith("user:[")
     core = ("cpu:", "memory:", "kernel:", "security:", "mpi:")
-    assert not [w for w in live.warnings if w.startswith(core)], live.warnings
+    assert not [w for w in live.warnings if w.startswith(core) and not _source_absent(w)], \
+        live.warnings
+
+
+def _source_absent(warning: str) -> bool:
+    """A warning about a sysfs tree this kernel or sandbox does not have (gVisor and some
+    containers hide CPU topology and cache directories): the lenient detector is right to warn."""
+    cpu0 = Path("/sys/devices/system/cpu/cpu0")
+    return ((warning.startswith("cpu: topology") and not (cpu0 / "topology").is_dir())
+            or (warning.startswith("cpu: cache sizes") and not (cpu0 / "cache").is_dir()))
 
 
 def test_live_fingerprint_stable_and_fast_detection_agrees(live):

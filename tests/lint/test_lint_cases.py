@@ -13,21 +13,13 @@ import subprocess
 import sys
 
 import pytest
-from support import DATA, case, tool
+from support import case, recorded_catalogues, recorded_facts, tool
 
 from advisor import lint as L
 from advisor.models import Facts
 
-MPIVARS_502 = DATA / "lint" / "mpivars-mpich-5.0.2.txt"
-TUNABLES_236 = DATA / "lint" / "glibc-2.36-list-tunables.txt"
-
-UPSTREAM_502 = Facts(mpi={"implementation": "mpich", "flavour": "upstream", "version": "5.0.2"},
-                     kernel={"glibc_version": "2.36"})
-
-
-def _recorded_catalogues() -> dict:
-    return {"mpich": L.parse_mpivars(MPIVARS_502.read_text(), source="mpivars (recorded)"),
-            "glibc": L.parse_glibc_tunables(TUNABLES_236.read_text())}
+UPSTREAM_502 = recorded_facts()
+_recorded_catalogues = recorded_catalogues
 
 
 def _by_line(findings):

@@ -143,6 +143,9 @@ def test_faults_missing_fault_plugin_selection_is_bad_input(tmp_path):
 def test_faults_real_mpich_cma_missing_launcher_not_blamed_on_cma(tmp_path):
     """The real mpich-cma probe with a launcher that cannot start: failed naming the launcher,
     and no advice to disable CMA (the launcher, not CMA, is what failed)."""
+    from support import need_cma_usable
+
+    need_cma_usable()  # where CMA is blocked, the sibling test rightly decides before any launch
     out = tmp_path / "p.toml"
     proc, marker = run_advisor(["probe", "-o", str(out), "--plugin", "mpich-cma", "--quick",
                                 "--launcher", "/nonexistent/mpiexec -n 2"], timeout=120)

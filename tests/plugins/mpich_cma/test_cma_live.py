@@ -19,7 +19,7 @@ from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma.identity import cma_applicability, library_defaults, parse_mpivars
 from advisor_mpich_cma.plugin import CmaProbe, smoke_evidence
 from advisor_mpich_cma.sibling import sibling_probe
-from support import tool
+from support import need_mpich_keeps_cma, tool
 
 pytestmark = pytest.mark.integration
 
@@ -120,6 +120,7 @@ def test_mpi_run_under_seccomp_fails_for_real_and_becomes_advice():
     """Both ranks under a filter that denies process_vm_readv: the MPI job dies with MPICH's
     own error, the probe records it, and recommend emits the explicit disable (MPICH 5)."""
     mpiexec = tool("mpiexec")
+    need_mpich_keeps_cma()
     _seccomp_works()
     launcher = [mpiexec, "-n", "2", *DENY]
     ev = smoke_evidence("upstream", 8192, launcher=launcher, timeout_s=60)
@@ -196,6 +197,7 @@ def test_mpi_ranks_in_separate_user_namespaces_fail_with_userns_cause():
     """Each rank in its own user namespace: MPICH 5 keeps CMA on (it only checks Yama) and the
     job dies with errno 1; the cause is the user namespaces, not Yama or seccomp."""
     mpiexec = tool("mpiexec")
+    need_mpich_keeps_cma()
     unshare = shutil.which("unshare")
     if not unshare:
         pytest.skip("unshare (util-linux) not installed")
