@@ -1,6 +1,19 @@
-"""Shared fixtures.  Helpers live in tests/support.py (``from support import case, tool``)."""
+"""Shared fixtures.  Helpers live in tests/support.py (``from support import case, tool``).
+
+Hypothesis is set up here, for every test folder, for a shared machine: inputs stay random
+(other inputs of the same kinds are the point), but nothing depends on how fast the machine is:
+no per-example deadline and no "data generation too slow" health check, which a loaded CI
+machine trips without any fault in the code under test (the first ``tkinter.Tcl()`` of a run
+alone takes longer than Hypothesis' default 200 ms deadline).
+"""
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "advisor", deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+settings.load_profile("advisor")
 
 
 @pytest.fixture
