@@ -101,7 +101,7 @@ def placement_of(src: "np.ndarray", dst: "np.ndarray") -> Placement:
 
 def placed_pair(nbytes: int, *, src_fill: str = "random", dst_fill: str = "random",
                 hugepages: Optional[bool] = None, seed: int = 0,
-                skew_bytes: int = ALIAS_SKEW_BYTES,
+                skew_bytes: int = ALIAS_SKEW_BYTES, src_hugepages: Any = "same",
                 ) -> tuple["np.ndarray", "np.ndarray", dict[str, Any]]:
     """A source and a destination of ``nbytes`` bytes each, never a power of two apart.
 
@@ -115,6 +115,8 @@ def placed_pair(nbytes: int, *, src_fill: str = "random", dst_fill: str = "rando
         nbytes: bytes of each buffer (>= 1).
         src_fill, dst_fill: ``host_buffer`` fills ("random", "zeros", "untouched").
         hugepages: page policy of both mappings (see ``host_buffer``).
+        src_hugepages: the source's own policy when it differs (True, False or None); the
+            default "same" uses ``hugepages``.
         seed: fill seed (the destination uses ``seed + 1``).
         skew_bytes: wanted ``|distance| % 4096``, a multiple of 64 in (0, 4096).
 
@@ -134,7 +136,8 @@ def placed_pair(nbytes: int, *, src_fill: str = "random", dst_fill: str = "rando
     # slack: one period to reach the skew, plus room to step over the windows of the powers of
     # two near a small distance (4, 8, 16, 32 KiB windows overlap); 64 KiB always suffices
     slack = 16 * ALIAS_PERIOD_BYTES
-    src = host_buffer(nbytes, fill=src_fill, hugepages=hugepages, seed=seed)  # type: ignore[arg-type]
+    src = host_buffer(nbytes, fill=src_fill,  # type: ignore[arg-type]
+                      hugepages=hugepages if src_hugepages == "same" else src_hugepages, seed=seed)
     whole = host_buffer(nbytes + slack, fill=dst_fill, hugepages=hugepages,  # type: ignore[arg-type]
                         seed=seed + 1)
     s_addr = src.__array_interface__["data"][0]
