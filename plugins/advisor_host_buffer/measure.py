@@ -189,9 +189,9 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
         description="numpy.copyto of one buffer from untouched / zero-filled / random-filled "
                     "sources into a random-filled destination",
         series=[Series(name="copy", unit=A.BPS, x_name="nbytes", x_unit="bytes", points=pts)],
-        conditions=conditions(**{k: v for k, v in conds[A.RANDOM].items()},
+        conditions=conditions(**{k: v for k, v in conds[A.RANDOM].items() if k != "notes"},
                               thp_enabled=_thp(ctx.facts),
-                              notes={**notes[A.RANDOM], **{
+                              notes={**conds[A.RANDOM].get("notes", {}), **notes[A.RANDOM], **{
                                   f"{label}.placement_near_power_of_two":
                                       n["placement_near_power_of_two"]
                                   for label, n in notes.items() if label != A.RANDOM}}),
