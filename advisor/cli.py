@@ -430,8 +430,6 @@ def emit(
 @boundary
 def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
     """Show a profile: recommendations, verifications, evidence summaries and findings."""
-    import statistics
-
     prof = _load(profile)
     if json_:
         _out(prof.model_dump_json(indent=2, exclude_none=True) + "\n")
@@ -467,16 +465,12 @@ def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
                  "" if v.noise_floor is None else f"{v.noise_floor:.3f}", v.reason or "",
                  v.time or "")
         con.print(t)
-    t = _table("probe", "evidence", "series", "points", "median range", "unit", title="Evidence")
-    for r in prof.results:
-        for ev in r.evidence:
-            for s in ev.series:
-                meds = [pt.stats.median if pt.stats is not None else statistics.median(pt.samples)
-                        for pt in s.points if pt.stats is not None or pt.samples]
-                rng = f"{min(meds):.4g} .. {max(meds):.4g}" if meds else ""
-                _row(t, r.probe, ev.id, s.name, str(len(s.points)), rng, s.unit)
-            if not ev.series:
-                _row(t, r.probe, ev.id, f"{len(ev.values)} value(s)", "", "", "")
+    from advisor.report import EVIDENCE_HEADERS, evidence_rows
+
+    t = _table(*EVIDENCE_HEADERS, title="Evidence (artefact points are not bandwidths: left out "
+                                       "of the ranges and marked)")
+    for row in evidence_rows(prof):
+        _row(t, *row)
     if t.row_count:
         con.print(t)
     # findings as lines, not table cells: remedies hold settings to copy, which a table would

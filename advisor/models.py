@@ -40,6 +40,12 @@ class CpuFacts(Model):
     cores_logical: Optional[int] = Field(None, ge=0)
     cache_l2_bytes: Optional[int] = Field(None, ge=0)
     cache_l3_bytes: Optional[int] = Field(None, ge=0)
+    hypervisor_flag: Optional[bool] = Field(
+        None, description="/proc/cpuinfo lists the 'hypervisor' CPU flag (x86: running under a VM)")
+    virtualization: Optional[str] = Field(
+        None, description="none, or the hypervisor (kvm, xen, vmware, microsoft, ..., 'vm' when "
+        "only the cpuinfo flag says so), from cpuinfo, /sys/hypervisor and DMI (systemd-detect-virt's "
+        "sources)")
 
 
 class MemoryFacts(Model):
@@ -142,7 +148,9 @@ class Facts(Model):
         init; ``advisor.facts.detect_fingerprint_facts``) reproduces it.
         """
         stable = {
-            "cpu": self.cpu.model_dump(mode="json"),
+            # the VM fields came later: left out so that profiles recorded before them keep
+            # their fingerprint (the CPU model and caches already tell the hardware apart)
+            "cpu": self.cpu.model_dump(mode="json", exclude={"hypervisor_flag", "virtualization"}),
             "memory": self.memory.model_dump(mode="json"),
             "kernel": self.kernel.model_dump(mode="json"),
             "mpi": self.mpi.model_dump(mode="json", exclude={"mpiexec"}),

@@ -5,6 +5,11 @@ live machine), ``/sys/devices/system/cpu/online``, ``.../cpu<N>/topology/{physic
 core_cpus_list}`` and ``.../cpu0/cache/index*/{level,type,size}`` (kernel ABI documents
 ``Documentation/ABI/stable/sysfs-devices-system-cpu`` and ``.../testing/sysfs-devices-system-cpu``).
 The micro-architecture name comes from archspec (``archspec.cpu.host()``), only on the live machine.
+Whether the machine is a VM (glibc's copy thresholds come from the cache sizes cpuid reports,
+which hypervisors often hide or invent) comes from the sources systemd-detect-virt reads:
+the cpuinfo ``hypervisor`` flag (x86), ``/sys/hypervisor/type`` (Xen), DMI
+``/sys/class/dmi/id/{sys_vendor,product_name}`` and, on aarch64,
+``/proc/device-tree/hypervisor/compatible``.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ def parse_cpuinfo(text: str) -> dict:
     Returns a dict with keys ``vendor``, ``model_name``, ``processors`` (number of ``processor``
     entries) and ``cores`` (distinct ``(physical id, core id)`` pairs, x86 only), each None when the
     text does not carry it.  aarch64 has no vendor name, only ``CPU implementer`` (a hex code),
-    which is mapped to a name with archspec's ``arm_vendors`` table.  Raises ``ValueError`` when
+    which is mapped to a name with archspec's ``arm_vendors`` table.  ``hypervisor``: the x86
+    ``hypervisor`` flag is listed (True/False), None when the text has no ``flags`` line.  Raises ``ValueError`` when
     the text has no ``processor`` entry at all (garbage or truncated input).
     """
     blocks = [b for b in text.split("\n\n") if b.strip()]
@@ -48,11 +54,13 @@ def parse_cpuinfo(text: str) -> dict:
     model_name = first.get("model name") or first.get("Model name") or first.get("cpu")
     pairs = {(e.get("physical id"), e.get("core id")) for e in procs
              if "physical id" in e and "core id" in e}
+    flags = first.get("flags")
     return {
         "vendor": vendor,
         "model_name": model_name,
         "processors": len(procs),
         "cores": len(pairs) or None,
+        "hypervisor": ("hypervisor" in flags.split()) if flags is not None else None,
     }
 
 
@@ -94,6 +102,42 @@ def cache_sizes(root: Path) -> dict[str, int]:
     return out
 
 
+#: DMI vendor / product substrings -> hypervisor name (the table systemd-detect-virt uses,
+#: systemd src/basic/virt.c ``detect_vm_dmi_vendor``), matched case-insensitively.  "Amazon EC2"
+#: is left out: EC2 bare-metal instances carry it too (the cpuinfo flag catches EC2 VMs).
+DMI_VENDORS = (("kvm", "kvm"), ("qemu", "qemu"), ("vmware", "vmware"), ("innotek", "oracle"),
+               ("virtualbox", "oracle"), ("xen", "xen"), ("bochs", "bochs"),
+               ("parallels", "parallels"), ("bhyve", "bhyve"),
+               ("google compute engine", "google"), ("openstack", "kvm"),
+               ("microsoft corporation virtual machine", "microsoft"))
+
+
+def detect_virtualization(root: Path, hypervisor_flag: Optional[bool]) -> Optional[str]:
+    """The hypervisor under ``root``'s machine, "none", or None when nothing can tell.
+
+    Order: ``/sys/hypervisor/type`` (Xen), DMI vendor and product, aarch64 device tree; then
+    the cpuinfo flag alone gives "vm" (a VM of unknown kind) and its absence "none" (x86 only:
+    the flag is how a hypervisor announces itself, Intel SDM CPUID.1:ECX bit 31).  Raises
+    ``OSError`` only for unreadable (not missing) files; the caller is lenient.
+    """
+    text = read_optional(root, "sys/hypervisor/type")
+    if text and text.strip():
+        return text.strip().lower()
+    dmi = " ".join((read_optional(root, f"sys/class/dmi/id/{f}") or "").strip()
+                   for f in ("sys_vendor", "product_name")).lower()
+    for key, name in DMI_VENDORS:
+        if key in dmi:
+            return name
+    dt = read_optional(root, "proc/device-tree/hypervisor/compatible")
+    if dt and dt.strip("\x00 \n"):
+        return dt.strip("\x00 \n").split(",")[0].lower() or "vm"
+    if hypervisor_flag is True:
+        return "vm"
+    if hypervisor_flag is False:
+        return "none"
+    return None
+
+
 def _live_microarch() -> Optional[str]:
     import archspec.cpu
 
@@ -130,6 +174,8 @@ def detect_cpu(root: Path = Path("/"), notes: Optional[Notes] = None, *,
     if microarch is None and live:
         microarch = _live_microarch
     march = notes.attempt("cpu: archspec", microarch) if microarch else None
+    hv_flag = info.get("hypervisor")
+    virt = notes.attempt("cpu: virtualization", lambda: detect_virtualization(root, hv_flag))
     return CpuFacts(
         arch=notes.attempt("cpu: arch", arch),
         vendor=info.get("vendor"),
@@ -139,4 +185,6 @@ def detect_cpu(root: Path = Path("/"), notes: Optional[Notes] = None, *,
         cores_logical=logical,
         cache_l2_bytes=caches.get("l2"),
         cache_l3_bytes=caches.get("l3"),
+        hypervisor_flag=hv_flag,
+        virtualization=virt,
     )

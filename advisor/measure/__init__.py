@@ -8,7 +8,9 @@
   ``noise_floor_from_aa``, ``interleave`` -> ``InterleaveResult``;
 - fresh processes and MPI jobs: ``run_python``, ``run_mpi``, ``LaunchError``,
   ``mpi_launch_available``, ``resolve_launcher``;
-- plausibility: ``copy_ceiling``, ``plausibility``, ``checked_point``;
+- plausibility: ``copy_ceiling`` / ``measure_ceiling``, ``plausibility``, ``checked_point``;
+- placement and first touch: ``placed_pair`` (never a power of two apart), ``distance_facts``,
+  ``aliasing_artefact``, ``first_touch_artefact``;
 - ``conditions`` -> ``models.Conditions``.
 
 numpy and psutil are imported inside the functions that need them, so importing this package
@@ -26,7 +28,14 @@ from advisor.measure.buffers import (
     residency,
     thp_backed_bytes,
 )
-from advisor.measure.ceiling import CLPEAK_FACTOR, checked_point, copy_ceiling, plausibility
+from advisor.measure.ceiling import (
+    CLPEAK_FACTOR,
+    Ceiling,
+    checked_point,
+    copy_ceiling,
+    measure_ceiling,
+    plausibility,
+)
 from advisor.measure.conditions import conditions, library_versions, thp_mode
 from advisor.measure.interleave import DISAGREE_FACTOR, InterleaveResult, interleave
 from advisor.measure.launch import (
@@ -36,6 +45,17 @@ from advisor.measure.launch import (
     run_command,
     run_mpi,
     run_python,
+)
+from advisor.measure.placement import (
+    ALIAS_SKEW_BYTES,
+    ALIAS_WINDOW_BYTES,
+    Placement,
+    aliasing_artefact,
+    distance_facts,
+    first_touch_artefact,
+    near_power_of_two,
+    placed_pair,
+    placement_of,
 )
 from advisor.measure.sampling import SampleResult, sample, timer_overhead_ns
 from advisor.measure.stats import (
@@ -57,5 +77,7 @@ __all__ = [
     "LaunchError", "mpi_launch_available", "resolve_launcher", "run_command", "run_mpi",
     "run_python", "SampleResult", "sample", "timer_overhead_ns", "Comparison", "SeriesShape",
     "bootstrap_median_ci", "classify_series", "compare", "noise_floor_from_aa", "split_warmup",
-    "summarize", "report",
+    "summarize", "report", "Ceiling", "measure_ceiling", "ALIAS_SKEW_BYTES", "ALIAS_WINDOW_BYTES",
+    "Placement", "aliasing_artefact", "distance_facts", "first_touch_artefact",
+    "near_power_of_two", "placed_pair", "placement_of",
 ]

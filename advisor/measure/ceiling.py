@@ -9,7 +9,8 @@ shared/background.md section 2); ``plausibility`` uses the same factor by defaul
 from __future__ import annotations
 
 import glob
-from typing import Optional, Union
+from dataclasses import dataclass
+from typing import Any, Optional, Union
 
 from advisor.models import Point, Stats
 
@@ -41,10 +42,20 @@ def default_ceiling_bytes() -> int:
     return 2 * cache if cache else 64 * 1024 * 1024
 
 
-def copy_ceiling(nbytes: Optional[int] = None, *, min_samples: int = 10, max_time_s: float = 1.0,
-                 deadline: Optional[float] = None, hugepages: Optional[bool] = None,
-                 seed: int = 0) -> Stats:
-    """Bandwidth of ``numpy.copyto`` between two random-filled, touched host buffers.
+@dataclass(frozen=True)
+class Ceiling:
+    """A measured copy ceiling: ``stats`` in bytes/s and the ``Conditions.notes`` fields of its
+    buffers (``src_fill``, ``dst_fill``, ``placement_*``: see ``advisor.measure.placement``)."""
+
+    stats: Stats
+    notes: dict[str, Any]
+
+
+def measure_ceiling(nbytes: Optional[int] = None, *, min_samples: int = 10,
+                    max_time_s: float = 1.0, deadline: Optional[float] = None,
+                    hugepages: Optional[bool] = None, seed: int = 0) -> Ceiling:
+    """Bandwidth of ``numpy.copyto`` between two random-filled, touched host buffers placed
+    never a power of two apart (``placed_pair``: no 4K aliasing), with the placement recorded.
 
     Args:
         nbytes: bytes per copy (default ``default_ceiling_bytes()``); use the plugin's largest
@@ -54,26 +65,37 @@ def copy_ceiling(nbytes: Optional[int] = None, *, min_samples: int = 10, max_tim
         seed: fill and bootstrap seed.
 
     Returns:
-        ``models.Stats`` in bytes/s (bytes copied per second, each byte counted once) of the
-        steady-state copies; the first copy is warm-up when ``sample`` detects it so.
+        ``Ceiling``: ``stats`` in bytes/s (bytes copied per second, each byte counted once) of
+        the steady-state copies (the first copy is warm-up when ``sample`` detects it so), and
+        ``notes`` for ``Conditions.notes``.
 
     Raises:
-        ValueError: bad arguments; RuntimeError: buffers not resident (see ``host_buffer``).
+        ValueError: bad arguments; RuntimeError: buffers not resident (see ``host_buffer``) or
+        no steady-state sample before the deadline.
     """
     import numpy as np
 
-    from advisor.measure.buffers import host_buffer
+    from advisor.measure.placement import placed_pair
     from advisor.measure.sampling import sample
 
     n = nbytes or default_ceiling_bytes()
-    src = host_buffer(n, fill="random", hugepages=hugepages, seed=seed)
-    dst = host_buffer(n, fill="random", hugepages=hugepages, seed=seed + 1)
+    src, dst, notes = placed_pair(n, src_fill="random", dst_fill="random", hugepages=hugepages,
+                                  seed=seed)
     res = sample(lambda: np.copyto(dst, src), min_samples=min_samples, max_time_s=max_time_s,
                  deadline=deadline)
     point = res.to_point(per_call_bytes=n, seed=seed)
     if point.stats is None:
         raise RuntimeError("copy ceiling: no steady-state sample within the deadline")
-    return point.stats
+    return Ceiling(point.stats, notes)
+
+
+def copy_ceiling(nbytes: Optional[int] = None, *, min_samples: int = 10, max_time_s: float = 1.0,
+                 deadline: Optional[float] = None, hugepages: Optional[bool] = None,
+                 seed: int = 0) -> Stats:
+    """``measure_ceiling(...).stats``: the copy ceiling in bytes/s (see ``measure_ceiling``;
+    same arguments and errors).  Use ``measure_ceiling`` to record the placement too."""
+    return measure_ceiling(nbytes, min_samples=min_samples, max_time_s=max_time_s,
+                           deadline=deadline, hugepages=hugepages, seed=seed).stats
 
 
 def _peak(ceiling: Union[Stats, float]) -> float:

@@ -160,6 +160,19 @@ def zero_page_inflation(ev: Evidence, series: Optional[str] = None) -> Optional[
     return None
 
 
+def untouched_only(ev: Evidence) -> list[str]:
+    """``"<series>/<label>"`` of the untouched-source points of ``ev`` in series that have no
+    random-filled point to compare with ([] when every series has one, or none is untouched)."""
+    out = []
+    for s in ev.series:
+        labels = {p.label for p in s.points}
+        if RANDOM in labels:
+            continue
+        out += [f"{s.name}/{p.label}" for p in s.points
+                if p.label is not None and p.label.startswith(UNTOUCHED)]
+    return out
+
+
 def label_artefacts(
     ev: Evidence, ceiling: "Optional[Stats | float]", *, factor: float = CLPEAK_CEILING_FACTOR
 ) -> Evidence:

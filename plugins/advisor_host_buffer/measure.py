@@ -20,6 +20,21 @@ Stages, each skipped (and recorded as skipped) when the budget left is short:
 Options (``--option key=value``): ``nbytes`` (bytes of the single-size stages),
 ``sweep_mib`` (comma-separated sweep sizes in MiB).
 
+Faults (which copies run in the advisor's own process, and why that is safe):
+
+- in a child (``run_python`` -> :mod:`advisor_host_buffer.worker`): the memcpy sweep, glibc
+  ``malloc`` + ``memset`` through ctypes (raw pointers), NUMA placement;
+- in-process, stages 1 and 2: ``numpy.copyto`` and numpy slice writes between ``host_buffer``
+  arrays.  These cannot fault: numpy checks shapes before it copies (no access outside the
+  arrays), every array is a private anonymous mapping this process owns for the whole copy,
+  and touched buffers were verified resident (pagemap) before timing.  The page faults they
+  take are ordinary demand faults served by the kernel; memory exhaustion (the OOM killer)
+  would end a child just the same and is bounded by ``MEMORY_FRACTION``;
+- in-process, stage 3 (OpenCL / CuPy transfers): driver copies from the same harness arrays,
+  sized by numpy; they do not fault unless the driver is broken.  Not yet moved to a worker
+  (a broken driver would take the probe run down; the runner records the probe as failed only
+  if Python survives): see docs/internals.md.
+
 Sizes: the default buffer is 256 MiB, the size of the issue's measurements; the sweep
 goes from 1 MiB to 512 MiB (4 MiB-256 MiB with ``--quick``), never beyond 1/16 of the memory.
 """
@@ -38,6 +53,7 @@ from advisor.measure import (
     host_buffer,
     interleave,
     noise_floor_from_aa,
+    placed_pair,
     run_python,
     sample,
     summarize,
@@ -140,16 +156,19 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
     import numpy as np
 
     smp = _sampler(ctx, ctx.quick)
-    dst = host_buffer(nbytes, fill="random", seed=ctx.seed + 7)
     points: list[Point] = []
     conds = {}
+    notes = {}
     for label, fill, huge in ((A.UNTOUCHED, "untouched", False), ("untouched-huge", "untouched", True),
                               (A.ZEROS, "zeros", None), (A.RANDOM, "random", None)):
-        src = host_buffer(nbytes, fill=fill, hugepages=huge, seed=ctx.seed)
+        # a fresh placed pair per source: the destination is random-filled (touched) before
+        # timing and never a power of two from the source (no 4K aliasing); see placed_pair
+        src, dst, notes[label] = placed_pair(nbytes, src_fill=fill, dst_fill="random",
+                                             src_hugepages=huge, seed=ctx.seed)
         conds[label] = buffer_conditions(src)
-        points.append(smp(lambda src=src: np.copyto(dst, src)).to_point(
+        points.append(smp(lambda src=src, dst=dst: np.copyto(dst, src)).to_point(
             x=float(nbytes), label=label, per_call_bytes=nbytes, seed=ctx.seed))
-        del src
+        del src, dst
     by = {p.label: p for p in points}
     ceiling = by[A.RANDOM].stats
     values: dict[str, Any] = {"nbytes": nbytes}
@@ -170,8 +189,12 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
         description="numpy.copyto of one buffer from untouched / zero-filled / random-filled "
                     "sources into a random-filled destination",
         series=[Series(name="copy", unit=A.BPS, x_name="nbytes", x_unit="bytes", points=pts)],
-        conditions=conditions(**{k: v for k, v in conds[A.RANDOM].items()},
-                              thp_enabled=_thp(ctx.facts)),
+        conditions=conditions(**{k: v for k, v in conds[A.RANDOM].items() if k != "notes"},
+                              thp_enabled=_thp(ctx.facts),
+                              notes={**conds[A.RANDOM].get("notes", {}), **notes[A.RANDOM], **{
+                                  f"{label}.placement_near_power_of_two":
+                                      n["placement_near_power_of_two"]
+                                  for label, n in notes.items() if label != A.RANDOM}}),
         values=values,
     )
     return ev
@@ -271,12 +294,15 @@ def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
 
 
 def _sweep_run(sizes: list[int], env: Optional[dict[str, str]], quick: bool, seed: int,
-               timeout_s: float, passes_out: Optional[dict] = None) -> list[Point]:
+               timeout_s: float, passes_out: Optional[dict] = None,
+               notes_out: Optional[dict] = None) -> list[Point]:
     req = {"task": "sweep", "sizes_bytes": sizes, "min_samples": 3 if quick else 4,
            "max_time_s": 0.1 if quick else 0.2, "seed": seed, "passes": 2}
     out = run_python(WORKER, [json.dumps(req)], env=env, timeout_s=timeout_s)
     if passes_out is not None:
         passes_out.update(out.get("passes", {}))
+    if notes_out is not None:
+        notes_out.update(out.get("notes", {}))
     return [Point.model_validate(p) for p in out["points"]]
 
 
@@ -299,7 +325,8 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     timeout = max(5.0, min(120.0, ctx.remaining_s()))
     t0 = time.monotonic()
     passes: dict = {}
-    runs = {"default": [_sweep_run(sizes, None, ctx.quick, ctx.seed, timeout, passes)]}
+    placement: dict = {}
+    runs = {"default": [_sweep_run(sizes, None, ctx.quick, ctx.seed, timeout, passes, placement)]}
     one_run_s = time.monotonic() - t0
     first = runs["default"][0]
     values: dict[str, Any] = {"sweep_run_s": one_run_s}
@@ -404,7 +431,8 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
         series=series,
         conditions=conditions(thp_enabled=_thp(ctx.facts), buffer_kind="pageable",
                               buffer_fill="random", align_bytes=64,
-                              notes={"tuned_env": env_tuned["GLIBC_TUNABLES"]} if env_tuned else {}),
+                              notes={**placement, **({"tuned_env": env_tuned["GLIBC_TUNABLES"]}
+                                                     if env_tuned else {})}),
         values=values,
     )
 

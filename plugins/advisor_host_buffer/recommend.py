@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from advisor.measure import classify_series
+from advisor.measure import classify_series, first_touch_artefact
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
 from . import analysis as A
@@ -75,8 +75,10 @@ def recommend(evidence: Sequence[Evidence], facts: Facts, *, noise_floor: float 
     recs: list[Recommendation] = []
 
     _zero_page(ev, findings)
+    _placement_and_touch(ev, findings, nf)
     _first_use(ev, findings, nf)
     _thp(ev, facts, findings, recs)
+    _nt_cache_size(ev, facts, findings)
     _sweep(ev, facts, findings, recs, nf)
     _numa(ev, facts, findings)
     return Advice(recommendations=recs, findings=findings)
@@ -94,6 +96,18 @@ def _zero_page(ev: list[Evidence], findings: list[Finding]) -> None:
             continue
         inf = A.zero_page_inflation(e, None if ev_id == A.EV_ZERO_MEMCPY else "h2d")
         if inf is None:
+            only = A.untouched_only(e)
+            if only:
+                findings.append(Finding(
+                    id=f"zero-page-untouched-only{suffix}",
+                    severity="warning",
+                    message=(f"{what} was measured only from untouched host buffers "
+                             f"({', '.join(only)}): their pages map the shared zero page, so the "
+                             "figures are zero-page artefacts, not bandwidths, and no initialised "
+                             "figure exists to compare them with"),
+                    remedy=PREFAULT_REMEDY,
+                    evidence=[ev_id],
+                ))
             continue
         if inf.significant():
             findings.append(Finding(
@@ -132,10 +146,14 @@ def _transfers(ev: list[Evidence], ev_id: str, api: str, findings: list[Finding]
             if s is None:
                 continue
             for p in s.points:
+                if p.label == A.UNTOUCHED:
+                    continue
+                if p.artefact:  # never shown as a bandwidth: only its label
+                    parts.append(f"{direction} {p.label}: artefact, not a bandwidth")
+                    continue
                 m = A.point_median(p)
-                if m is not None and p.label != A.UNTOUCHED:
-                    tag = " [artefact]" if p.artefact else ""
-                    parts.append(f"{direction} {p.label} {A.fmt_bw(m)}{tag}")
+                if m is not None:
+                    parts.append(f"{direction} {p.label} {A.fmt_bw(m)}")
         if parts:
             findings.append(Finding(
                 id=f"{api}-transfer-bandwidth",
@@ -144,6 +162,81 @@ def _transfers(ev: list[Evidence], ev_id: str, api: str, findings: list[Finding]
                         "host memory: " + "; ".join(parts),
                 evidence=[ev_id],
             ))
+
+
+# --------------------------------------------------------------------------- placement, touch
+
+
+def _placement_and_touch(ev: list[Evidence], findings: list[Finding], nf: float) -> None:
+    """Copy evidence measured at an aliasing placement, or into an untouched destination whose
+    bandwidth falls with size (the notes written by ``advisor.measure.placed_pair``)."""
+    for e in ev:
+        notes = e.conditions.notes
+        near = sorted(k for k, v in notes.items()
+                      if k.endswith("placement_near_power_of_two") and v is True)
+        if near:
+            findings.append(Finding(
+                id="copy-placement-aliasing", severity="warning",
+                message=(f"{e.id}: source and destination were within 4 KiB of a power of two "
+                         f"apart ({', '.join(near)}): loads and stores share their low 12 address "
+                         "bits (4K aliasing, Intel Optimization Reference Manual), so these copy "
+                         "figures may measure aliasing, not memory"),
+                remedy="re-measure with advisor.measure.placed_pair (destination skewed by "
+                       "2 KiB mod 4 KiB)",
+                evidence=[e.id]))
+        dst_fill = notes.get("dst_fill")
+        if dst_fill != "untouched":
+            continue
+        for s in e.series:
+            if s.unit != A.BPS:
+                continue
+            label = first_touch_artefact(
+                [(p.x, p.samples) for p in s.points if p.x is not None and not p.artefact],
+                dst_fill=str(dst_fill), noise_floor=nf)
+            if label:
+                findings.append(Finding(
+                    id="first-touch-in-timed-region", severity="warning",
+                    message=f"{e.id} ({s.name}): {label}",
+                    remedy=PREFAULT_REMEDY + "; touch the destination too, before timing",
+                    evidence=[e.id]))
+                break
+
+
+# --------------------------------------------------------------------------- glibc cache facts
+
+#: glibc's x86 memcpy derives ``x86_non_temporal_threshold`` from the shared (last-level) cache
+#: size it reads with cpuid at start-up (glibc ``sysdeps/x86/dl-cacheinfo.h``,
+#: ``dl_init_cacheinfo``: a fraction of the shared cache, raised to the tunable's minimum).  With
+#: no shared cache reported the threshold is derived from nothing.
+NT_SOURCE = "glibc sysdeps/x86/dl-cacheinfo.h (dl_init_cacheinfo)"
+
+
+def _nt_cache_size(ev: list[Evidence], facts: Facts, findings: list[Finding]) -> None:
+    if facts.cpu.arch not in ("x86_64", "i686", "i386"):
+        return  # the tunable exists only on x86
+    l3 = facts.cpu.cache_l3_bytes
+    if l3:  # reported and non-zero
+        return
+    tun = A.find_evidence(ev, A.EV_TUNABLES)
+    nt = tun.values.get("glibc.cpu.x86_non_temporal_threshold.value") if tun else None
+    shared = tun.values.get("glibc.cpu.x86_shared_cache_size.value") if tun else None
+    vm = facts.cpu.virtualization
+    findings.append(Finding(
+        id="glibc-nt-threshold-no-cache-size",
+        severity="warning",
+        message=(
+            f"the machine reports {'no' if l3 is None else 'a zero-byte'} L3 cache"
+            + (f" (virtualization: {vm})" if vm and vm != "none" else "")
+            + f"; glibc derives its memcpy non-temporal threshold from the shared cache size "
+            f"({NT_SOURCE}), so the threshold in effect"
+            + (f" ({A.fmt_bytes(int(nt))}" + (f", from a shared cache of {A.fmt_bytes(int(shared))})"
+                                              if isinstance(shared, int) else ")")
+               if isinstance(nt, int) else "")
+            + " rests on a missing cache size, not on this machine's memory"),
+        remedy=("measure the memcpy sweep ('advisor probe --plugin host-buffer') and set "
+                "glibc.cpu.x86_non_temporal_threshold from its cliff; on a VM, ask for the host's "
+                "cache topology to be passed through (e.g. QEMU -cpu host,l3-cache=on)"),
+        evidence=[A.EV_TUNABLES] if tun else []))
 
 
 # --------------------------------------------------------------------------- first use

@@ -5,9 +5,11 @@ one process per configuration.  Each task here is a pure function of its argumen
 JSON-able dict; :func:`run` dispatches ``{"task": name, **kwargs}``.  Tasks:
 
 - ``sweep(sizes_bytes, min_samples, max_time_s, seed, passes)``: memcpy (``numpy.copyto``
-  between two random-filled, 64 B-aligned harness buffers; numpy hands contiguous copies to
-  libc ``memcpy``) at each size, sizes visited in turn; ``passes`` keeps each visit's samples
-  (an A/A repeat inside the process) -> ``{"points": [models.Point as dict, bytes/s], "glibc_tunables": str|None}``.
+  between two random-filled, 64 B-aligned harness buffers from ``placed_pair``: never a power
+  of two apart, so no 4K aliasing, and the destination touched before timing; numpy hands
+  contiguous copies to libc ``memcpy``) at each size, sizes visited in turn; ``passes`` keeps
+  each visit's samples (an A/A repeat inside the process) -> ``{"points": [models.Point as
+  dict, bytes/s], "glibc_tunables": str|None, "notes": placement and fills}``.
 - ``malloc_touch(nbytes, repeats)``: glibc ``malloc`` + first touch (``memset``) + ``free`` of
   ``nbytes``, seconds per round -> ``{"samples": [...]}``.  This one allocates with libc itself on
   purpose: the subject is glibc malloc's own mmap path (``glibc.malloc.hugetlb``), which the
@@ -37,12 +39,12 @@ def sweep(sizes_bytes: Sequence[int], min_samples: int = 5, max_time_s: float = 
     """
     import numpy as np
 
-    from advisor.measure import host_buffer, sample, summarize
+    from advisor.measure import placed_pair, sample, summarize
     from advisor.models import Point
 
     top = int(max(sizes_bytes))
-    src = host_buffer(top, fill="random", seed=seed)
-    dst = host_buffer(top, fill="random", seed=seed + 1)
+    # the leading slices keep the pair's distance, so every size is placed the same way
+    src, dst, notes = placed_pair(top, src_fill="random", dst_fill="random", seed=seed)
     samples: dict[int, list[float]] = {int(n): [] for n in sizes_bytes}
     warm: dict[int, list[float]] = {int(n): [] for n in sizes_bytes}
     per_pass: dict[int, list[list[float]]] = {int(n): [] for n in sizes_bytes}
@@ -58,7 +60,7 @@ def sweep(sizes_bytes: Sequence[int], min_samples: int = 5, max_time_s: float = 
     points = [Point(x=float(n), samples=v, warmup=warm[n], stats=summarize(v, seed=seed))
               .model_dump(mode="json") for n, v in samples.items()]
     return {"points": points, "passes": {str(n): v for n, v in per_pass.items()},
-            "glibc_tunables": os.environ.get("GLIBC_TUNABLES")}
+            "glibc_tunables": os.environ.get("GLIBC_TUNABLES"), "notes": notes}
 
 
 def malloc_touch(nbytes: int, repeats: int = 5) -> dict[str, Any]:

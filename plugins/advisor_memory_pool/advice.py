@@ -145,14 +145,95 @@ def _pool_findings(side: str, w: Workload, choice: model.Choice, large_page: int
                      f"requested bytes{risk}"),
             remedy=f"prefer '{choice.best.config.label}' (waste {choice.best.waste_ratio:.2%})",
             evidence=ev_ids))
-    if choice.grow.limited:
+    return out + _grow_findings(side, choice, ev_ids)
+
+
+def _grow_findings(side: str, choice: model.Choice, ev_ids: list[str]) -> list[Finding]:
+    if not choice.grow.limited:
+        return []
+    return [Finding(
+        id=f"{side}-pool-limit-below-request-plus-grow",
+        severity="warning" if choice.grow.feasible and choice.fits else "error",
+        message=(f"limit smaller than largest request + 1 GiB grow-by: {choice.grow.reason}"),
+        remedy=("raise the pool limit or lower ranks per GPU"
+                if not (choice.grow.feasible and choice.fits)
+                else "the recommended grow-by is lowered to fit; raise the limit to grow by 1 GiB"),
+        evidence=ev_ids)]
+
+
+def _capacity_text(side: str, budget: int, w: Workload) -> str:
+    what = "device memory" if side == "device" else "host memory"
+    parts = []
+    if w.pool_limit_bytes is not None or w.pool_limit_fraction is not None:
+        parts.append("the pool limit")
+    if w.ranks_per_gpu > 1 and side == "device":
+        parts.append(f"{what} shared by {w.ranks_per_gpu} ranks")
+    return f"{budget} B ({', '.join(parts) or what})"
+
+
+def oom_findings(side: str, w: Workload, choice: model.Choice, large_page: int,
+                 budget: Optional[int], ev_ids: list[str]) -> list[Finding]:
+    """The out-of-memory verdicts (``pool-oom``, ``pool-oom-current``) and the waste of the
+    user's own settings (``<side>-current-pool-waste``), all pure.
+
+    ``pool-oom`` (error): the workload's requests, all live at once, exceed the capacity
+    (``budget``, bytes: device or host memory per rank, or the pool limit), or every candidate
+    configuration reserves more than it.  ``pool-oom-current`` (error): the settings the user
+    gave (``--option pool-alignment/pool-first-block/pool-next-block``) reserve more than it.
+    ``<side>-current-pool-waste``: what those settings reserve beyond the requests (warning
+    when that is more than the recommended configuration reserves beyond them, else info).
+    No capacity known -> no OOM verdict.
+    """
+    out: list[Finding] = []
+    demand = w.demand_bytes
+    cur = model.evaluate(w.current, w.sizes, large_page)
+    cur_need = model.reserved_at_peak(w.current, w.sizes, w.peak_bytes)
+    live = "at its peak" if w.peak_bytes is not None else "live at once"
+    given = w.current.label == "current"
+    if budget is not None:
+        cap = _capacity_text(side, budget, w)
+        if model.fits(demand, budget) is False:
+            out.append(Finding(
+                id="pool-oom", severity="error", evidence=ev_ids,
+                message=(f"{side} pool: out of memory: the workload's {len(w.sizes)} "
+                         f"allocation(s) need {demand} B {live}, more than the capacity "
+                         f"of {cap}, whatever the pool settings"),
+                remedy=("use fewer or smaller allocations per rank, fewer ranks per GPU, or a "
+                        "larger pool limit / more memory")))
+        elif not choice.fits:
+            out.append(Finding(
+                id="pool-oom", severity="error", evidence=ev_ids,
+                message=(f"{side} pool: out of memory: the requests ({demand} B) fit the "
+                         f"capacity of {cap}, but every large-page pool configuration reserves "
+                         f"more ({'; '.join(f'{k}: {v}' for k, v in choice.rejected.items())}); "
+                         "no pool setting is recommended"),
+                remedy=("raise the capacity or lower the demand; a pool cannot hold this "
+                        "workload with large-page blocks")))
+        if given and model.fits(cur_need, budget) is False:
+            out.append(Finding(
+                id="pool-oom-current", severity="error", evidence=ev_ids,
+                message=(f"{side} pool: your settings (alignment {w.current.alignment_bytes} B, "
+                         f"first block {w.current.first_block_bytes} B, next block "
+                         f"{w.current.next_block_bytes} B) reserve {cur_need} B {live}, more "
+                         f"than the capacity of {cap}: out of memory"),
+                remedy="lower the block sizes (see this plugin's recommendation, if any)"))
+    if given:
+        over = model.overhead_bytes(cur)
+        best = choice.best
+        usable = choice.fits and model.fits(demand, budget) is not False
+        heavy = usable and over > model.overhead_bytes(best)
+        cmp_txt = ("" if not usable
+                   else f"; the recommended '{best.config.label}' reserves {best.reserved_bytes} B "
+                        f"({model.overhead_bytes(best)} B beyond the requests)")
         out.append(Finding(
-            id=f"{side}-pool-limit-below-request-plus-grow",
-            severity="warning" if choice.grow.feasible else "error",
-            message=(f"limit smaller than largest request + 1 GiB grow-by: {choice.grow.reason}"),
-            remedy=("raise the pool limit or lower ranks per GPU" if not choice.grow.feasible
-                    else "the recommended grow-by is lowered to fit; raise the limit to grow by 1 GiB"),
-            evidence=ev_ids))
+            id=f"{side}-current-pool-waste", severity="warning" if heavy else "info",
+            evidence=ev_ids,
+            message=(f"{side} pool with your settings (alignment {w.current.alignment_bytes} B, "
+                     f"first block {w.current.first_block_bytes} B, next block "
+                     f"{w.current.next_block_bytes} B): reserves {cur.reserved_bytes} B for "
+                     f"{demand} B of requests: {over} B beyond them ({over / demand:.2%}), of "
+                     f"which {cur.waste_bytes} B is rounding to the alignment"
+                     + (f"; {over / budget:.1%} of the capacity" if budget else "") + cmp_txt)))
     return out
 
 
@@ -179,8 +260,8 @@ def _next_block_caveat(side: str, choice: model.Choice) -> str:
     if side != "device" or choice.best.config.label != "compensated block":
         return ""
     alt = next((r for r in choice.candidates if r.config.label == "large-page alignment"), None)
-    if alt is None:
-        return ""
+    if alt is None or alt.config.label in choice.rejected:
+        return ""  # never suggest, even conditionally, a configuration over the budget
     return (f" Caveat: DLA-Future >= 0.7 may ignore NEXT_BLOCK for the device pool (unconfirmed, "
             f"code reading); if later device blocks are still slow on first use, set "
             f"ALIGNMENT_BYTES={alt.config.alignment_bytes} instead (waste {alt.waste_ratio:.2%}).")
@@ -203,6 +284,15 @@ def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
         findings.append(Finding(id="host-hugepage-first-touch", severity="info",
                                 message=speedup_txt, evidence=[HOST_FIRST_TOUCH]))
 
+    limit = w.pool_limit_bytes
+    if limit is None and w.pool_limit_fraction is not None and facts.memory.total_bytes:
+        limit = int(facts.memory.total_bytes * w.pool_limit_fraction)
+    budget = model.memory_budget(device_total=facts.memory.total_bytes, pool_limit=limit)
+    choice = model.choose(w.sizes, lp, budget=budget, peak=w.peak_bytes)
+    oom = oom_findings("host", w, choice, lp, budget, ev_ids)
+    findings += oom
+    nothing_fits = any(f.id == "pool-oom" for f in oom)
+
     if mode == "never":
         findings.append(Finding(
             id="host-thp-never", severity="info",
@@ -212,10 +302,8 @@ def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
                    "first touch or registration cost matters"))
         return Advice(recommendations=recs, findings=findings)
 
-    limit = w.pool_limit_bytes
-    budget = model.memory_budget(device_total=facts.memory.total_bytes, pool_limit=limit)
-    choice = model.choose(w.sizes, lp, budget=budget)
-    findings += _pool_findings("host", w, choice, lp, budget, ev_ids)
+    findings += (_grow_findings("host", choice, ev_ids) if nothing_fits else
+                 _pool_findings("host", w, choice, lp, budget, ev_ids))
 
     if mode == "madvise":
         note = (" THP 'madvise': use 2 MiB-aligned host pool chunks with MADV_HUGEPAGE "
@@ -246,6 +334,8 @@ def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
         note = " THP mode unknown: the advice assumes 'madvise'."
     if measured:
         note += f" Measured here: {speedup_txt.split(': ', 1)[1]}"
+    if nothing_fits:  # never recommend a setting whose demand exceeds the capacity
+        return Advice(recommendations=recs, findings=findings)
     rec = _pool_recommendation("host", choice, lp, lp_src,
                                "high" if real else ("medium" if measured else "low"), ev_ids, note)
     recs.append(rec)
@@ -304,8 +394,14 @@ def recommend_device(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     if churn is not None:
         sizes.append(churn["largest_bytes"])
     w = Workload(tuple(sizes), w.source, w.ranks_per_gpu, w.pool_limit_bytes,
-                 w.pool_limit_fraction, w.current)
-    choice = model.choose(w.sizes, lp, budget=budget)
+                 w.pool_limit_fraction, w.current, w.peak_bytes)
+    choice = model.choose(w.sizes, lp, budget=budget, peak=w.peak_bytes)
+    oom = oom_findings("device", w, choice, lp, budget, ev_ids)
+    findings += oom
+    if any(f.id == "pool-oom" for f in oom):
+        # nothing fits: no pool setting, no persistent pool, only the verdict (and CuPy facts)
+        findings += _grow_findings("device", choice, ev_ids) + _cupy_findings(facts, w, choice, budget)
+        return Advice(recommendations=[], findings=findings)
     findings += _pool_findings("device", w, choice, lp, budget, ev_ids)
 
     confidence = "medium"

@@ -11,6 +11,13 @@ first touch).  Per repeat, interleaved huge / nohuge:
   ``cudaHostRegister`` pin pages the same way, through the kernel's pin_user_pages); left out when
   the memlock limit is below one large page.
 
+Faults: this runs in the advisor's own process, and cannot fault it: the writes are numpy
+slice assignments inside a ``host_buffer`` array (bounds checked by numpy, a private anonymous
+mapping owned here), and ``mlock`` / ``munlock`` are system calls on a range inside that
+mapping (``pin_bytes`` <= the chunk): a refusal is an errno, recorded as ``register_skipped``.
+The page faults taken are the demand faults being measured.  (The device side's CuPy copies
+run in-process too, in driver code: see ``measure_device``.)
+
 Statistics come from the harness (``summarize``, ``compare``); the THP mode and buffer policy are
 recorded in the evidence's conditions.
 """

@@ -239,13 +239,48 @@ def choose_grow_by(largest_request: int, large_page: int, budget: Optional[int])
 
 @dataclass(frozen=True)
 class Choice:
-    """The recommended configuration and the candidates it was chosen from."""
+    """The recommended configuration and the candidates it was chosen from.
+
+    ``fits``: False when no candidate's reserved bytes fit the budget (``best`` is then the
+    smallest and must not be recommended); ``rejected``: label -> why, for candidates over the
+    budget.
+    """
 
     best: PoolReport
     candidates: tuple[PoolReport, ...]
     grow: GrowBy
     why: str = ""
     rejected: dict = field(default_factory=dict)
+    fits: bool = True
+
+
+def workload_demand(requests: Sequence[int]) -> int:
+    """Bytes the workload needs with every request live at once (the sum of the requests)."""
+    return sum(int(s) for s in requests)
+
+
+def fits(demand_bytes: int, capacity_bytes: Optional[int]) -> Optional[bool]:
+    """True when ``demand_bytes`` fit ``capacity_bytes``; None when the capacity is unknown."""
+    return None if capacity_bytes is None else demand_bytes <= capacity_bytes
+
+
+def reserved_at_peak(config: PoolConfig, requests: Sequence[int], peak: Optional[int] = None) -> int:
+    """Bytes ``config`` reserves from its backing allocator for the workload (bytes).
+
+    Without ``peak`` every request is live at once: the sum of ``backing_blocks``.  With
+    ``peak`` (the most bytes live at once, the rest freed back to the pool first) the pool must
+    at least back one request of ``peak`` bytes: a lower bound that ignores fragmentation, so a
+    configuration over the capacity by this measure runs out of memory for certain.
+    """
+    if peak is None:
+        return sum(backing_blocks(config, requests))
+    return sum(backing_blocks(config, [peak]))
+
+
+def overhead_bytes(report: PoolReport) -> int:
+    """Bytes a configuration reserves beyond what the workload requests (rounding, unused block
+    space and the ``+ alignment`` of each backing request): ``reserved - requested``."""
+    return report.reserved_bytes - sum(report.requests)
 
 
 def candidate_configs(requests: Sequence[int], large_page: int, grow_by: int,
@@ -271,14 +306,16 @@ def candidate_configs(requests: Sequence[int], large_page: int, grow_by: int,
 
 
 def choose(requests: Sequence[int], large_page: int, *, budget: Optional[int] = None,
-           base_alignment: int = UMPIRE_ALIGNMENT_BYTES) -> Choice:
+           base_alignment: int = UMPIRE_ALIGNMENT_BYTES, peak: Optional[int] = None) -> Choice:
     """Pick the Umpire configuration whose backing blocks are all large-page multiples at the
-    least waste, with the grow-by the budget allows.
+    least waste, with the grow-by the budget allows, among those whose reserved bytes fit the
+    budget (``Choice.fits`` False when none does).
 
     :param requests: allocation sizes, bytes.
     :param large_page: bytes.
     :param budget: bytes one rank's pool may hold (see ``memory_budget``), or None.
     :param base_alignment: the alignment kept by the compensated-block candidate (bytes).
+    :param peak: bytes live at once when not every request is (see ``reserved_at_peak``).
     :raises ValueError: empty workload.
     """
     if not requests:
@@ -286,13 +323,23 @@ def choose(requests: Sequence[int], large_page: int, *, budget: Optional[int] = 
     grow = choose_grow_by(max(requests), large_page, budget)
     configs = candidate_configs(requests, large_page, grow.bytes or large_page, base_alignment)
     reports = [evaluate(c, requests, large_page) for c in configs]
-    ok = [r for r in reports if r.all_multiples]
+    # never a configuration whose reserved bytes exceed the budget (not even as an alternative)
+    need = {r.config.label: reserved_at_peak(r.config, requests, peak) for r in reports}
+    rejected = {r.config.label: (f"reserves {need[r.config.label]} B at the peak, more than the "
+                                 f"{budget} B budget")
+                for r in reports if fits(need[r.config.label], budget) is False}
+    fitting = [r for r in reports if r.config.label not in rejected]
+    if not fitting:
+        best = min(reports, key=lambda r: need[r.config.label])
+        return Choice(best, tuple(reports), grow, "no candidate fits the budget", rejected, False)
+    ok = [r for r in fitting if r.all_multiples]
     # least waste; on a tie prefer the large-page alignment (robust if a library ignores the
     # next-block setting, see DLA-Future note in background.md)
-    best = min(ok or reports, key=lambda r: (r.waste_bytes, r.config.label != "large-page alignment"))
+    best = min(ok or fitting, key=lambda r: (r.waste_bytes, r.config.label != "large-page alignment"))
     why = (f"{best.config.label}: waste {best.waste_ratio:.2%} of requested bytes; "
-           + "; ".join(f"{r.config.label}: waste {r.waste_ratio:.2%}" for r in reports if r is not best))
-    return Choice(best, tuple(reports), grow, why)
+           + "; ".join(f"{r.config.label}: waste {r.waste_ratio:.2%}" for r in fitting if r is not best)
+           + "".join(f"; {k} rejected: {v}" for k, v in rejected.items()))
+    return Choice(best, tuple(reports), grow, why, rejected)
 
 
 def parse_thp_mode(value: Optional[str]) -> Optional[str]:

@@ -8,6 +8,7 @@ Options (all optional; sizes accept pydantic ``ByteSize`` syntax: ``8MiB``, ``1G
 ``element-size``    bytes per element of ``tile`` (default 8: double precision)
 ``ranks-per-gpu``   ranks sharing one GPU (divides device memory between their pools)
 ``pool-limit``      the pool's limit: a size, or a percentage of device memory (``90%``)
+``peak-bytes``      the most bytes live at once (default: every allocation size live together)
 ``pool-alignment``  the alignment the program's Umpire pool uses now (default: DLA-Future's 16)
 ``pool-first-block`` / ``pool-next-block``  its block sizes now (default: DLA-Future's 1 GiB)
 ==================  ===========================================================================
@@ -31,7 +32,7 @@ from . import model
 
 WORKLOAD_ID = "workload"
 KNOWN_OPTIONS = ("alloc-size", "tile", "element-size", "ranks-per-gpu", "pool-limit",
-                 "pool-alignment", "pool-first-block", "pool-next-block")
+                 "pool-alignment", "pool-first-block", "pool-next-block", "peak-bytes")
 
 _BYTES = TypeAdapter(ByteSize)
 
@@ -46,6 +47,12 @@ class Workload:
     pool_limit_bytes: Optional[int] = None
     pool_limit_fraction: Optional[float] = None
     current: model.PoolConfig = model.DLAF_DEFAULT
+    peak_bytes: Optional[int] = None
+
+    @property
+    def demand_bytes(self) -> int:
+        """Bytes live at once: ``peak_bytes`` when given, else the sum of the sizes."""
+        return self.peak_bytes if self.peak_bytes is not None else model.workload_demand(self.sizes)
 
     def budget(self, device_total: Optional[int]) -> Optional[int]:
         """Bytes one rank's pool may hold (pool limit, fraction of ``device_total``, share of
@@ -115,7 +122,11 @@ def parse_options(options: Mapping[str, str]) -> Workload:
         parse_bytes("pool-next-block", options["pool-next-block"]) if options.get("pool-next-block") else d.next_block_bytes,
         "current" if any(options.get(k) for k in ("pool-alignment", "pool-first-block", "pool-next-block"))
         else d.label)
-    return Workload(tuple(sizes), source, ranks, limit_b, limit_f, current)
+    peak = parse_bytes("peak-bytes", options["peak-bytes"]) if options.get("peak-bytes") else None
+    if peak is not None and peak < max(sizes):
+        raise BadInputError(f"--option peak-bytes={options['peak-bytes']!r}: below the largest "
+                            f"allocation ({max(sizes)} B)")
+    return Workload(tuple(sizes), source, ranks, limit_b, limit_f, current, peak)
 
 
 def to_evidence(w: Workload) -> Evidence:
@@ -133,6 +144,8 @@ def to_evidence(w: Workload) -> Evidence:
         values["pool_limit_bytes"] = w.pool_limit_bytes
     if w.pool_limit_fraction is not None:
         values["pool_limit_fraction"] = w.pool_limit_fraction
+    if w.peak_bytes is not None:
+        values["peak_bytes"] = w.peak_bytes
     return Evidence(id=WORKLOAD_ID, description="allocation sizes and limits the advice is for",
                     values=values)
 
@@ -152,6 +165,8 @@ def from_evidence(evidence: Sequence[Evidence]) -> Workload:
         str(v.get("current_label", d.label)))
     lb = v.get("pool_limit_bytes")
     lf = v.get("pool_limit_fraction")
+    pk = v.get("peak_bytes")
     return Workload(sizes or parse_options({}).sizes, str(v.get("source", "recorded")),
                     int(v.get("ranks_per_gpu", 1)), int(lb) if lb is not None else None,
-                    float(lf) if lf is not None else None, current)
+                    float(lf) if lf is not None else None, current,
+                    int(pk) if pk is not None else None)

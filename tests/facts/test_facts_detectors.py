@@ -42,6 +42,8 @@ def test_cpu_vm_recorded():
     assert cpu.cache_l2_bytes == 2048 * 1024
     assert cpu.cache_l3_bytes == 266240 * 1024
     assert cpu.microarch is None  # archspec is asked only on the live machine
+    # a KVM guest: cpuinfo carries the 'hypervisor' flag; no DMI in the recorded tree
+    assert cpu.hypervisor_flag is True and cpu.virtualization == "vm"
 
 
 def test_memory_vm_recorded():
@@ -199,6 +201,50 @@ def test_container_markers(tmp_path):
     (tmp_path / "run").mkdir()
     (tmp_path / "run/.containerenv").write_text("")
     assert detect_container(tmp_path, {}, None) == "podman"
+
+
+# ---------------------------------------------------------------- virtualization
+
+
+def _tree(tmp_path: Path, files: dict) -> Path:
+    for rel, content in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(content)
+    return tmp_path
+
+
+X86_CPUINFO = "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2{}\n\n"
+
+
+@pytest.mark.parametrize("files, flag, expected", [
+    ({"proc/cpuinfo": X86_CPUINFO.format("")}, False, "none"),
+    ({"proc/cpuinfo": X86_CPUINFO.format(" hypervisor")}, True, "vm"),
+    ({"proc/cpuinfo": X86_CPUINFO.format(" hypervisor"), "sys/class/dmi/id/sys_vendor": "QEMU\n",
+      "sys/class/dmi/id/product_name": "Standard PC (Q35 + ICH9, 2009)\n"}, True, "qemu"),
+    ({"proc/cpuinfo": X86_CPUINFO.format(" hypervisor"), "sys/hypervisor/type": "xen\n"}, True, "xen"),
+    ({"proc/cpuinfo": X86_CPUINFO.format(" hypervisor"),
+      "sys/class/dmi/id/sys_vendor": "Microsoft Corporation\n",
+      "sys/class/dmi/id/product_name": "Virtual Machine\n"}, True, "microsoft"),
+    # aarch64: no flags line; the device tree names the hypervisor
+    ({"proc/cpuinfo": "processor\t: 0\nCPU implementer\t: 0x41\n\n",
+      "proc/device-tree/hypervisor/compatible": "linux,kvm\x00"}, None, "linux"),
+    ({"proc/cpuinfo": "processor\t: 0\nCPU implementer\t: 0x41\n\n"}, None, None),
+])
+def test_virtualization_sources(tmp_path, files, flag, expected):
+    notes = Notes()
+    cpu = detect_cpu(_tree(tmp_path, files), notes, microarch=lambda: None)
+    assert cpu.hypervisor_flag is flag
+    assert cpu.virtualization == expected
+
+
+def test_vm_fields_leave_the_fingerprint_alone():
+    """Profiles recorded before the VM fields existed keep their fingerprint."""
+    from advisor.models import CpuFacts, Facts
+
+    base = Facts(cpu=CpuFacts(arch="x86_64", cache_l3_bytes=1 << 25))
+    vm = Facts(cpu=CpuFacts(arch="x86_64", cache_l3_bytes=1 << 25, hypervisor_flag=True,
+                            virtualization="kvm"))
+    assert base.fingerprint() == vm.fingerprint()
 
 
 # ---------------------------------------------------------------- lenient paths

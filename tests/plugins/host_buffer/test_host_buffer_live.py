@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from advisor.measure import ALIAS_SKEW_BYTES
+
 from advisor.models import Facts
 from advisor.probe import MeasureContext
 from advisor_host_buffer import analysis as A
@@ -82,6 +84,12 @@ def test_zero_page_memcpy_inflation_ci_excludes_one():
     # conditions next to the bandwidth: THP mode and the buffer fill
     assert ev.conditions.thp_enabled == A.thp_mode(facts.memory.thp_enabled)
     assert ev.conditions.buffer_fill == "random" and ev.conditions.align_bytes >= 64
+    # source and destination fills and their placement (never a power of two apart)
+    notes = ev.conditions.notes
+    assert notes["src_fill"] == "random" and notes["dst_fill"] == "random"
+    assert notes["placement_near_power_of_two"] is False
+    assert notes["placement_distance_mod_4096"] == ALIAS_SKEW_BYTES
+    assert notes["untouched.placement_near_power_of_two"] is False
 
 
 def _has_opencl() -> bool:
@@ -145,6 +153,9 @@ def test_glibc_threshold_advice_appears_with_measured_gain():
                 if r.id == "glibc-non-temporal-threshold"]
 
     ev = _retry(lambda: _sweep(facts, tun, sizes), lambda e: bool(advice_of(e)))
+    # the worker's buffers: both touched before timing, never a power of two apart
+    assert ev.conditions.notes["dst_fill"] == "random"
+    assert ev.conditions.notes["placement_near_power_of_two"] is False
     if "cliff.start_bytes" not in ev.values:
         pytest.skip(f"no memcpy cliff in the sweep {sizes} MiB on this machine")
     if not advice_of(ev):

@@ -148,9 +148,24 @@ def test_pool_churn_ipc_cache_flat_memory_is_no_churn():
 # --------------------------------------------------------------------------- cupy-limit-oom
 
 
+def trace_peak(trace: list[str]) -> int:
+    """Most bytes live at once in an alloc/free trace ('free' frees the latest live block)."""
+    live: list[int] = []
+    peak = 0
+    for t in trace:
+        if t.startswith("alloc"):
+            live.append(int(t.split()[1]))
+            peak = max(peak, sum(live))
+        elif t == "free" and live:
+            live.pop()
+    return peak
+
+
 def cupy_workload(c: dict) -> Evidence:
     sizes = [t.split()[1] for t in c["pool"]["trace"] if t.startswith("alloc")]
+    # the trace frees the first block before the second allocation: its peak is what is live
     return wl.to_evidence(wl.parse_options({"alloc-size": ",".join(sizes),
+                                            "peak-bytes": str(trace_peak(c["pool"]["trace"])),
                                             "pool-limit": str(c["pool"]["limit_bytes"])}))
 
 

@@ -80,7 +80,14 @@ def test_choice_has_large_page_backing_and_least_waste(sizes, lp_shift, budget):
     lp = 1 << lp_shift
     c = model.choose(sizes, lp, budget=budget)
     assert c.best.all_multiples
-    assert all(c.best.waste_bytes <= r.waste_bytes for r in c.candidates if r.all_multiples)
+    # least waste among the candidates that fit the budget; one over the budget is never chosen
+    assert all(c.best.waste_bytes <= r.waste_bytes for r in c.candidates
+               if r.all_multiples and r.config.label not in c.rejected)
+    if c.fits:
+        assert c.best.config.label not in c.rejected
+        assert budget is None or c.best.reserved_bytes <= budget
+    else:
+        assert budget is not None and len(c.rejected) == len(c.candidates)
     assert c.best.reserved_bytes >= sum(c.best.config.footprint(s) for s in sizes)
     if c.grow.feasible and not c.grow.limited:
         assert c.grow.bytes >= model.GROW_BY_MIN_BYTES

@@ -1,0 +1,73 @@
+"""Pure rows for the human views of a profile (``advisor show``): no I/O, no printing.
+
+An artefact point (``Point.artefact`` set: zero page, address aliasing, first touch in the
+timed region, above the copy ceiling) is never a bandwidth: its figure is left out of every
+range shown here, and the row says how many points of the series are artefacts and why.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Optional
+
+from advisor.models import Point, Profile
+
+EVIDENCE_HEADERS = ("probe", "evidence", "series", "points", "median range", "unit", "artefacts")
+
+
+def point_median(p: Point) -> Optional[float]:
+    """Median of a physical point (its ``stats.median``, else the median of its samples), in the
+    series' unit; None for an artefact point or a point without samples."""
+    if p.artefact:
+        return None
+    if p.stats is not None:
+        return p.stats.median
+    return statistics.median(p.samples) if p.samples else None
+
+
+#: Kinds of artefact, matched in ``Point.artefact`` (the labels written by
+#: ``advisor.measure.plausibility`` / ``placement`` and the plugins), in this order.
+#: "ceiling" comes first: the above-ceiling label also lists zero pages among its causes.
+ARTEFACT_KINDS = (("ceiling", "above the copy ceiling"), ("aliasing", "address aliasing"),
+                  ("first touch", "first touch"), ("zero page", "zero page"),
+                  ("zero-page", "zero page"), ("untouched", "zero page"))
+
+
+def artefact_kind(label: str) -> str:
+    """A short kind for an artefact label ("zero page", "address aliasing", "first touch",
+    "above the copy ceiling", else "artefact"); never a figure from the label."""
+    low = label.lower()
+    return next((kind for key, kind in ARTEFACT_KINDS if key in low), "artefact")
+
+
+def artefact_summary(points: list[Point]) -> str:
+    """``""`` when no point is an artefact, else ``"<n> artefact(s): <point> (<kind>); ..."``
+    naming each artefact point by its label (or x) and the kind of artefact."""
+    bad = [p for p in points if p.artefact]
+    if not bad:
+        return ""
+    names = []
+    for p in bad:
+        where = p.label if p.label is not None else (f"x={p.x:g}" if p.x is not None else "?")
+        names.append(f"{where} ({artefact_kind(p.artefact or '')})")
+    return f"{len(bad)} artefact(s): " + "; ".join(names)
+
+
+def evidence_rows(profile: Profile) -> list[list[str]]:
+    """One row per series (and one per series-less evidence) in ``EVIDENCE_HEADERS`` order.
+
+    ``median range`` spans only the physical points (artefacts excluded); a series whose every
+    point is an artefact shows ``"none (artefacts only)"``.
+    """
+    rows: list[list[str]] = []
+    for r in profile.results:
+        for ev in r.evidence:
+            for s in ev.series:
+                meds = [m for m in (point_median(p) for p in s.points) if m is not None]
+                arte = artefact_summary(s.points)
+                rng = (f"{min(meds):.4g} .. {max(meds):.4g}" if meds else
+                       "none (artefacts only)" if arte else "")
+                rows.append([r.probe, ev.id, s.name, str(len(s.points)), rng, s.unit, arte])
+            if not ev.series:
+                rows.append([r.probe, ev.id, f"{len(ev.values)} value(s)", "", "", "", ""])
+    return rows
