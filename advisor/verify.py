@@ -443,6 +443,11 @@ def verify_profile(
         why = ("the joint environment holds only this recommendation's own settings: the alone "
                "measurement is the joint one" if (res, rec) in reuse else
                f"as alone: {alone.note}")
+        other = others(plan, res.probe, rec.id) if plan is not None else []
+        if other and all_default(rec, facts, knobs):
+            # advised == baseline for its own settings: no A/B can test it under the others
+            why += (f"; whether the default still wins with {', '.join(other)} only a re-probe "
+                    f"under them can tell: {redo_command(profile, res.probe, rec.id)}")
         outcomes[key] = VerifyOutcome(res.probe, rec.id, rec.title, alone.verification.model_copy(
             update={"recommendation": key}), why, alone.error, "joint")
 

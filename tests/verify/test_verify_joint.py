@@ -271,3 +271,17 @@ def test_cli_exits_1_on_a_reversal(tmp_path, advisor_home, monkeypatch):
                                        "--time-budget", "30"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["joint"] == []
+
+
+def test_default_advice_names_the_reprobe_under_the_others():
+    """An advice equal to the library default has advised == baseline for its own settings, so
+    no A/B can test it under the other plugins' settings: the joint note names the re-probe."""
+    prof = _profile(**{
+        "malloc-demo": [_rec("hugetlb", "GLIBC_TUNABLES", HUGETLB, separator=":")],
+        "mpi-demo": [_rec("keep", "MPIR_CVAR_DEMO", "8192", is_default=True)]})
+    _, out = verify_profile(prof, _registry(DemoProbe("malloc-demo"), DemoProbe("mpi-demo")).probes,
+                            facts=prof.facts, time_budget_s=30, joint=True, environ={})
+    keep = next(o for o in out if o.scope == "joint" and o.recommendation == "keep")
+    assert keep.verdict == "no-effect"
+    assert "malloc-demo/hugetlb (GLIBC_TUNABLES)" in keep.note
+    assert f"env GLIBC_TUNABLES={HUGETLB} advisor probe --plugin mpi-demo" in keep.note
