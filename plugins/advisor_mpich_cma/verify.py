@@ -177,6 +177,7 @@ def verify(rec: Recommendation, ctx: MeasureContext,
         values[f"bw_ci_{v.nbytes}"] = f"{v.bw_ci[0]:.4g}..{v.bw_ci[1]:.4g}"
         values[f"bw_verdict_{v.nbytes}"] = v.bw_verdict
     values["baseline"] = base_label
+    values["advised_env"] = ";".join(f"{k}={v}" for k, v in advised.items() if v is not None)
     ev = ev.model_copy(update={"id": EVIDENCE_ID, "values": values, "description":
                                "advised settings vs baseline, interleaved launches of the "
                                "mpich-cma sweep at the sizes where they differ"})
