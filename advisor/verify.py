@@ -8,8 +8,8 @@ For each recommendation of a profile (optionally only some probes):
 * ``verifiable=False``, probe not installed, probe without ``verify``, or ``check`` says the
   feature is unusable here -> ``not-measurable`` (with the reason in ``VerifyOutcome.note``);
 * otherwise the owning probe's ``verify(recommendation, ctx)`` re-runs its measurement in fresh
-  processes, recommended settings vs the library defaults (``ctx.options["against"] == "env"``:
-  vs the current environment), interleaved through ``advisor.measure``, and returns a
+  processes, recommended settings vs the library defaults (``ctx.against == "env"``: vs the
+  current environment), interleaved through ``advisor.measure``, and returns a
   ``models.Verification`` (verdict confirmed / no-effect / regression, ratio advised/baseline > 1
   better, bootstrap CI, noise floor, evidence).
 
@@ -243,10 +243,13 @@ def others(joint: JointEnv, probe: str, rec: str) -> list[str]:
 def redo_command(profile: Profile, probe: str, rec: str) -> str:
     """Shell command that re-probes ``probe`` under every *other* recommendation's emitted
     environment (the interaction being what reversed the verdict): ``env NAME=VALUE ...
-    advisor probe --plugin PROBE -o PROBE-joint.toml``.  Pure; values shell-quoted."""
+    advisor probe --plugin PROBE -o PROBE-joint.toml``.  Pure; values shell-quoted.  The
+    probes' measurements inherit the advisor's environment in every child they start (only the
+    variables a probe sweeps are overridden), so this measures under the joint environment."""
+    from advisor.errors import AdvisorError
     try:
         env = joint_environment(profile, without=(probe, rec)).advised
-    except Exception:  # noqa: BLE001 - no environment: re-probe alone
+    except AdvisorError:  # the others cannot be emitted together: re-probe without them
         env = {}
     pairs = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(env.items()) if v is not None)
     prefix = f"env {pairs} " if pairs else ""
