@@ -629,6 +629,9 @@ def verify(
                                                "plugin's recommendations (repeatable)."),
     against_env: bool = typer.Option(False, "--against-env", help="Baseline is the current "
                                      "environment instead of the library defaults."),
+    alone: bool = typer.Option(False, "--alone", help="Only each recommendation with its own "
+                               "settings; skip the joint emitted environment (half the "
+                               "measurements, no interaction check)."),
     json_: bool = JsonOpt,
     quick: bool = typer.Option(False, "--quick", help="Fewer sizes and repeats; default budget "
                                "60 s."),
@@ -641,14 +644,17 @@ def verify(
                                                "KEY=VALUE (repeatable)."),
     seed: int = typer.Option(12345, "--seed", metavar="N", help="Seed for fills and bootstrap."),
 ) -> None:
-    """Re-measure each recommendation here, advised vs library defaults, interleaved; store the
-    verdicts in the profile.  Table on stderr; --json on stdout; exit 1 on a regression."""
+    """Re-measure each recommendation here, advised vs library defaults, interleaved: alone, and
+    in the joint environment advisor emit writes (every plugin's settings together, one verdict
+    per plugin recommendation); store the verdicts in the profile.  Tables on stderr; --json on
+    stdout; exit 1 on a regression or a verdict that reverses jointly (finding joint-reversal)."""
 
     from advisor.emit import machine_mismatch
     from advisor.errors import ProfileError
     from advisor.facts import detect
     from advisor.profile import check_writable, rescue_profile, save_profile
-    from advisor.verify import has_failure, has_regression, table_rows, to_json, verify_profile
+    from advisor.verify import (has_failure, has_regression, joint_rows, reversal_findings,
+                                table_rows, to_json, verify_profile)
 
     path = _profile_path(profile)
     prof = _load(profile)
@@ -661,8 +667,8 @@ def verify(
         _warn(f"profile from another machine: {d}")
     updated, outcomes = verify_profile(
         prof, reg.probes, facts=facts, knobs=reg.knobs, plugins=set(plugin) if plugin else None,
-        time_budget_s=time_budget, quick=quick, against_env=against_env, launcher=launcher_argv,
-        options=_parse_options(option), seed=seed,
+        time_budget_s=time_budget, quick=quick, against_env=against_env, joint=not alone,
+        launcher=launcher_argv, options=_parse_options(option), seed=seed,
         on_event=lambda key, msg, frac: _err(f"{key}: {msg}") if msg != "done" else None)
     try:
         save_profile(updated, path)
@@ -672,13 +678,26 @@ def verify(
             raise
         raise ProfileError(f"{exc}; the profile with the verdicts was saved to {rescued} "
                            "instead") from None
+    con = _console(stderr=True, soft_wrap=True)
     t = _table("probe", "recommendation", "verdict", "ratio", "CI", "noise floor", "note",
-              title="Verification (ratio = advised / baseline, > 1 is better)")
+              title="Verification, each recommendation alone (ratio = advised / baseline, > 1 "
+                    "is better)")
     for row in table_rows(outcomes):
         _row(t, *row)
-    _console(stderr=True, soft_wrap=True).print(t)
+    con.print(t)
+    rows = joint_rows(outcomes)
+    if rows:
+        t = _table("plugin", "measured", "ratio", "CI", "A/A noise floor", "verdict", "note",
+                   title="Joint verification: the whole emitted environment vs library defaults"
+                         " (ratio = advised / baseline, > 1 is better)")
+        for row in rows:
+            _row(t, *row)
+        con.print(t)
+    found = reversal_findings(updated, outcomes)
+    for f in found:
+        _warn(f"{f.id}: {f.message}; {f.remedy}")
     _err(f"verifications stored in {path}")
-    _out(to_json(outcomes) if json_ else f"{path}\n")
+    _out(to_json(outcomes, found) if json_ else f"{path}\n")
     if has_regression(outcomes):
         raise typer.Exit(EXIT_FINDINGS)
     if has_failure(outcomes):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 from advisor.models import Advice, Evidence, Facts, Finding, Model
 
@@ -46,6 +46,33 @@ class Applicability(Model):
     evidence: list[Evidence] = []
 
 
+#: What ``advisor verify`` compares the advice with: ``"defaults"`` (the library defaults: the
+#: advised variables removed) or ``"env"`` (the current environment as it is).
+Against = Literal["defaults", "env"]
+AGAINST_VALUES: tuple[str, ...] = ("defaults", "env")
+
+
+@dataclass(frozen=True)
+class JointEnv:
+    """The whole emitted environment, as ``advisor verify`` hands it to a probe's ``verify``.
+
+    Both mappings are overlays on the current environment (name -> value string; ``None``
+    removes the variable), applied as ``advisor.measure.child_env`` does:
+
+    Attributes:
+        advised: every ``kind="env"`` setting of every plugin, merged as ``advisor emit`` writes
+            them (``advisor.emit.common.env_items``: list variables such as ``GLIBC_TUNABLES``
+            hold the items of all plugins joined by their separator).  Against the current
+            environment a list value is appended to the current one (``MERGE_POLICY``).
+        baseline: the same names removed (library defaults), or their current values.
+        sources: ``NAME -> ("probe/recommendation", ...)``: whose settings each variable holds.
+    """
+
+    advised: Mapping[str, Optional[str]]
+    baseline: Mapping[str, Optional[str]]
+    sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
 @dataclass
 class MeasureContext:
     """Everything ``Probe.measure`` may use.
@@ -59,6 +86,11 @@ class MeasureContext:
         progress: callback for progress events; silent unless the CLI installs one.
         seed: seed for every pseudo-random choice (bootstrap, fill patterns).
         applicability: what ``check`` returned (its evidence may be reused).
+        against: ``advisor verify`` only: the baseline, ``"defaults"`` or ``"env"``.  The legacy
+            string option ``options["against"] == "env"`` is honoured and kept in step (third-
+            party verifiers may still read it).
+        joint: ``advisor verify`` only: the whole emitted environment (``JointEnv``) when the
+            verification is joint; ``None``: verify the recommendation's own settings alone.
     """
 
     facts: Facts
@@ -69,6 +101,16 @@ class MeasureContext:
     progress: ProgressCallback = _no_progress
     seed: int = 12345
     applicability: Optional[Applicability] = None
+    against: Against = "defaults"
+    joint: Optional[JointEnv] = None
+
+    def __post_init__(self) -> None:
+        if self.against not in AGAINST_VALUES:
+            raise ValueError(f"against must be one of {AGAINST_VALUES}, not {self.against!r}")
+        if self.options.get("against") == "env":
+            self.against = "env"
+        if self.against == "env":
+            self.options["against"] = "env"
 
     def remaining_s(self) -> float:
         """Seconds left before ``deadline`` (never negative)."""
@@ -94,9 +136,15 @@ class Verifier(Protocol):
 
     ``verify(recommendation, ctx) -> Verification`` re-runs the measurement behind
     ``recommendation`` (only those with ``verifiable=True``) in fresh processes, with the
-    recommended settings vs the library defaults (``ctx.options["against"] == "env"``: vs the
-    current environment), interleaved through ``advisor.measure.interleave``, and returns the
+    recommended settings vs the library defaults (``ctx.against == "env"``: vs the current
+    environment), interleaved through ``advisor.measure.interleave``, and returns the
     verdict with the ratio's confidence interval and the evidence.
+
+    Joint verification: a probe that sets the class attribute ``joint_verify = True`` promises
+    that when ``ctx.joint`` is a ``JointEnv`` it measures ``ctx.joint.advised`` (every plugin's
+    env settings, its own included) against ``ctx.joint.baseline`` instead of its own settings
+    alone, with the same measurement.  ``advisor verify`` never hands a joint environment to a
+    probe without that attribute (its joint verdict is then ``not-measurable``).
     """
 
     def verify(self, recommendation: Any, ctx: MeasureContext) -> Any: ...

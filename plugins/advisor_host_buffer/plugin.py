@@ -57,6 +57,9 @@ class HostBufferProbe:
         """Pure: see :func:`advisor_host_buffer.recommend.recommend`."""
         return _rec.recommend(evidence, facts)
 
+    #: ``verify`` measures ``ctx.joint`` (the whole emitted environment) when given one.
+    joint_verify = True
+
     def verify(self, recommendation, ctx: MeasureContext):
         """``advisor verify`` hook: re-measure one recommendation (``verify.py``)."""
         from .verify import verify

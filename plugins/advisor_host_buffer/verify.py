@@ -12,9 +12,14 @@ baseline, in fresh processes where the setting is read at process start (glibc r
   (MADV_NOHUGEPAGE vs MADV_HUGEPAGE first use) in this process.
 
 Baseline: ``GLIBC_TUNABLES`` without the advised items (the library default), or with
-``ctx.options["against"] == "env"`` the current value.  Runs alternate A B A B through
-``advisor.measure.interleave``; the noise floor is the A/A spread of the baseline repeats
-(``noise_floor_from_aa``).  Verdicts: ``confirmed`` (CI beyond the floor, better), ``regression``
+``ctx.against == "env"`` the current value.  With ``ctx.joint`` (``advisor verify``'s joint
+verification) the advised side is the whole emitted environment (every plugin's ``GLIBC_TUNABLES``
+items merged, MPICH's CVARs too) and the baseline has all of it removed; the measurement is the
+same.  ``host-pool-hugepages`` has only config settings and is measured in this process, where no
+environment can be applied: ``advisor verify`` does not ask for it jointly.
+
+Runs alternate A B A B through ``advisor.measure.interleave``; the noise floor is the A/A spread
+of the baseline repeats (``noise_floor_from_aa``).  Verdicts: ``confirmed`` (CI beyond the floor, better), ``regression``
 (worse at any size), else ``no-effect``; ratio > 1 means the advice is better.
 """
 
@@ -46,13 +51,15 @@ def _envs(rec: Recommendation, ctx: MeasureContext) -> tuple[dict, dict, dict[st
     for s in rec.settings:
         if s.kind == "env" and s.name == "GLIBC_TUNABLES":
             items.update(_items(str(s.value)))
+    if ctx.joint is not None:  # the whole emitted environment, as advisor verify built it
+        return dict(ctx.joint.advised), dict(ctx.joint.baseline), items
     now = os.environ.get("GLIBC_TUNABLES")
     kept = {k: v for k, v in _items(now or "").items() if k not in items}
-    if ctx.options.get("against") == "env":
+    if ctx.against == "env":
         base = {"GLIBC_TUNABLES": now}
     else:
         base = {"GLIBC_TUNABLES": ":".join(f"{k}={v}" for k, v in kept.items()) or None}
-    adv_items = {**kept, **items} if ctx.options.get("against") != "env" else {
+    adv_items = {**kept, **items} if ctx.against != "env" else {
         **_items(now or ""), **items}
     return {"GLIBC_TUNABLES": ":".join(f"{k}={v}" for k, v in adv_items.items())}, base, items
 
@@ -99,7 +106,7 @@ def _malloc(rec, ctx, advised, base) -> Verification:
     ev = Evidence(id="host-buffer-verify", description="glibc malloc + first touch + free, "
                   "advised GLIBC_TUNABLES vs baseline, interleaved fresh processes",
                   values={"nbytes": M.DEFAULT_NBYTES, "rounds": res.rounds,
-                          "advised_env": advised["GLIBC_TUNABLES"] or "",
+                          "advised_env": advised.get("GLIBC_TUNABLES") or "",
                           "baseline_env": base.get("GLIBC_TUNABLES") or ""})
     return _result(rec, {M.DEFAULT_NBYTES: cmp}, ev)
 
@@ -187,6 +194,9 @@ def _first_touch(rec, ctx) -> Verification:
 def verify(rec: Recommendation, ctx: MeasureContext) -> Verification:
     """Re-measure ``rec``; ``not-measurable`` for a recommendation this plugin cannot repeat."""
     if rec.id == "host-pool-hugepages":
+        if ctx.joint is not None:
+            return Verification(recommendation=rec.id, verdict="not-measurable", reason=(
+                "measured in the advisor's own process, where an environment cannot be applied"))
         return _first_touch(rec, ctx)
     advised, base, items = _envs(rec, ctx)
     if "glibc.malloc.hugetlb" in items:

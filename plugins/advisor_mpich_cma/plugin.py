@@ -256,6 +256,9 @@ class CmaProbe:
     def recommend(self, evidence, facts: Facts) -> Advice:
         return A.recommend(evidence, facts)
 
+    #: ``verify`` measures ``ctx.joint`` (the whole emitted environment) when given one.
+    joint_verify = True
+
     def verify(self, recommendation, ctx: MeasureContext):
         """``advisor verify`` hook: re-run the sweep, advised vs defaults (``verify.py``)."""
         from advisor_mpich_cma.verify import verify

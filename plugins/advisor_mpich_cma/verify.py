@@ -2,8 +2,12 @@
 
 Re-runs the plugin's own sweep (``advisor_mpich_cma.worker sweep`` through ``advisor.measure``
 ``run_mpi`` and ``interleave``) with the recommended settings vs the library defaults (every CMA
-variable and alias removed; with ``ctx.options["against"] == "env"``: vs the current
-environment), alternating the two across independent launches, at the message sizes where the two
+variable and alias removed; with ``ctx.against == "env"``: vs the current environment).  With
+``ctx.joint`` (``advisor verify``'s joint verification) the advised side is the whole emitted
+environment (e.g. host-buffer's ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1``, which changes the pages
+MPICH's buffers get) and the baseline has all of it removed; the CMA aliases the environment does
+not name are removed on both sides (defaults) or kept as they are (``against == "env"``).  Runs
+alternate the two across independent launches, at the message sizes where the two
 configurations can differ: from the lower to the upper of the two thresholds (or from the
 threshold up, when one side disables CMA), plus one size above both as a control.  The runs are
 analysed by the plugin's ``advice.analyse_sweep`` (least disturbed half of the repeats, A/A noise
@@ -23,7 +27,7 @@ import time
 from typing import Mapping, Optional
 
 from advisor.models import Evidence, Recommendation, Verification
-from advisor.probe import MeasureContext
+from advisor.probe import JointEnv, MeasureContext
 
 from advisor_mpich_cma import advice as A
 from advisor_mpich_cma import knobs as K
@@ -90,10 +94,14 @@ def sizes_between(a: tuple[bool, Optional[int]], b: tuple[bool, Optional[int]], 
     return sorted({min(MAX_BYTES, lo * f) for f in factors})
 
 
-def _overlays(rec: Recommendation, against_env: bool, environ: Mapping[str, str]
-              ) -> tuple[dict, dict]:
+def _overlays(rec: Recommendation, against_env: bool, environ: Mapping[str, str],
+              joint: Optional[JointEnv] = None) -> tuple[dict, dict]:
+    """(advised, baseline) env overlays for the sweep worker (None removes a variable)."""
     names = [K.CMA_ENABLE, K.CMA_THRESHOLD, K.CRAY_MODE, K.CRAY_SIZE]
     clear = P._clear(names)
+    if joint is not None:
+        rest = {n: environ.get(n) for n in clear} if against_env else dict(clear)
+        return {**rest, **joint.advised}, {**rest, **joint.baseline}
     advised = dict(clear)
     advised.update({s.name: str(int(s.value) if isinstance(s.value, bool) else s.value)
                     for s in rec.settings if s.kind == "env"})
@@ -113,13 +121,16 @@ def verify(rec: Recommendation, ctx: MeasureContext,
     from advisor.measure import conditions, copy_ceiling, interleave, plausibility, run_mpi
 
     env_now = os.environ if environ is None else environ
-    against_env = ctx.options.get("against") == "env"
+    against_env = ctx.against == "env"
     mpi = P._mpi_facts(ctx.facts)
     lib_ev, _ = P.library_evidence(mpi)
     lv = lib_ev.values
     defaults = {"enable": lv.get("cma_enable_default"), "threshold": lv.get("threshold_default_bytes"),
                 "mode": lv.get("mode_default")}
-    advised, baseline = _overlays(rec, against_env, env_now)
+    advised, baseline = _overlays(rec, against_env, env_now, ctx.joint)
+    base_label = "environment" if against_env else "library defaults"
+    if ctx.joint is not None:
+        base_label = f"joint emitted environment vs {base_label}"
 
     def eff(overlay: Mapping[str, Optional[str]]) -> dict[str, Optional[str]]:
         return {**env_now, **overlay}
@@ -132,7 +143,7 @@ def verify(rec: Recommendation, ctx: MeasureContext,
             id=EVIDENCE_ID, description="advised and baseline send every message size the same "
             "way (same CMA state and threshold): nothing to measure", values={
                 "advised_env": ";".join(f"{k}={v}" for k, v in advised.items() if v is not None),
-                "baseline": "environment" if against_env else "library defaults"})])
+                "baseline": base_label})])
     target = P.QUICK_TARGET_S
     repeats = QUICK_REPEATS if ctx.quick else REPEATS
     t0 = time.monotonic()
@@ -165,7 +176,8 @@ def verify(rec: Recommendation, ctx: MeasureContext,
         values[f"bw_ratio_{v.nbytes}"] = v.bw_ratio
         values[f"bw_ci_{v.nbytes}"] = f"{v.bw_ci[0]:.4g}..{v.bw_ci[1]:.4g}"
         values[f"bw_verdict_{v.nbytes}"] = v.bw_verdict
-    values["baseline"] = "environment" if against_env else "library defaults"
+    values["baseline"] = base_label
+    values["advised_env"] = ";".join(f"{k}={v}" for k, v in advised.items() if v is not None)
     ev = ev.model_copy(update={"id": EVIDENCE_ID, "values": values, "description":
                                "advised settings vs baseline, interleaved launches of the "
                                "mpich-cma sweep at the sizes where they differ"})

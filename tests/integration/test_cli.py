@@ -166,3 +166,39 @@ def test_plugin_that_did_not_load_is_named_with_its_error(advisor_home):
     assert proc.returncode == 2
     assert "plugin example-broken did not load (import)" in proc.stderr
     assert "advisor_dependency_that_does_not_exist" in proc.stderr
+
+
+def test_verify_reports_a_joint_verdict_for_every_plugin(tmp_path, advisor_home):
+    """``advisor verify`` of a full profile (the shipped Ice Lake profile with this machine's
+    facts) measures the whole emitted environment through each plugin's own verify: one joint
+    verdict per recommendation of every plugin that has one, stored and shown.  The verdicts
+    depend on this machine; only their consistency with the CI and the exit code is checked."""
+    from support import profile_made_here
+
+    path = profile_made_here(tmp_path / "here.toml")
+    with_recs = {r.probe for r in load_profile(path).results if r.recommendations}
+    proc = run("verify", "--profile", str(path), "--quick", "--time-budget", "40", "--json",
+               check=False)
+    assert proc.returncode in (0, 1, 3), proc.stderr
+    data = json.loads(proc.stdout)
+    joint, alone = data["joint"], data["verifications"]
+    assert {d["probe"] for d in joint} == with_recs
+    assert [(d["probe"], d["recommendation"]) for d in joint] == [
+        (d["probe"], d["recommendation"]) for d in alone]
+    for d in joint:
+        assert d["scope"] == "joint"
+        assert d["verdict"] in ("confirmed", "no-effect", "regression", "not-measurable"), d
+        if d["verdict"] == "not-measurable":
+            assert d["note"] or d["error"], d
+        if d["verdict"] == "confirmed":
+            assert d["ci_low"] > 1, d
+        if d["verdict"] == "regression":
+            assert d["ci_high"] < 1, d
+    bad = any(d["verdict"] == "regression" for d in alone + joint) or data["findings"]
+    failed = any(d["error"] for d in alone + joint)
+    assert proc.returncode == (1 if bad else 3 if failed else 0), proc.stderr
+    assert "Joint verification" in proc.stderr
+    stored = {v.recommendation for v in load_profile(path).verifications}
+    assert {f"{d['probe']}:{d['recommendation']}@joint" for d in joint} <= stored
+    shown = run("show", "--profile", str(path), env={"COLUMNS": "400"})  # no folded cells
+    assert "@joint" in shown.stdout + shown.stderr

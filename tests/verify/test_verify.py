@@ -180,11 +180,17 @@ def test_cli_verify_reports_default_as_no_effect(tmp_path, advisor_home):
                           timeout=120, env=dict(os.environ))
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert [(d["recommendation"], d["verdict"]) for d in data] == [
+    assert [(d["recommendation"], d["verdict"]) for d in data["verifications"]] == [
         ("threshold-default", "no-effect")]
-    assert "no-effect" in done.stderr  # the table
+    # the joint verdict of a setting at its default is the same, without measuring either
+    assert [(d["recommendation"], d["scope"], d["verdict"]) for d in data["joint"]] == [
+        ("threshold-default", "joint", "no-effect")]
+    assert data["findings"] == []
+    assert "no-effect" in done.stderr and "Joint verification" in done.stderr  # the tables
     stored = load_profile(path).verifications
-    assert [v.verdict for v in stored] == ["no-effect"]
+    assert [(v.recommendation, v.verdict) for v in stored] == [
+        ("mpich-cma:threshold-default", "no-effect"),
+        ("mpich-cma:threshold-default@joint", "no-effect")]
     bad = subprocess.run([sys.executable, "-m", "advisor", "verify", "--profile", str(path),
                           "--plugin", "nope"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "nope" in bad.stderr

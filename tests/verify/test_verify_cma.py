@@ -110,3 +110,52 @@ def test_verify_sizes_are_where_the_configurations_differ():
     one_sided = V.sizes_between((False, None), (True, 8192))  # advice disables CMA
     assert one_sided[0] == 8192 and max(one_sided) <= V.MAX_BYTES
     assert len(V.sizes_between((True, 16384), (True, 8192), quick=True)) < len(sizes)
+
+
+def test_verify_mpich_cma_joint_runs_the_sweep_under_the_other_plugins_settings():
+    """Joint verification: the mpich-cma sweep is re-run with host-buffer's
+    ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` in the advised environment (background.md section
+    4: that tunable changes which pages MPICH's buffers get) and removed from the baseline."""
+    tool("mpiexec")
+    need_cma_usable()
+    from advisor_mpich_cma import knobs as K
+
+    from advisor.models import PluginResult
+
+    reg, facts = _probe_and_facts()
+    if facts.mpi.implementation != "mpich" or facts.mpi.flavour != "upstream":
+        pytest.skip(f"needs upstream MPICH, found {facts.mpi.implementation} {facts.mpi.flavour}")
+    here = K.knob(K.CMA_THRESHOLD).default_for(facts.mpi.version)
+    if here is None:
+        pytest.skip(f"MPICH {facts.mpi.version}: no known default threshold")
+    rec = Recommendation(
+        id="cma-threshold", title="Use CMA from 4x the default", rationale="test", confidence="medium",
+        verifiable=True, settings=[Setting(library="mpich", flavour="upstream",
+                                           name=K.CMA_THRESHOLD, value=4 * int(here),
+                                           type="bytes", unit="bytes", default=int(here))])
+    hugetlb = Recommendation(
+        id="glibc-malloc-hugetlb", title="huge pages for malloc", rationale="test",
+        confidence="high", verifiable=True, settings=[Setting(
+            library="glibc", name="GLIBC_TUNABLES", value="glibc.malloc.hugetlb=1", type="list",
+            separator=":")])
+    prof = _profile([rec], facts)
+    prof = prof.model_copy(update={"results": [*prof.results, PluginResult(
+        plugin="host-buffer", probe="host-buffer", status="ok", duration_s=1.0,
+        recommendations=[hugetlb])]})
+    _, out = verify_profile(prof, {"mpich-cma": reg.probes["mpich-cma"]}, facts=facts,
+                            knobs=reg.knobs, plugins={"mpich-cma"}, time_budget_s=40,
+                            quick=True, joint=True, seed=1)
+    joint = next(o for o in out if o.scope == "joint")
+    v = joint.verification
+    sys.stderr.write(f"joint mpich-cma: {joint.to_dict()}\n")
+    assert not joint.error, joint.error
+    assert v.recommendation == "mpich-cma:cma-threshold@joint"
+    assert v.verdict in ("confirmed", "no-effect", "regression"), joint.note
+    values = v.evidence[0].values
+    assert "GLIBC_TUNABLES=glibc.malloc.hugetlb=1" in values["advised_env"]
+    assert f"{K.CMA_THRESHOLD}={4 * int(here)}" in values["advised_env"]
+    assert values["baseline"].startswith("joint emitted environment")
+    if v.verdict == "confirmed":
+        assert v.ci_low > 1
+    elif v.verdict == "regression":
+        assert v.ci_high < 1
