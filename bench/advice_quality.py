@@ -108,7 +108,7 @@ ORACLE_ROUNDS, ORACLE_TARGET_S = 6, 0.4
 ORACLE_ROUNDS_PER_LAUNCH = 48
 #: Direct check: rounds (one fresh launch per candidate each), seconds per size and measure in
 #: a launch, and at most this many sizes (budget choices: ~1.5 s per launch here).
-CHECK_ROUNDS, CHECK_TARGET_S, CHECK_MAX_SIZES = 5, 0.05, 3
+CHECK_ROUNDS, CHECK_TARGET_S, CHECK_MAX_SIZES = 5, 0.05, 4
 #: Two-sided level of the bootstrap CIs printed (the plugin's level too).
 LEVEL = 0.95
 #: Bootstrap resamples of the CIs (a percentile CI of a median; 2000 is the usual choice for
@@ -257,24 +257,28 @@ def predicted_ratio(a: Candidate, b: Candidate, key: Key,
 
 def check_sizes(cands: Sequence[Candidate], ref: Candidate, sizes: Sequence[int],
                 cma_over_copy: Mapping[Key, float], limit: int = CHECK_MAX_SIZES) -> list[int]:
-    """Sizes for the direct check: where some candidate routes differently from ``ref``, the
-    ones with the largest predicted difference first (|log ratio|, worse metric); up to
-    ``limit``; when none differ, the sizes around ``ref``'s threshold (or the smallest)."""
-    diff = []
-    for n in sorted(set(sizes)):
-        if any(uses_cma(c, n) != uses_cma(ref, n) for c in cands):
-            gap = max(abs(math.log(cma_over_copy[(m, n)])) for m in METRICS
-                      if cma_over_copy.get((m, n), 0) > 0)
-            diff.append((gap, n))
-    picked = sorted(n for _, n in sorted(diff, reverse=True)[:limit])
-    if picked:
-        return picked
+    """Sizes for the direct check against ``ref``, at most ``limit``, in this priority: for each
+    candidate in order, the smallest and the largest size it routes differently from ``ref``
+    (the boundary, often a near tie, and the far end), then the size of largest predicted
+    difference (|log CMA/copy|, worse metric).  When no candidate differs: the sizes on both
+    sides of ``ref``'s threshold (the largest sizes when ``ref`` is CMA off)."""
     ss = sorted(set(sizes))
-    if ref is None:
-        return ss[-limit:]
-    above = [n for n in ss if n >= ref][:1]
-    below = [n for n in ss if n < ref][-1:]
-    return sorted(set(below + above)) or ss[:limit]
+    want: list[int] = []
+    gaps = []
+    for c in cands:
+        diff = [n for n in ss if uses_cma(c, n) != uses_cma(ref, n)]
+        if diff:
+            want += [diff[0], diff[-1]]
+            gaps += [(max(abs(math.log(cma_over_copy[(m, n)])) for m in METRICS
+                          if cma_over_copy.get((m, n), 0) > 0), n) for n in diff]
+    if gaps:
+        want.append(max(gaps)[1])
+    if not want:
+        if ref is None:
+            want = ss[-limit:]
+        else:
+            want = [n for n in ss if n < ref][-1:] + [n for n in ss if n >= ref][:1]
+    return sorted(list(dict.fromkeys(want))[:limit]) or ss[:limit]
 
 
 def advice_from_settings(settings: Mapping[str, Any], default: Candidate,
@@ -486,8 +490,8 @@ def print_report(fig: dict, w=sys.stdout.write) -> None:
       f"library default worst ratio {s['worst'][s['default']]:.3f}\n\n")
     # per-size table: oracle's CMA/copy ratios then each probe's advised/best
     heads = "".join(f"  p{i + 1:<5}" for i in range(n))
-    w(f"{'size':>8}  {'CMA/copy lat':>12} {'bw':>6}  {'minimax':>7}{heads}   "
-      f"(advised/oracle-best, min of latency and bandwidth)\n")
+    w(f"{'':>8}  {'oracle CMA/copy':>15}  {'advised/oracle-best (min of lat, bw)'}\n")
+    w(f"{'size':>8}  {'lat':>7} {'bw':>7}  {'minimax':>7}{heads}\n")
     mm = by_size(per_size_ratios(candidate_perf(s["minimax"], fig["oracle"]["ratio"]),
                                  oracle_best({t: candidate_perf(t, fig["oracle"]["ratio"])
                                               for t in s["grid"]})))
@@ -495,7 +499,7 @@ def print_report(fig: dict, w=sys.stdout.write) -> None:
         lat = fig["oracle"]["ratio"].get((LAT, size), math.nan)
         bw = fig["oracle"]["ratio"].get((BW, size), math.nan)
         cells = "".join(f"  {p['ratios'].get(size, math.nan):<6.3f}" for p in s["probes"])
-        w(f"{fmt_bytes(size):>8}  {lat:>12.3f} {bw:>6.3f}  {mm[size]:>7.3f}{cells}\n")
+        w(f"{fmt_bytes(size):>8}  {lat:>7.3f} {bw:>7.3f}  {mm[size]:>7.3f}{cells}\n")
     w("\nper probe:\n")
     for i, p in enumerate(s["probes"]):
         w(f"  p{i + 1}: {cand_name(p['advice']):<20} worst ratio {p['worst']:.3f} "
@@ -601,9 +605,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sc = score(oracle["ratio"], default, [p["advice"] for p in probes])
         check: list[dict] = []
         if args.check_rounds > 0:
-            cands = list(dict.fromkeys([sc["minimax"], *(p["advice"] for p in probes), default]))
-            if len(cands) < 2:  # nothing differs: contrast with the opposite choice
-                cands.append(OFF if sc["minimax"] is not None else sizes[0])
+            # the advised candidates and the default, then two contrasts that route the most
+            # sizes differently (CMA everywhere, CMA nowhere) so the check always tests both
+            # paths even when every probe agrees with the oracle
+            cands = list(dict.fromkeys([sc["minimax"], *(p["advice"] for p in probes), default,
+                                        sc["sizes"][0], OFF]))
             csz = check_sizes(cands, sc["minimax"], sc["sizes"], oracle["ratio"])
             log(f"direct check: {len(cands)} settings x {args.check_rounds} rounds at "
                 f"{', '.join(map(fmt_bytes, csz))} ...\n")
