@@ -79,6 +79,7 @@ def test_score_reports_each_probe_against_the_minimax_choice():
     assert [p["vs_minimax"] for p in sc["probes"]] == pytest.approx([1.0, 0.5, 0.5])
     assert [p["worst_at"] for p in sc["probes"]][1:] == [("lat", 64 * KiB), ("lat", 4 * KiB)]
     assert sc["same_count"] == 1 and sc["min_vs_minimax"] == pytest.approx(0.5)
+    assert sc["runner_up"] == 4 * KiB and sc["runner_up_worst"] == pytest.approx(0.5)
     # minimax below 1 (no threshold wins everywhere): the quotient is taken to it
     noisy = {**ORACLE, ("bw", 64 * KiB): 0.9}  # CMA: latency x2 but bandwidth x0.9
     sc = aq.score(noisy, 16 * KiB, [OFF])
@@ -103,3 +104,14 @@ def test_advice_read_from_settings():
     assert aq.advice_from_settings({}, 8 * KiB) == 8 * KiB          # no advice: the default
     assert aq.advice_from_settings({}, OFF) is OFF
     assert aq.advice_from_settings({c: 1}, OFF, 16 * KiB) == 16 * KiB
+
+
+def test_check_verdicts_use_the_a_a_points_as_noise_floor():
+    rows = [{"predicted": 1.0, "measured": 1.10, "ci": (1.0, 1.2)},   # A/A: floor log(1.1)
+            {"predicted": 0.5, "measured": 0.45, "ci": (0.4, 0.6)},   # in CI
+            {"predicted": 0.5, "measured": 0.53, "ci": (0.52, 0.54)},  # outside CI, within A/A
+            {"predicted": 0.5, "measured": 0.8, "ci": (0.7, 0.9)}]    # differs
+    v = aq.check_verdicts(rows)
+    assert [r["verdict"] for r in rows] == ["A/A", "in CI", "within A/A", "DIFFERS"]
+    assert v["tested"] == 3 and v["consistent"] == 2
+    assert v["aa_floor"] == pytest.approx(0.09531, abs=1e-4)
