@@ -75,7 +75,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 # --------------------------------------------------------------------------- constants
 
@@ -648,6 +648,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             log(f"note: {len(bad)} probe(s) not ok ({bad[0]['status']}: {bad[0]['reason']}); "
                 "their advice counts as the library default\n")
         default = probes[0]["default"]
+        if not probes[0]["default_known"]:
+            log("note: the profile records no library default (no recommendation defaults, no "
+                f"{LIBRARY_EVIDENCE} evidence): scoring with the default taken as CMA off\n")
         oracle = pool_oracle(launches)
         sc = score(oracle["ratio"], default, [p["advice"] for p in probes])
         check: list[dict] = []
