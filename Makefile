@@ -3,15 +3,18 @@
 #   make test    create .venv-test (with the example plugins), install system tools where
 #                possible (root + apt), run the whole test suite
 #   make bench   print the benchmark figures
+#   make bench-advice  judge the mpich-cma advice against an oracle (PROBES=5, ~10 min; not in bench)
 #   make test-loaded  the whole suite three times with one core kept busy (RUNS=3)
 PY      ?= python3
 VENV    ?= .venv
 TVENV   ?= .venv-test
 PROFILE ?= out/profile.toml
 PROBE_ARGS  ?=
+PROBES      ?= 5
+ADVICE_ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: probe test test-loaded bench system-deps clean
+.PHONY: probe test test-loaded bench bench-advice system-deps clean
 
 probe: $(VENV)/.installed
 	@mkdir -p $(dir $(PROFILE))
@@ -43,6 +46,10 @@ test-loaded: system-deps $(TVENV)/.installed
 
 bench: $(VENV)/.installed
 	@for b in bench/bench_*.py; do echo "== $$b"; $(VENV)/bin/python $$b || exit 1; done
+
+# Long (about 10 minutes at PROBES=5): N probes of mpich-cma against an exhaustive oracle.
+bench-advice: $(VENV)/.installed
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python bench/advice_quality.py --probes $(PROBES) $(ADVICE_ARGS)
 
 clean:
 	rm -rf $(VENV) $(TVENV) out build *.egg-info
