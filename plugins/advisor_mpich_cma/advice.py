@@ -235,6 +235,9 @@ class SizeVerdict:
     bw_verdict: str
     bw_floor: float
     runs: int
+    #: measured fast/slow state swing across the launches (mode ratio - 1; 0: one mode), which
+    #: the noise floors already include (``states``)
+    state_swing: float = 0.0
 
     @property
     def wins(self) -> bool:
@@ -277,10 +280,34 @@ def kept_runs(runs: Sequence[Sequence[float]], *, higher_is_better: bool) -> lis
     return order[:max(2, math.ceil(len(runs) / 2))]
 
 
+def _kept_swing(all_runs: Sequence[Sequence[float]], kept: Sequence[Sequence[float]]) -> float:
+    """The fast/slow swing (mode ratio - 1) of the per-launch medians of ``all_runs`` when they
+    are bimodal (``states.bimodality``) and ``kept`` holds launches from both modes, else 0."""
+    import numpy as np
+
+    from advisor_mpich_cma.states import bimodality
+
+    runs = [list(r) for r in all_runs if len(r)]
+    b = bimodality([float(np.median(r)) for r in runs])
+    if not b.bimodal:
+        return 0.0
+    kept_lists = [list(k) for k in kept]  # kept_runs returns copies: match by content
+    in_low = {i in b.low_index for i, r in enumerate(runs) if r in kept_lists}
+    return b.mode_ratio - 1.0 if len(in_low) == 2 else 0.0
+
+
 def analyse_sweep(ev: Evidence, *, on: str = ON, off: str = OFF) -> list[SizeVerdict]:
     """Per message size: CMA on vs off for latency and bandwidth, with CI and noise floor.
 
-    Ratios are oriented so that > 1 means CMA on is better (harness ``compare``).
+    Ratios are oriented so that > 1 means CMA on is better (harness ``compare``).  Separate
+    launches may sit in different machine states (background.md §4): where the per-launch
+    medians of either configuration are bimodal (``states.bimodality``), the noise floor of
+    that size and measure *and the kept runs (``kept_runs``) still hold launches of both
+    modes*, the noise floor is widened to the measured swing (mode ratio - 1), so the state is
+    never read as a CMA effect (the choice is explained in ``advisor_mpich_cma.states``).  When
+    the kept runs all sit in one mode the comparison is already within one mode and the floor
+    stays: the trimming has removed the other mode (and interference, which also splits a
+    series in two: a descheduled launch is 100x slower, not a machine state).
     :raises ValueError: from the harness on empty or non-positive samples.
     """
     from advisor.measure import compare, noise_floor_from_aa
@@ -291,12 +318,16 @@ def analyse_sweep(ev: Evidence, *, on: str = ON, off: str = OFF) -> list[SizeVer
     out = []
     for n in sizes:
         res = {}
+        swings: dict[str, float] = {}
         for name, a_all, b_all, hib in ((LAT, lat_off[n], lat_on[n], False),
                                         (BW, bw_off[n], bw_on[n], True)):
             a_runs = kept_runs(a_all, higher_is_better=hib)
             b_runs = kept_runs(b_all, higher_is_better=hib)
             floor = max(noise_floor_from_aa(a_runs) if len(a_runs) > 1 else 0.0,
                         noise_floor_from_aa(b_runs) if len(b_runs) > 1 else 0.0)
+            swing = max(_kept_swing(a_all, a_runs), _kept_swing(b_all, b_runs))
+            floor = max(floor, swing)
+            swings[name] = swing
             a = [x for r in a_runs for x in r]
             b = [x for r in b_runs for x in r]
             res[name] = (compare(a, b, noise_floor=floor, higher_is_better=hib, seed=SEED,
@@ -304,7 +335,8 @@ def analyse_sweep(ev: Evidence, *, on: str = ON, off: str = OFF) -> list[SizeVer
         (lc, lf), (bc, bf) = res[LAT], res[BW]
         out.append(SizeVerdict(n, lc.ratio, (lc.ci_low, lc.ci_high), lc.verdict, lf,
                                bc.ratio, (bc.ci_low, bc.ci_high), bc.verdict, bf,
-                               min(len(lat_on[n]), len(lat_off[n]))))
+                               min(len(lat_on[n]), len(lat_off[n])),
+                               max(swings.values(), default=0.0)))
     return out
 
 
@@ -473,6 +505,7 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
             r, f = _threshold_advice(sweeps, lib, facts, ev_ids)
             recs += r
             findings += f
+    findings += state_findings(evidence)
     for ev in _sweeps(evidence) + _paired(evidence):
         if ev.conditions.buffer_kind == "pinned":
             findings.append(Finding(
@@ -481,6 +514,25 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
                         "slower than from pageable memory (eth-cscs/alps-gh200-reproducers); "
                         "the threshold holds for pinned buffers only"))
     return Advice(recommendations=recs, findings=findings)
+
+
+def state_findings(evidence: Sequence[Evidence]) -> list[Finding]:
+    """Info finding ``cma-machine-state`` when paired evidence recorded a bimodal machine state
+    (``state.bimodal``, written by the probe with ``states.state_of_paired``).  A condition, not
+    a verdict: the paired ratios cancel it, so it changes no advice."""
+    hit = [e for e in _paired(evidence) if e.values.get("state.bimodal")]
+    if not hit:
+        return []
+    parts = [f"{e.id}: {e.values.get('state.sizes_bimodal')} of "
+             f"{e.values.get('state.sizes_tested')} sizes, modes x"
+             f"{float(e.values.get('state.mode_ratio', 1.0)):.2f} apart, "
+             f"{float(e.values.get('state.low_share', 0.0)):.0%} of batches slow" for e in hit]
+    return [Finding(
+        id="cma-machine-state", severity="info", evidence=[e.id for e in hit],
+        message="intra-node copies switched between a fast and a slow state during the "
+                "measurement (" + "; ".join(parts) + "). Each on/off ratio is taken between "
+                "adjacent batches in the same state, so the advice does not depend on it; "
+                "absolute bandwidths from this machine are state-dependent")]
 
 
 def _cray_findings(facts: Facts, lib: Library) -> list[Finding]:

@@ -233,11 +233,18 @@ def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: in
     cond_fields = {k: v for k, v in buffer.items() if k in (
         "buffer_kind", "buffer_fill", "hugepages", "align_bytes")}
     thr = res.get("thresholds") or {}
+    # the fast/slow machine state, a condition (the per-pair ratios cancel it): per size, the
+    # CMA-off bandwidth of every round (background.md §4 defines the state on the copy path)
+    from advisor_mpich_cma.states import state_of_paired
+
+    state_values, state_notes = state_of_paired(
+        [(int(s["bytes"]), s.get("bw_off_Bps") or []) for s in res["sizes"]])
     cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
                       notes={"pair": pair or "default", "cpus": cpus or "unbound",
                              "configs": f"one launch with CMA enabled; MPI_T threshold "
                                         f"{thr.get('on')} (cma-on) / {thr.get('off')} (cma-off)",
-                             **{k: v for k, v in env.items() if v is not None}},
+                             **{k: v for k, v in env.items() if v is not None},
+                             **state_notes},
                       **cond_fields)
     return Evidence(
         id=A.PAIRED + (f".{pair}" if pair else ""),
@@ -248,7 +255,7 @@ def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: in
         values={"paired": True, "rounds": int(res.get("rounds", rounds)),
                 "sizes": len(res["sizes"]), "mpit_library": str(res.get("mpit_library", "")),
                 "threshold_initial_bytes": int(res.get("threshold_initial", -1)),
-                "quick": bool(ctx.quick)})
+                "quick": bool(ctx.quick), **state_values})
 
 
 def _decision(paired: list[Evidence], ctx: MeasureContext) -> list[Evidence]:
