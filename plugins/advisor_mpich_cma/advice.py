@@ -673,6 +673,47 @@ def decision_of(evs: Sequence[Evidence], lib: Library):
         return None
 
 
+def buffer_pages(ev: Evidence) -> str:
+    """The buffer kind of a paired evidence: ``values['buffer_pages']`` ("base" / "thp"), else
+    from the id (``cma-paired.thp[...]``), else "base" (evidence recorded before kinds)."""
+    kind = ev.values.get("buffer_pages")
+    if kind:
+        return str(kind)
+    return "thp" if ev.id == PAIRED + ".thp" or ev.id.startswith(PAIRED + ".thp.") else "base"
+
+
+KIND_NAMES = {"base": "base (4 KiB) pages", "thp": "THP-backed (2 MiB) pages"}
+
+
+def usable_kinds(evs: Sequence[Evidence]) -> tuple[list[Evidence], list[Evidence]]:
+    """``(used, dropped)``: THP-kind evidence where the kernel gave a rank no huge pages
+    (``thp_backed_bytes_min_rank`` == 0) measured base pages under another name: dropped."""
+    used, dropped = [], []
+    for e in evs:
+        if buffer_pages(e) == "thp" and e.values.get("thp_backed_bytes_min_rank") == 0:
+            dropped.append(e)
+        else:
+            used.append(e)
+    return used, dropped
+
+
+def kind_values(evs: Sequence[Evidence], lib: Library) -> dict:
+    """``buffer_kinds`` ("base,thp") and ``advice_threshold_bytes:<kind>`` (bytes, -1: CMA off)
+    / ``stability:<kind>``: the decision on each kind alone."""
+    kinds = sorted({buffer_pages(e) for e in evs})
+    v: dict = {"buffer_kinds": ",".join(kinds)}
+    for k in kinds:
+        d = decision_of([e for e in evs if buffer_pages(e) == k], lib)
+        if d is not None:
+            v[f"advice_threshold_bytes:{k}"] = -1 if d.advice is None else int(d.advice)
+            v[f"stability:{k}"] = d.stability
+    return v
+
+
+def _none(t) -> Optional[int]:
+    return None if t is None or int(t) < 0 else int(t)
+
+
 def _thr_name(t: Optional[int]) -> str:
     return "CMA off" if t is None else f"threshold {_fmt_bytes(t)}"
 
@@ -681,9 +722,27 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library,
                    base_ids: list[str]) -> tuple[list[Recommendation], list[Finding]]:
     """Recommendation and findings of the minimax-regret rule (``advisor_mpich_cma.recommend``)
     on paired evidence.  The title and rationale carry the stability; a stability under
-    ``recommend.STABLE_SHARE`` makes the confidence "low" and says why."""
+    ``recommend.STABLE_SHARE`` makes the confidence "low" and says why.
+
+    Buffer kinds (issue 13 C).  Evidence may come in two kinds: base 4 KiB pages
+    (``cma-paired[.<pair>]``) and THP-backed buffers (``cma-paired.thp[.<pair>]``, see
+    ``buffer_pages``).  The threshold is decided by minimax regret over *both kinds together*
+    (each kind's rank pairs are columns of the same decision, so a candidate's worst ratio is
+    its worst over sizes, pairs and kinds), and the recommendation says so.  Why not the
+    threshold of the kind the emitted environment gives: ``MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD``
+    is one setting per process, and a process under host-buffer's
+    ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` (THP madvise mode) still has both kinds: glibc
+    asks for huge pages only on the chunks malloc takes from mmap (above
+    ``M_MMAP_THRESHOLD``), while heap chunks, stacks, static arrays and other allocators keep
+    base pages; in THP ``always`` mode small and unaligned buffers are base pages too.  So the
+    defensible threshold is the one that loses least for either kind.  Each kind's own
+    decision is reported (finding ``cma-threshold-per-kind``, ``cma-decision`` values
+    ``advice_threshold_bytes:<kind>``) so a site that knows its buffers are all THP-backed can
+    use that one; THP evidence where the kernel gave no huge pages is dropped with the finding
+    ``cma-thp-not-given``."""
     from advisor_mpich_cma import recommend as R
 
+    evs, dropped = usable_kinds(evs)
     d = decision_of(evs, lib)
     ids = base_ids + [ev.id for ev in evs]
     if d is None:
@@ -691,6 +750,24 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library,
                             message="no message size has paired CMA on/off results: no advice")]
     recs: list[Recommendation] = []
     findings: list[Finding] = []
+    for e in dropped:
+        findings.append(Finding(
+            id="cma-thp-not-given", severity="info", evidence=[e.id],
+            message=f"{e.id}: THP-backed buffers were asked for (MADV_HUGEPAGE) but the kernel "
+                    "gave a rank no huge pages (smaps AnonHugePages 0), so that measurement is "
+                    "not used; the advice is for base pages"))
+    kinds = sorted({buffer_pages(e) for e in evs})
+    kind_txt = " and ".join(KIND_NAMES.get(k, k) for k in kinds)
+    if len(kinds) > 1:
+        per_kind = kind_values(evs, lib)
+        findings.append(Finding(
+            id="cma-threshold-per-kind", severity="info", evidence=ids,
+            message="each buffer kind decided alone: " + "; ".join(
+                f"{KIND_NAMES.get(k, k)}: {_thr_name(_none(per_kind.get(f'advice_threshold_bytes:{k}')))}"
+                f" (stability {float(per_kind.get(f'stability:{k}', 0.0)):.2f})" for k in kinds)
+            + ". The recommendation loses least over both kinds: one threshold serves a "
+              "process whose buffers are of both kinds (with glibc.malloc.hugetlb=1 only "
+              "malloc's mmap'ed chunks are THP-backed)"))
     default_name = K.CRAY_SIZE if lib.cray else K.CMA_THRESHOLD
     stable = d.stability >= R.STABLE_SHARE
     confidence = ("high" if d.pairs >= 3 else "medium") if stable else "low"
@@ -699,7 +776,8 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library,
         f"advice x{d.per_size_advice[(p, n)]:.2f}" for (p, n) in sorted(d.per_size_advice))
     stab = (f"the same advice in {d.stability:.0%} of {R.N_STABILITY} bootstrap resamples of "
             f"the paired rounds")
-    why = (f"Minimax regret over {len(d.per_size_advice)} measured sizes ({d.pairs}+ paired "
+    why = (f"Buffers: {kind_txt}. "
+           f"Minimax regret over {len(d.per_size_advice)} measured sizes ({d.pairs}+ paired "
            f"rounds each; ratio = performance over the per-size best of CMA on/off, the smaller "
            f"of latency and bandwidth): worst ratio of the default "
            f"({_thr_name(d.default)}) {d.worst[d.default]:.2f}, of {_thr_name(d.best)} "
@@ -712,7 +790,7 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library,
     if d.kept_default:
         why = (f"{_thr_name(d.best)} has the best worst ratio, but the default is within noise "
                f"of it (the CI of the improvement reaches 0), so the default stays. " + why)
-    title_tail = f" (stability {d.stability:.2f})"
+    title_tail = f" (stability {d.stability:.2f}; {'+'.join(kinds)} pages)"
     if d.advice is None:
         if _library_uses_cma_by_default(lib, None):
             recs.append(Recommendation(
