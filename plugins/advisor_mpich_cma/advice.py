@@ -16,8 +16,14 @@ Evidence read (ids and keys are this plugin's own, written by ``advisor_mpich_cm
 * ``cma-paired`` (and ``cma-paired.<pair>``): CMA on vs off switched through MPI_T inside one
   launch (worker ``paired`` mode); series ``latency:<config>`` / ``bandwidth:<config>`` with one
   point per size whose samples are one value per round, index-aligned between the configs;
-  values ``paired`` True, ``rounds``.  When present it decides the threshold by minimax regret
-  (``advisor_mpich_cma.recommend``); the separate-launch sweep is then not used.
+  values ``paired`` True, ``rounds``, ``buffer_pages`` ("base": 4 KiB pages), ``state.*`` (the
+  fast/slow machine state, ``advisor_mpich_cma.states``: a condition, reported as the info
+  finding ``cma-machine-state``), ``refine.steps`` / ``refine.sizes`` (bisected sizes, bytes).
+  When present it decides the threshold by minimax regret (``advisor_mpich_cma.recommend``);
+  the separate-launch sweep is then not used.
+* ``cma-paired.thp`` (and ``cma-paired.thp.<pair>``): the same with THP-backed buffers
+  (``buffer_pages`` "thp", ``thp_backed_bytes_min_rank``: huge-page bytes the kernel gave).
+  Decided together with the base-page evidence (``minimax_advice`` explains why).
 * ``cma-sweep`` (and ``cma-sweep.<pair>`` for NUMA pairs): series ``latency:<config>`` (unit s,
   one-way ping-pong time) and ``bandwidth:<config>`` (unit bytes/s, osu_bw-style window) with
   x = message bytes and one point per independent launch (label ``run<i>``); configs

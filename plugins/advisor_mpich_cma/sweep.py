@@ -35,11 +35,18 @@ LAUNCH_OVERHEAD_S = 0.8
 PER_SIZE_FACTOR = 2.5
 #: Buffer kinds of the paired measurement: base pages and THP-backed (``page_kinds``).
 BASE, THP = "base", "thp"
-#: Quick probe: THP-backed buffers only from this size (bytes).  The buffer kind changed CMA's
+#: THP-backed buffers are measured only from this size (bytes).  The buffer kind changed CMA's
 #: verdict only from 128 KiB up on the AMD VM (background.md §4: crossover 128 KiB for both
-#: kinds, the kinds differing at 4-16 MiB); 64 KiB is the quick grid point below that, so the
-#: THP crossover can still be bracketed.  The full probe measures THP at every size.
-THP_QUICK_FROM_BYTES = 64 << 10
+#: kinds, the kinds differing at 4-16 MiB); 64 KiB is the grid point below that, so the THP
+#: crossover can still be bracketed; below it the base-page evidence alone decides.
+THP_FROM_BYTES = 64 << 10
+#: The THP kind runs 1/THP_ROUNDS_DIVISOR of the base kind's rounds (at least 2): at 2-16 MiB a
+#: batch is at least one message per switch whatever the target seconds, so rounds, not
+#: seconds, set the cost there (measured: the full probe went from 35 s to 60 s with THP at
+#: every size and full rounds, on the 2-core VM).  The THP kind is a second constraint on a
+#: decision the base kind also makes; the stability bootstrap reports when its pairs are too
+#: few.
+THP_ROUNDS_DIVISOR = 2
 #: Most bisection steps between grid points per kind (a cap; the budget may stop earlier).
 #: The quick grid's widest gap around the crossover is 4x (16 -> 64 KiB): 2 steps bring it to
 #: sqrt(2), the full grid's widest (2x) spacing.  The full grid's gaps are 2x: 3 steps bring them
@@ -204,12 +211,18 @@ def page_kinds(ctx: MeasureContext) -> list[str]:
     return [BASE] + ([THP] if mode in ("always", "madvise") else [])
 
 
-def kind_sizes(kind: str, sizes, quick: bool) -> list[int]:
-    """Sizes measured for a kind: all for base pages and in the full probe; in the quick probe
-    THP only from ``THP_QUICK_FROM_BYTES`` up."""
-    if kind == THP and quick:
-        return [n for n in sizes if n >= THP_QUICK_FROM_BYTES] or list(sizes)
+def kind_sizes(kind: str, sizes, quick: bool = False) -> list[int]:
+    """Sizes measured for a kind (bytes): all for base pages, THP only from ``THP_FROM_BYTES``
+    up (all when none is that large)."""
+    if kind == THP:
+        return [n for n in sizes if n >= THP_FROM_BYTES] or list(sizes)
     return list(sizes)
+
+
+def kind_rounds(kind: str, rounds: int) -> int:
+    """Paired rounds of a kind: ``rounds`` for base pages, ``rounds // THP_ROUNDS_DIVISOR`` (at
+    least 2) for THP-backed buffers."""
+    return max(2, rounds // THP_ROUNDS_DIVISOR) if kind == THP else rounds
 
 
 def refine_steps(ctx: MeasureContext) -> int:
@@ -252,7 +265,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
 
     def launch(kind, pair, cpus, szs, t) -> dict:
         args = ["paired", "--sizes", ",".join(map(str, szs)), "--target-s", f"{2 * t:.4f}",
-                "--rounds", str(rounds), "--pages", kind]
+                "--rounds", str(kind_rounds(kind, rounds)), "--pages", kind]
         if cpus:
             args += ["--cpus", cpus]
         return run_mpi(P.WORKER, args, env=env, launcher=ctx.launcher,
@@ -282,7 +295,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     steps = {k: [] for k in kinds}
     for kind in kinds:
         for _ in range(refine_steps(ctx)):
-            evs = [_paired_evidence(pair, cpus, raw[(kind, pair)], env, ctx, rounds, kind)
+            evs = [_paired_evidence(pair, cpus, raw[(kind, pair)], env, ctx,
+                                    kind_rounds(kind, rounds), kind)
                    for pair, cpus in todo]
             data = [R.paired_from_evidence(e) for e in evs]
             try:
@@ -309,8 +323,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     out = []
     for kind in kinds:
         for pair, cpus in todo:
-            out.append(_paired_evidence(pair, cpus, raw[(kind, pair)], env, ctx, rounds, kind,
-                                        refined=steps[kind]))
+            out.append(_paired_evidence(pair, cpus, raw[(kind, pair)], env, ctx,
+                                        kind_rounds(kind, rounds), kind, refined=steps[kind]))
     return out, ""
 
 

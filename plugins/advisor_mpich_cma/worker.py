@@ -287,7 +287,10 @@ def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int,
                 order = ("on", "off") if rnd % 2 == 0 else ("off", "on")
                 for cfg in order:
                     thr.write(values[cfg])
-                    fn(1)  # the first message after a switch is not timed
+                    # the first message after a switch is not timed: one ping-pong of the size
+                    # (not a whole bandwidth window, which at 2-16 MiB is 4-64 MiB of traffic
+                    # and doubled the cost of a round there)
+                    pingpong(1)
                     comm.Barrier()
                     t0 = time.perf_counter()
                     fn(k)

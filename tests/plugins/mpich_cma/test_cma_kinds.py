@@ -122,5 +122,7 @@ def test_kinds_and_refinement_caps_follow_the_context():
                          deadline=0.0, quick=False, options={"refine": "0"})
     assert SW.page_kinds(ctx) == ["base", "thp"] and SW.refine_steps(ctx) == 0
     sizes = [4096, 8192, 65536, 131072, 1 << 20]
-    assert SW.kind_sizes("thp", sizes, True) == [65536, 131072, 1 << 20]
-    assert SW.kind_sizes("thp", sizes, False) == sizes == SW.kind_sizes("base", sizes, True)
+    assert SW.kind_sizes("thp", sizes) == [65536, 131072, 1 << 20]
+    assert SW.kind_sizes("base", sizes) == sizes and SW.kind_sizes("thp", [4096]) == [4096]
+    assert SW.kind_rounds("base", 32) == 32 and SW.kind_rounds("thp", 32) == 16
+    assert SW.kind_rounds("thp", 3) == 2
