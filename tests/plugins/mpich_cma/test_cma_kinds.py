@@ -126,3 +126,48 @@ def test_kinds_and_refinement_caps_follow_the_context():
     assert SW.kind_sizes("base", sizes) == sizes and SW.kind_sizes("thp", [4096]) == [4096]
     assert SW.kind_rounds("base", 32) == 32 and SW.kind_rounds("thp", 32) == 16
     assert SW.kind_rounds("thp", 3) == 2
+
+
+def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
+    """The probe's loop with a scripted worker (true crossover 100 KiB, CMA 2x above, 0.8x
+    below, steady machine): the grid says 128 KiB; two quick-mode steps measure 92 KiB then
+    108 KiB, both kinds, and the evidence records them."""
+    import time
+
+    import advisor.measure as M
+    from advisor.models import MpiFacts
+
+    calls = []
+
+    def fake_run_mpi(module, args, **kw):
+        a = dict(zip(args[1::2], args[2::2]))
+        sizes = [int(x) for x in a["--sizes"].split(",")]
+        rounds = int(a["--rounds"])
+        calls.append((a["--pages"], sizes))
+        rows = []
+        for n in sizes:
+            rho = 2.0 if n >= 100 * KiB else 0.8
+            off = [10e9 * (1 + 0.001 * i) for i in range(rounds)]
+            rows.append({"bytes": n, "bw_on_Bps": [x * rho for x in off], "bw_off_Bps": off,
+                         "lat_on_s": [n / (x * rho) for x in off],
+                         "lat_off_s": [n / x for x in off]})
+        return {"sizes": rows, "rounds": rounds, "thresholds": {"on": 1, "off": 1 << 30},
+                "pages": a["--pages"], "buffer_bytes": 2 * max(sizes),
+                "thp_backed_bytes_per_rank": [4 << 20] * 2 if a["--pages"] == "thp" else [0, 0]}
+
+    monkeypatch.setattr(M, "run_mpi", fake_run_mpi)
+    facts = Facts.model_validate({"memory": {"thp_enabled": "madvise"},
+                                  "mpi": {"implementation": "mpich", "flavour": "upstream",
+                                          "version": "5.0.2"}})
+    ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=True)
+    p = {"sizes": [64 * KiB, 128 * KiB, 1 * MiB], "repeats": 3, "target_s": 0.02}
+    evs, why = SW.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
+                                           version="5.0.2"), p, [("", None)])
+    assert why == "" and [e.id for e in evs] == ["cma-paired", "cma-paired.thp"]
+    for e in evs:
+        assert e.values["refine.steps"] == SW.MAX_REFINE_QUICK
+        assert e.values["refine.sizes"] == f"{92 * KiB},{108 * KiB}"
+        assert e.values["sizes"] == 5
+    assert [c for c in calls if c[1] == [92 * KiB]] == [("base", [92 * KiB]), ("thp", [92 * KiB])]
+    d = A.decision_of(evs, A.library_of(_library(), FACTS_5))
+    assert d.advice == 108 * KiB
