@@ -769,7 +769,8 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library,
         findings.append(Finding(
             id="cma-threshold-per-kind", severity="info", evidence=ids,
             message="each buffer kind decided alone: " + "; ".join(
-                f"{KIND_NAMES.get(k, k)}: {_thr_name(_none(per_kind.get(f'advice_threshold_bytes:{k}')))}"
+                f"{KIND_NAMES.get(k, k)}: "
+                f"{_thr_name(_none(per_kind.get(f'advice_threshold_bytes:{k}')))}"
                 f" (stability {float(per_kind.get(f'stability:{k}', 0.0)):.2f})" for k in kinds)
             + ". The recommendation loses least over both kinds: one threshold serves a "
               "process whose buffers are of both kinds (with glibc.malloc.hugetlb=1 only "

@@ -3,7 +3,8 @@ constructed paired evidence (issue 13 B, C).
 
 Ground truth from background.md §4 (2-core AMD VM, MPICH 5.0.2): crossover 128 KiB for both
 kinds; with 4 KiB pages CMA loses at 8-16 MiB, with THP-backed buffers it wins there too
-(bandwidth x2.2-3.7); the size of the base-page loss is not recorded, 5 % is assumed.  The constructed machine flips between a fast and a slow state per round
+(bandwidth x2.2-3.7); the size of the base-page loss is not recorded, 5 % is assumed.
+The constructed machine flips between a fast and a slow state per round
 (``test_cma_minimax.paired_evidence``)."""
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def _kind(ev, kind: str, thp_bytes: int | None = None):
 
 
 def test_ids_are_stable_and_documented():
-    assert SW.paired_id("") == "cma-paired" and SW.paired_id("cross-numa") == "cma-paired.cross-numa"
+    assert SW.paired_id("") == "cma-paired"
+    assert SW.paired_id("cross-numa") == "cma-paired.cross-numa"
     assert SW.paired_id("", "thp") == "cma-paired.thp"
     assert SW.paired_id("same-numa", "thp") == "cma-paired.thp.same-numa"
     legacy = paired_evidence(BASE)  # recorded before kinds: no buffer_pages value
