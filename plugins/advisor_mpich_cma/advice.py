@@ -16,8 +16,14 @@ Evidence read (ids and keys are this plugin's own, written by ``advisor_mpich_cm
 * ``cma-paired`` (and ``cma-paired.<pair>``): CMA on vs off switched through MPI_T inside one
   launch (worker ``paired`` mode); series ``latency:<config>`` / ``bandwidth:<config>`` with one
   point per size whose samples are one value per round, index-aligned between the configs;
-  values ``paired`` True, ``rounds``.  When present it decides the threshold by minimax regret
-  (``advisor_mpich_cma.recommend``); the separate-launch sweep is then not used.
+  values ``paired`` True, ``rounds``, ``buffer_pages`` ("base": 4 KiB pages), ``state.*`` (the
+  fast/slow machine state, ``advisor_mpich_cma.states``: a condition, reported as the info
+  finding ``cma-machine-state``), ``refine.steps`` / ``refine.sizes`` (bisected sizes, bytes).
+  When present it decides the threshold by minimax regret (``advisor_mpich_cma.recommend``);
+  the separate-launch sweep is then not used.
+* ``cma-paired.thp`` (and ``cma-paired.thp.<pair>``): the same with THP-backed buffers
+  (``buffer_pages`` "thp", ``thp_backed_bytes_min_rank``: huge-page bytes the kernel gave).
+  Decided together with the base-page evidence (``minimax_advice`` explains why).
 * ``cma-sweep`` (and ``cma-sweep.<pair>`` for NUMA pairs): series ``latency:<config>`` (unit s,
   one-way ping-pong time) and ``bandwidth:<config>`` (unit bytes/s, osu_bw-style window) with
   x = message bytes and one point per independent launch (label ``run<i>``); configs
@@ -235,6 +241,9 @@ class SizeVerdict:
     bw_verdict: str
     bw_floor: float
     runs: int
+    #: measured fast/slow state swing across the launches (mode ratio - 1; 0: one mode), which
+    #: the noise floors already include (``states``)
+    state_swing: float = 0.0
 
     @property
     def wins(self) -> bool:
@@ -277,10 +286,34 @@ def kept_runs(runs: Sequence[Sequence[float]], *, higher_is_better: bool) -> lis
     return order[:max(2, math.ceil(len(runs) / 2))]
 
 
+def _kept_swing(all_runs: Sequence[Sequence[float]], kept: Sequence[Sequence[float]]) -> float:
+    """The fast/slow swing (mode ratio - 1) of the per-launch medians of ``all_runs`` when they
+    are bimodal (``states.bimodality``) and ``kept`` holds launches from both modes, else 0."""
+    import numpy as np
+
+    from advisor_mpich_cma.states import bimodality
+
+    runs = [list(r) for r in all_runs if len(r)]
+    b = bimodality([float(np.median(r)) for r in runs])
+    if not b.bimodal:
+        return 0.0
+    kept_lists = [list(k) for k in kept]  # kept_runs returns copies: match by content
+    in_low = {i in b.low_index for i, r in enumerate(runs) if r in kept_lists}
+    return b.mode_ratio - 1.0 if len(in_low) == 2 else 0.0
+
+
 def analyse_sweep(ev: Evidence, *, on: str = ON, off: str = OFF) -> list[SizeVerdict]:
     """Per message size: CMA on vs off for latency and bandwidth, with CI and noise floor.
 
-    Ratios are oriented so that > 1 means CMA on is better (harness ``compare``).
+    Ratios are oriented so that > 1 means CMA on is better (harness ``compare``).  Separate
+    launches may sit in different machine states (background.md §4): where the per-launch
+    medians of either configuration are bimodal (``states.bimodality``), the noise floor of
+    that size and measure *and the kept runs (``kept_runs``) still hold launches of both
+    modes*, the noise floor is widened to the measured swing (mode ratio - 1), so the state is
+    never read as a CMA effect (the choice is explained in ``advisor_mpich_cma.states``).  When
+    the kept runs all sit in one mode the comparison is already within one mode and the floor
+    stays: the trimming has removed the other mode (and interference, which also splits a
+    series in two: a descheduled launch is 100x slower, not a machine state).
     :raises ValueError: from the harness on empty or non-positive samples.
     """
     from advisor.measure import compare, noise_floor_from_aa
@@ -291,12 +324,16 @@ def analyse_sweep(ev: Evidence, *, on: str = ON, off: str = OFF) -> list[SizeVer
     out = []
     for n in sizes:
         res = {}
+        swings: dict[str, float] = {}
         for name, a_all, b_all, hib in ((LAT, lat_off[n], lat_on[n], False),
                                         (BW, bw_off[n], bw_on[n], True)):
             a_runs = kept_runs(a_all, higher_is_better=hib)
             b_runs = kept_runs(b_all, higher_is_better=hib)
             floor = max(noise_floor_from_aa(a_runs) if len(a_runs) > 1 else 0.0,
                         noise_floor_from_aa(b_runs) if len(b_runs) > 1 else 0.0)
+            swing = max(_kept_swing(a_all, a_runs), _kept_swing(b_all, b_runs))
+            floor = max(floor, swing)
+            swings[name] = swing
             a = [x for r in a_runs for x in r]
             b = [x for r in b_runs for x in r]
             res[name] = (compare(a, b, noise_floor=floor, higher_is_better=hib, seed=SEED,
@@ -304,7 +341,8 @@ def analyse_sweep(ev: Evidence, *, on: str = ON, off: str = OFF) -> list[SizeVer
         (lc, lf), (bc, bf) = res[LAT], res[BW]
         out.append(SizeVerdict(n, lc.ratio, (lc.ci_low, lc.ci_high), lc.verdict, lf,
                                bc.ratio, (bc.ci_low, bc.ci_high), bc.verdict, bf,
-                               min(len(lat_on[n]), len(lat_off[n]))))
+                               min(len(lat_on[n]), len(lat_off[n])),
+                               max(swings.values(), default=0.0)))
     return out
 
 
@@ -473,6 +511,7 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
             r, f = _threshold_advice(sweeps, lib, facts, ev_ids)
             recs += r
             findings += f
+    findings += state_findings(evidence)
     for ev in _sweeps(evidence) + _paired(evidence):
         if ev.conditions.buffer_kind == "pinned":
             findings.append(Finding(
@@ -481,6 +520,25 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
                         "slower than from pageable memory (eth-cscs/alps-gh200-reproducers); "
                         "the threshold holds for pinned buffers only"))
     return Advice(recommendations=recs, findings=findings)
+
+
+def state_findings(evidence: Sequence[Evidence]) -> list[Finding]:
+    """Info finding ``cma-machine-state`` when paired evidence recorded a bimodal machine state
+    (``state.bimodal``, written by the probe with ``states.state_of_paired``).  A condition, not
+    a verdict: the paired ratios cancel it, so it changes no advice."""
+    hit = [e for e in _paired(evidence) if e.values.get("state.bimodal")]
+    if not hit:
+        return []
+    parts = [f"{e.id}: {e.values.get('state.sizes_bimodal')} of "
+             f"{e.values.get('state.sizes_tested')} sizes, modes x"
+             f"{float(e.values.get('state.mode_ratio', 1.0)):.2f} apart, "
+             f"{float(e.values.get('state.low_share', 0.0)):.0%} of batches slow" for e in hit]
+    return [Finding(
+        id="cma-machine-state", severity="info", evidence=[e.id for e in hit],
+        message="intra-node copies switched between a fast and a slow state during the "
+                "measurement (" + "; ".join(parts) + "). Each on/off ratio is taken between "
+                "adjacent batches in the same state, so the advice does not depend on it; "
+                "absolute bandwidths from this machine are state-dependent")]
 
 
 def _cray_findings(facts: Facts, lib: Library) -> list[Finding]:
@@ -621,6 +679,47 @@ def decision_of(evs: Sequence[Evidence], lib: Library):
         return None
 
 
+def buffer_pages(ev: Evidence) -> str:
+    """The buffer kind of a paired evidence: ``values['buffer_pages']`` ("base" / "thp"), else
+    from the id (``cma-paired.thp[...]``), else "base" (evidence recorded before kinds)."""
+    kind = ev.values.get("buffer_pages")
+    if kind:
+        return str(kind)
+    return "thp" if ev.id == PAIRED + ".thp" or ev.id.startswith(PAIRED + ".thp.") else "base"
+
+
+KIND_NAMES = {"base": "base (4 KiB) pages", "thp": "THP-backed (2 MiB) pages"}
+
+
+def usable_kinds(evs: Sequence[Evidence]) -> tuple[list[Evidence], list[Evidence]]:
+    """``(used, dropped)``: THP-kind evidence where the kernel gave a rank no huge pages
+    (``thp_backed_bytes_min_rank`` == 0) measured base pages under another name: dropped."""
+    used, dropped = [], []
+    for e in evs:
+        if buffer_pages(e) == "thp" and e.values.get("thp_backed_bytes_min_rank") == 0:
+            dropped.append(e)
+        else:
+            used.append(e)
+    return used, dropped
+
+
+def kind_values(evs: Sequence[Evidence], lib: Library) -> dict:
+    """``buffer_kinds`` ("base,thp") and ``advice_threshold_bytes:<kind>`` (bytes, -1: CMA off)
+    / ``stability:<kind>``: the decision on each kind alone."""
+    kinds = sorted({buffer_pages(e) for e in evs})
+    v: dict = {"buffer_kinds": ",".join(kinds)}
+    for k in kinds:
+        d = decision_of([e for e in evs if buffer_pages(e) == k], lib)
+        if d is not None:
+            v[f"advice_threshold_bytes:{k}"] = -1 if d.advice is None else int(d.advice)
+            v[f"stability:{k}"] = d.stability
+    return v
+
+
+def _none(t) -> Optional[int]:
+    return None if t is None or int(t) < 0 else int(t)
+
+
 def _thr_name(t: Optional[int]) -> str:
     return "CMA off" if t is None else f"threshold {_fmt_bytes(t)}"
 
@@ -629,9 +728,27 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library,
                    base_ids: list[str]) -> tuple[list[Recommendation], list[Finding]]:
     """Recommendation and findings of the minimax-regret rule (``advisor_mpich_cma.recommend``)
     on paired evidence.  The title and rationale carry the stability; a stability under
-    ``recommend.STABLE_SHARE`` makes the confidence "low" and says why."""
+    ``recommend.STABLE_SHARE`` makes the confidence "low" and says why.
+
+    Buffer kinds (issue 13 C).  Evidence may come in two kinds: base 4 KiB pages
+    (``cma-paired[.<pair>]``) and THP-backed buffers (``cma-paired.thp[.<pair>]``, see
+    ``buffer_pages``).  The threshold is decided by minimax regret over *both kinds together*
+    (each kind's rank pairs are columns of the same decision, so a candidate's worst ratio is
+    its worst over sizes, pairs and kinds), and the recommendation says so.  Why not the
+    threshold of the kind the emitted environment gives: ``MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD``
+    is one setting per process, and a process under host-buffer's
+    ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` (THP madvise mode) still has both kinds: glibc
+    asks for huge pages only on the chunks malloc takes from mmap (above
+    ``M_MMAP_THRESHOLD``), while heap chunks, stacks, static arrays and other allocators keep
+    base pages; in THP ``always`` mode small and unaligned buffers are base pages too.  So the
+    defensible threshold is the one that loses least for either kind.  Each kind's own
+    decision is reported (finding ``cma-threshold-per-kind``, ``cma-decision`` values
+    ``advice_threshold_bytes:<kind>``) so a site that knows its buffers are all THP-backed can
+    use that one; THP evidence where the kernel gave no huge pages is dropped with the finding
+    ``cma-thp-not-given``."""
     from advisor_mpich_cma import recommend as R
 
+    evs, dropped = usable_kinds(evs)
     d = decision_of(evs, lib)
     ids = base_ids + [ev.id for ev in evs]
     if d is None:
@@ -639,6 +756,25 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library,
                             message="no message size has paired CMA on/off results: no advice")]
     recs: list[Recommendation] = []
     findings: list[Finding] = []
+    for e in dropped:
+        findings.append(Finding(
+            id="cma-thp-not-given", severity="info", evidence=[e.id],
+            message=f"{e.id}: THP-backed buffers were asked for (MADV_HUGEPAGE) but the kernel "
+                    "gave a rank no huge pages (smaps AnonHugePages 0), so that measurement is "
+                    "not used; the advice is for base pages"))
+    kinds = sorted({buffer_pages(e) for e in evs})
+    kind_txt = " and ".join(KIND_NAMES.get(k, k) for k in kinds)
+    if len(kinds) > 1:
+        per_kind = kind_values(evs, lib)
+        findings.append(Finding(
+            id="cma-threshold-per-kind", severity="info", evidence=ids,
+            message="each buffer kind decided alone: " + "; ".join(
+                f"{KIND_NAMES.get(k, k)}: "
+                f"{_thr_name(_none(per_kind.get(f'advice_threshold_bytes:{k}')))}"
+                f" (stability {float(per_kind.get(f'stability:{k}', 0.0)):.2f})" for k in kinds)
+            + ". The recommendation loses least over both kinds: one threshold serves a "
+              "process whose buffers are of both kinds (with glibc.malloc.hugetlb=1 only "
+              "malloc's mmap'ed chunks are THP-backed)"))
     default_name = K.CRAY_SIZE if lib.cray else K.CMA_THRESHOLD
     stable = d.stability >= R.STABLE_SHARE
     confidence = ("high" if d.pairs >= 3 else "medium") if stable else "low"
@@ -647,7 +783,8 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library,
         f"advice x{d.per_size_advice[(p, n)]:.2f}" for (p, n) in sorted(d.per_size_advice))
     stab = (f"the same advice in {d.stability:.0%} of {R.N_STABILITY} bootstrap resamples of "
             f"the paired rounds")
-    why = (f"Minimax regret over {len(d.per_size_advice)} measured sizes ({d.pairs}+ paired "
+    why = (f"Buffers: {kind_txt}. "
+           f"Minimax regret over {len(d.per_size_advice)} measured sizes ({d.pairs}+ paired "
            f"rounds each; ratio = performance over the per-size best of CMA on/off, the smaller "
            f"of latency and bandwidth): worst ratio of the default "
            f"({_thr_name(d.default)}) {d.worst[d.default]:.2f}, of {_thr_name(d.best)} "
@@ -660,7 +797,7 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library,
     if d.kept_default:
         why = (f"{_thr_name(d.best)} has the best worst ratio, but the default is within noise "
                f"of it (the CI of the improvement reaches 0), so the default stays. " + why)
-    title_tail = f" (stability {d.stability:.2f})"
+    title_tail = f" (stability {d.stability:.2f}; {'+'.join(kinds)} pages)"
     if d.advice is None:
         if _library_uses_cma_by_default(lib, None):
             recs.append(Recommendation(

@@ -12,7 +12,9 @@ Life cycle (``advisor.probe``):
 * ``measure``: CMA on vs off at every size, latency and bandwidth, switched through MPI_T in
   adjacent batches of one launch (``cma-paired``); where MPI_T cannot switch it, interleaved
   across independent launches (``cma-sweep``); one per rank pair (same / cross NUMA node when
-  there are several); then ``cma-decision``, the minimax-regret decision's figures.
+  there are several), for base-page and (where THP is not 'never') THP-backed buffers
+  (``cma-paired.thp``), the crossover then bisected between grid sizes; then ``cma-decision``,
+  the minimax-regret decision's figures (over both kinds, and per kind).
 * ``recommend``: ``advisor_mpich_cma.advice.recommend`` (pure).
 """
 

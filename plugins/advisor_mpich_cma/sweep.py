@@ -33,6 +33,26 @@ LAUNCH_OVERHEAD_S = 0.8
 #: Per size and measure: calibration and warm-up on top of the timed seconds (a planning
 #: factor; the worker's own loops decide the real time).
 PER_SIZE_FACTOR = 2.5
+#: Buffer kinds of the paired measurement: base pages and THP-backed (``page_kinds``).
+BASE, THP = "base", "thp"
+#: THP-backed buffers are measured only from this size (bytes).  The buffer kind changed CMA's
+#: verdict only from 128 KiB up on the AMD VM (background.md §4: crossover 128 KiB for both
+#: kinds, the kinds differing at 4-16 MiB); 64 KiB is the grid point below that, so the THP
+#: crossover can still be bracketed; below it the base-page evidence alone decides.
+THP_FROM_BYTES = 64 << 10
+#: The THP kind runs 1/THP_ROUNDS_DIVISOR of the base kind's rounds (at least 2): at 2-16 MiB a
+#: batch is at least one message per switch whatever the target seconds, so rounds, not
+#: seconds, set the cost there (measured: the full probe went from 35 s to 60 s with THP at
+#: every size and full rounds, on the 2-core VM).  The THP kind is a second constraint on a
+#: decision the base kind also makes; the stability bootstrap reports when its pairs are too
+#: few.
+THP_ROUNDS_DIVISOR = 2
+#: Most bisection steps between grid points per kind (a cap; the budget may stop earlier).
+#: The quick grid's widest gap around the crossover is 4x (16 -> 64 KiB): 2 steps bring it to
+#: sqrt(2), the full grid's widest (2x) spacing.  The full grid's gaps are 2x: 3 steps bring them
+#: to 2**(1/8) ~ 1.09, within the few-% noise of one paired batch, past which the per-size
+#: verdicts near a crossover tie (and the minimax is indifferent).
+MAX_REFINE_QUICK, MAX_REFINE_FULL = 2, 3
 
 
 def plan(ctx: MeasureContext) -> dict:
@@ -181,41 +201,140 @@ def _to_evidence(pair, raw, rounds, sizes, envs, ceiling, plausibility, conditio
                 "artefact_points": artefacts, "quick": bool(ctx.quick)})
 
 
+def page_kinds(ctx: MeasureContext) -> list[str]:
+    """Buffer kinds to measure: ``"base"`` (4 KiB pages) always, ``"thp"`` (THP-backed) where
+    the THP mode (facts, else sysfs) is ``always`` or ``madvise``: applications get THP-backed
+    buffers there (by default, or through host-buffer's ``glibc.malloc.hugetlb=1``)."""
+    from advisor.measure import thp_mode
+
+    mode = ctx.facts.memory.thp_enabled or thp_mode()
+    return [BASE] + ([THP] if mode in ("always", "madvise") else [])
+
+
+def kind_sizes(kind: str, sizes, quick: bool = False) -> list[int]:
+    """Sizes measured for a kind (bytes): all for base pages, THP only from ``THP_FROM_BYTES``
+    up (all when none is that large)."""
+    if kind == THP:
+        return [n for n in sizes if n >= THP_FROM_BYTES] or list(sizes)
+    return list(sizes)
+
+
+def kind_rounds(kind: str, rounds: int) -> int:
+    """Paired rounds of a kind: ``rounds`` for base pages, ``rounds // THP_ROUNDS_DIVISOR`` (at
+    least 2) for THP-backed buffers."""
+    return max(2, rounds // THP_ROUNDS_DIVISOR) if kind == THP else rounds
+
+
+def refine_steps(ctx: MeasureContext) -> int:
+    """Most bisection steps per kind: ``ctx.options['refine']`` or the mode's cap."""
+    cap = MAX_REFINE_QUICK if ctx.quick else MAX_REFINE_FULL
+    return max(0, int(ctx.options.get("refine", cap)))
+
+
 def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
                todo) -> tuple[list[Evidence], str]:
-    """The paired (MPI_T) measurement for every rank pair: ``(cma-paired evidence, "")``, or
-    ``([], reason)`` when MPI_T could not switch the threshold (the caller falls back).
+    """The paired (MPI_T) measurement for every buffer kind (``page_kinds``) and rank pair:
+    ``(cma-paired evidence, "")``, or ``([], reason)`` when MPI_T could not switch the
+    threshold (the caller falls back).  After the grid, the crossover is refined per kind by
+    bisection (``recommend.bracket`` / ``recommend.midpoint``) while the budget allows, at most
+    ``refine_steps`` launches per rank pair and kind.
+
+    Evidence ids: ``cma-paired[.<pair>]`` for base pages, ``cma-paired.thp[.<pair>]`` for
+    THP-backed buffers; values ``buffer_pages`` ("base"/"thp"), ``thp_backed_bytes_min_rank``
+    (huge-page bytes the kernel gave the rank that got fewest), ``refine.steps`` and
+    ``refine.sizes`` (bytes, comma-separated).
 
     Raises ``advisor.measure.LaunchError`` when the launch fails for another reason.
     """
-    from advisor.measure import run_mpi
+    from advisor.measure import page_size, run_mpi
+
+    from advisor_mpich_cma import recommend as R
 
     sizes, target = p["sizes"], p["target_s"]
     rounds = int(ctx.options.get("rounds", P.QUICK_ROUNDS if ctx.quick else P.FULL_ROUNDS))
     # CMA enabled at init (MPICH's init check still applies); the threshold is switched at run
     # time, so its start value does not matter
     env = P.config_env(mpi.flavour, A.ON, 0)
-    out = []
-    for idx, (pair, cpus) in enumerate(todo):
-        share = ctx.remaining_s() / (len(todo) - idx)
-        # each size runs 2 measures x 2 configs x target_s, plus calibration and warm-up
-        budget = max(0.0, share - LAUNCH_OVERHEAD_S) / (len(sizes) * 2 * 2 * PER_SIZE_FACTOR)
-        t = max(min(target * 2, budget), target / 4)
-        args = ["paired", "--sizes", ",".join(map(str, sizes)), "--target-s", f"{2 * t:.4f}",
-                "--rounds", str(rounds)]
+    kinds = page_kinds(ctx)
+    ksizes = {k: kind_sizes(k, sizes, ctx.quick) for k in kinds}
+    # the kinds share the timed seconds one kind had before, so the probe keeps its duration
+    share_of = {k: len(ksizes[k]) / sum(len(v) for v in ksizes.values()) for k in kinds}
+    jobs = [(k, pair, cpus) for k in kinds for pair, cpus in todo]
+    raw: dict[tuple[str, str], dict] = {}
+    per_batch: dict[tuple[str, str], float] = {}
+
+    def launch(kind, pair, cpus, szs, t) -> dict:
+        args = ["paired", "--sizes", ",".join(map(str, szs)), "--target-s", f"{2 * t:.4f}",
+                "--rounds", str(kind_rounds(kind, rounds)), "--pages", kind]
         if cpus:
             args += ["--cpus", cpus]
-        ctx.progress(f"paired on/off batches{' ' + pair if pair else ''}", idx / len(todo))
-        res = run_mpi(P.WORKER, args, env=env, launcher=ctx.launcher,
-                      timeout_s=max(10.0, min(ctx.remaining_s() + 10.0,
-                                              20 * _launch_estimate(sizes, 2 * t))))
+        return run_mpi(P.WORKER, args, env=env, launcher=ctx.launcher,
+                       timeout_s=max(10.0, min(ctx.remaining_s() + 10.0,
+                                               20 * _launch_estimate(szs, 2 * t))))
+
+    for idx, (kind, pair, cpus) in enumerate(jobs):
+        szs = ksizes[kind]
+        share = ctx.remaining_s() / (len(jobs) - idx)
+        # each size runs 2 measures x 2 configs x target_s, plus calibration and warm-up
+        budget = max(0.0, share - LAUNCH_OVERHEAD_S) / (len(szs) * 2 * 2 * PER_SIZE_FACTOR)
+        t = max(min(target * 2 * share_of[kind], budget), target / 4)
+        ctx.progress(f"paired on/off batches ({kind} pages){' ' + pair if pair else ''}",
+                     idx / len(jobs))
+        res = launch(kind, pair, cpus, szs, t)
         if res.get("mpit_error") or not res.get("sizes"):
+            if raw:  # MPI_T worked for an earlier launch: this one is a real failure
+                from advisor.measure import LaunchError
+
+                raise LaunchError(f"paired launch ({kind} pages) returned no sizes: "
+                                  f"{res.get('mpit_error', '')}")
             return [], str(res.get("mpit_error") or "no sizes returned")
-        out.append(_paired_evidence(pair, cpus, res, env, ctx, rounds))
+        raw[(kind, pair)] = res
+        per_batch[(kind, pair)] = t
+    # refinement between grid points, per kind (the pairs of a kind share one threshold)
+    lib = A.library_of(list(ctx.applicability.evidence) if ctx.applicability else [], ctx.facts)
+    steps = {k: [] for k in kinds}
+    for kind in kinds:
+        for _ in range(refine_steps(ctx)):
+            evs = [_paired_evidence(pair, cpus, raw[(kind, pair)], env, ctx,
+                                    kind_rounds(kind, rounds), kind)
+                   for pair, cpus in todo]
+            data = [R.paired_from_evidence(e) for e in evs]
+            try:
+                d = R.decide(data, A.default_candidate(lib))
+            except ValueError:
+                break
+            br = R.bracket(data, d.best)
+            m = R.midpoint(*br, page_size()) if br else None
+            cost = sum(_launch_estimate([m], 2 * per_batch[(kind, pr)]) for pr, _ in todo)
+            if m is None or cost > ctx.remaining_s():
+                break
+            ctx.progress(f"refining the crossover ({kind} pages): {m} bytes", 1.0)
+            for pair, cpus in todo:
+                res = launch(kind, pair, cpus, [m], per_batch[(kind, pair)])
+                if res.get("mpit_error") or not res.get("sizes"):
+                    break
+                rows = raw[(kind, pair)]["sizes"] + res["sizes"]
+                raw[(kind, pair)] = {**raw[(kind, pair)],
+                                     "sizes": sorted(rows, key=lambda r: int(r["bytes"]))}
+            else:
+                steps[kind].append(m)
+                continue
+            break
+    out = []
+    for kind in kinds:
+        for pair, cpus in todo:
+            out.append(_paired_evidence(pair, cpus, raw[(kind, pair)], env, ctx,
+                                        kind_rounds(kind, rounds), kind, refined=steps[kind]))
     return out, ""
 
 
-def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: int) -> Evidence:
+def paired_id(pair: str, kind: str = "base") -> str:
+    """Evidence id of a paired measurement: ``cma-paired[.thp][.<pair>]``."""
+    return A.PAIRED + (f".{THP}" if kind == THP else "") + (f".{pair}" if pair else "")
+
+
+def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: int,
+                     kind: str = "base", refined=()) -> Evidence:
     from advisor.measure import conditions
 
     series: dict[str, list[Point]] = {}
@@ -233,14 +352,27 @@ def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: in
     cond_fields = {k: v for k, v in buffer.items() if k in (
         "buffer_kind", "buffer_fill", "hugepages", "align_bytes")}
     thr = res.get("thresholds") or {}
+    # the fast/slow machine state, a condition (the per-pair ratios cancel it): per size, the
+    # CMA-off bandwidth of every round (background.md §4 defines the state on the copy path)
+    from advisor_mpich_cma.states import state_of_paired
+
+    state_values, state_notes = state_of_paired(
+        [(int(s["bytes"]), s.get("bw_off_Bps") or []) for s in res["sizes"]])
     cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
                       notes={"pair": pair or "default", "cpus": cpus or "unbound",
                              "configs": f"one launch with CMA enabled; MPI_T threshold "
                                         f"{thr.get('on')} (cma-on) / {thr.get('off')} (cma-off)",
-                             **{k: v for k, v in env.items() if v is not None}},
+                             **{k: v for k, v in env.items() if v is not None},
+                             **state_notes, "buffer_pages": kind},
                       **cond_fields)
+    per_rank = [v for v in (res.get("thp_backed_bytes_per_rank") or []) if v is not None]
+    kind_values = {"buffer_pages": kind, "buffer_bytes": int(res.get("buffer_bytes", 0)),
+                   "refine.steps": len(refined),
+                   "refine.sizes": ",".join(str(int(m)) for m in refined)}
+    if per_rank:
+        kind_values["thp_backed_bytes_min_rank"] = int(min(per_rank))
     return Evidence(
-        id=A.PAIRED + (f".{pair}" if pair else ""),
+        id=paired_id(pair, kind),
         description="CMA on vs off switched through MPI_T between adjacent batches of one "
                     "launch: one value per round (one-way ping-pong seconds, osu_bw-style "
                     "bytes/s), index-aligned between the configurations",
@@ -248,7 +380,7 @@ def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: in
         values={"paired": True, "rounds": int(res.get("rounds", rounds)),
                 "sizes": len(res["sizes"]), "mpit_library": str(res.get("mpit_library", "")),
                 "threshold_initial_bytes": int(res.get("threshold_initial", -1)),
-                "quick": bool(ctx.quick)})
+                "quick": bool(ctx.quick), **state_values, **kind_values})
 
 
 def _decision(paired: list[Evidence], ctx: MeasureContext) -> list[Evidence]:
@@ -257,10 +389,13 @@ def _decision(paired: list[Evidence], ctx: MeasureContext) -> list[Evidence]:
     ``recommend`` uses, so the profile records them."""
     evs = list(ctx.applicability.evidence) if ctx.applicability else []
     lib = A.library_of(evs, ctx.facts)
-    d = A.decision_of(paired, lib)
+    used, _ = A.usable_kinds(paired)
+    d = A.decision_of(used, lib)
     if d is None:
         return []
+    values = {**d.as_values(), **A.kind_values(used, lib)}
     return [Evidence(id=A.DECISION, description="minimax-regret decision on the paired "
-                     "evidence: ratios are performance over the per-size best of CMA on/off "
-                     "(1 = best), regret = 1 - worst ratio; thresholds in bytes, -1 = CMA off",
-                     values=d.as_values())]
+                     "evidence of every buffer kind together: ratios are performance over the "
+                     "per-size best of CMA on/off (1 = best), regret = 1 - worst ratio; "
+                     "thresholds in bytes, -1 = CMA off; advice_threshold_bytes:<kind> is the "
+                     "decision on one kind alone", values=values)]

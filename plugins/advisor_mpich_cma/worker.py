@@ -6,7 +6,8 @@ Usage::
     python -m advisor_mpich_cma.worker identity
     python -m advisor_mpich_cma.worker smoke --bytes N
     python -m advisor_mpich_cma.worker sweep --sizes 1024,2048 --target-s 0.05 [--cpus 0/1]
-    python -m advisor_mpich_cma.worker paired --sizes 4096,131072 --target-s 0.05 --rounds 16
+    python -m advisor_mpich_cma.worker paired --sizes 4096,131072 --target-s 0.05 --rounds 16 \
+        [--pages base|thp]
 
 * ``identity``: the library's own strings (``MPI_Get_library_version``, ``MPI_Get_version``).
 * ``smoke``: one message of ``N`` bytes each way between ranks 0 and 1, content checked.  Run with
@@ -27,7 +28,10 @@ Usage::
   bandwidth.  Returns per size ``lat_on_s``/``lat_off_s`` (one-way seconds, mean of a batch of
   ping-pongs) and ``bw_on_Bps``/``bw_off_Bps`` (bytes/s of a batch of osu_bw windows), one value
   per round and index-aligned, so a ratio is taken per round between two adjacent batches and the
-  machine's fast/slow state cancels.  When MPI_T is missing or a write fails on any rank the
+  machine's fast/slow state cancels.  ``--pages base|thp`` picks the buffer kind (base 4 KiB
+  pages, or THP-backed: MADV_HUGEPAGE on THP-size-aligned buffers); the result's
+  ``thp_backed_bytes_per_rank`` says how many huge-page bytes the kernel really gave (smaps
+  AnonHugePages of both buffers; None where smaps is unreadable).  When MPI_T is missing or a write fails on any rank the
   result has ``mpit_error`` and no sizes (the probe then falls back to separate launches).
 
 Before any communication every rank writes its security state (Seccomp, CapEff, user
@@ -188,8 +192,34 @@ def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
     return {"sizes": out, "buffer": buffer_conditions(sbuf)}
 
 
-def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int) -> dict:
-    from advisor.measure import buffer_conditions, host_buffer
+def thp_pmd_bytes(path: str = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size") -> int:
+    """The THP (PMD) page size in bytes from sysfs; 2 MiB (x86-64's PMD size) if unreadable."""
+    try:
+        with open(path) as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):
+        return 2 << 20
+
+
+def _paired_buffers(top: int, rank: int, pages: str):
+    """Send/receive buffers of the paired mode.  ``pages``: "base" (MADV_NOHUGEPAGE: 4 KiB
+    pages whatever the THP mode), "thp" (MADV_HUGEPAGE, aligned to and a multiple of the THP
+    size, so the kernel can back every message with huge pages) or "default" (kernel mode)."""
+    from advisor.measure import host_buffer
+
+    huge = {"base": False, "thp": True, "default": None}[pages]
+    align, length = BUFFER_ALIGN, top
+    if pages == "thp":
+        align = thp_pmd_bytes()
+        length = -(-top // align) * align
+    sbuf = host_buffer(length, align=align, fill="random", seed=rank + 11, hugepages=huge)
+    rbuf = host_buffer(length, align=align, fill="random", seed=rank + 21, hugepages=huge)
+    return sbuf, rbuf
+
+
+def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int,
+            pages: str = "default") -> dict:
+    from advisor.measure import buffer_conditions, thp_backed_bytes
 
     from advisor_mpich_cma.mpit import Mpit, MpitError
 
@@ -212,9 +242,10 @@ def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int) -> di
         return {"mpit_error": "; ".join(f"rank {i}: {e}" for i, e in enumerate(errs) if e)}
     rounds = max(2, min(MAX_ROUNDS, rounds))
     values = {"on": THRESHOLD_ON, "off": THRESHOLD_OFF}
-    top = max(sizes)
-    sbuf = host_buffer(top, align=BUFFER_ALIGN, fill="random", seed=rank + 11)
-    rbuf = host_buffer(top, align=BUFFER_ALIGN, fill="random", seed=rank + 21)
+    sbuf, rbuf = _paired_buffers(max(sizes), rank, pages)
+    # what the kernel really gave (AnonHugePages of the mappings), both buffers, every rank
+    thp = [thp_backed_bytes(b) for b in (sbuf, rbuf)]
+    thp_all = comm.gather(None if None in thp else int(sum(thp)), root=0)
     ack = bytearray(4)
     out = []
     # per size, measure and configuration: target_s spread over the rounds
@@ -256,7 +287,10 @@ def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int) -> di
                 order = ("on", "off") if rnd % 2 == 0 else ("off", "on")
                 for cfg in order:
                     thr.write(values[cfg])
-                    fn(1)  # the first message after a switch is not timed
+                    # the first message after a switch is not timed: one ping-pong of the size
+                    # (not a whole bandwidth window, which at 2-16 MiB is 4-64 MiB of traffic
+                    # and doubled the cost of a round there)
+                    pingpong(1)
                     comm.Barrier()
                     t0 = time.perf_counter()
                     fn(k)
@@ -271,7 +305,9 @@ def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int) -> di
     mpit.close()
     return {"sizes": out, "rounds": rounds, "thresholds": values, "mpit_library": mpit.path,
             "threshold_initial": initial, "switch_read_back": bool(all(comm.allgather(verified))),
-            "buffer": buffer_conditions(sbuf)}
+            "buffer": buffer_conditions(sbuf), "pages": pages,
+            "buffer_bytes": int(sbuf.nbytes + rbuf.nbytes),
+            "thp_backed_bytes_per_rank": thp_all}
 
 
 def main(argv: Sequence[str]) -> int:
@@ -285,6 +321,9 @@ def main(argv: Sequence[str]) -> int:
     ap.add_argument("--min-samples", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=16,
                     help="paired mode: rounds of (on, off) batches per size and measure")
+    ap.add_argument("--pages", choices=("default", "base", "thp"), default="default",
+                    help="paired mode: buffer pages (base: MADV_NOHUGEPAGE, thp: MADV_HUGEPAGE "
+                         "with THP-size alignment, default: the kernel's THP mode)")
     ap.add_argument("--cpus", default=None,
                     help="per-rank CPU lists 'A/B' (rank 0 on A, rank 1 on B), e.g. '0/8-15'")
     args = ap.parse_args(list(argv))
@@ -312,7 +351,7 @@ def main(argv: Sequence[str]) -> int:
             comm.Split(MPI.UNDEFINED, rank)
     elif args.mode == "paired":
         sizes = [int(x) for x in args.sizes.split(",") if x]
-        result.update(_paired(MPI, comm, sizes, args.target_s, args.rounds))
+        result.update(_paired(MPI, comm, sizes, args.target_s, args.rounds, args.pages))
     else:
         sizes = [int(x) for x in args.sizes.split(",") if x]
         result.update(_sweep(MPI, comm, sizes, args.target_s, args.warmup, args.min_samples))

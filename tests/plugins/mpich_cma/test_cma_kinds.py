@@ -1,0 +1,175 @@
+"""Buffer kinds (base pages / THP-backed) and crossover refinement of the mpich-cma advice, on
+constructed paired evidence (issue 13 B, C).
+
+Ground truth from background.md §4 (2-core AMD VM, MPICH 5.0.2): crossover 128 KiB for both
+kinds; with 4 KiB pages CMA loses at 8-16 MiB, with THP-backed buffers it wins there too
+(bandwidth x2.2-3.7); the size of the base-page loss is not recorded, 5 % is assumed.
+The constructed machine flips between a fast and a slow state per round
+(``test_cma_minimax.paired_evidence``)."""
+
+from __future__ import annotations
+
+import pytest
+from cma_support import all_settings
+from test_cma_minimax import FACTS_5, KiB, MiB, _library, paired_evidence
+
+from advisor.models import Facts
+from advisor.probe import MeasureContext
+from advisor_mpich_cma import advice as A
+from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import recommend as R
+from advisor_mpich_cma import sweep as SW
+
+BASE = {8 * KiB: 0.8, 16 * KiB: 0.8, 64 * KiB: 0.9, 128 * KiB: 1.5, 1 * MiB: 2.0,
+        8 * MiB: 0.95, 16 * MiB: 0.95}
+THP = {8 * KiB: 0.8, 16 * KiB: 0.8, 64 * KiB: 0.9, 128 * KiB: 1.5, 1 * MiB: 2.5,
+       8 * MiB: 2.2, 16 * MiB: 3.0}
+
+
+def _kind(ev, kind: str, thp_bytes: int | None = None):
+    vals = {**ev.values, "buffer_pages": kind}
+    if thp_bytes is not None:
+        vals["thp_backed_bytes_min_rank"] = thp_bytes
+    return ev.model_copy(update={"id": SW.paired_id("", kind), "values": vals})
+
+
+def test_ids_are_stable_and_documented():
+    assert SW.paired_id("") == "cma-paired"
+    assert SW.paired_id("cross-numa") == "cma-paired.cross-numa"
+    assert SW.paired_id("", "thp") == "cma-paired.thp"
+    assert SW.paired_id("same-numa", "thp") == "cma-paired.thp.same-numa"
+    legacy = paired_evidence(BASE)  # recorded before kinds: no buffer_pages value
+    assert A.buffer_pages(legacy) == "base"
+    assert A.buffer_pages(legacy.model_copy(update={"id": "cma-paired.thp.same-numa"})) == "thp"
+
+
+def test_threshold_is_decided_over_both_kinds_and_says_so():
+    base = _kind(paired_evidence(BASE, seed=1), "base")
+    thp = _kind(paired_evidence(THP, seed=2), "thp", thp_bytes=32 * MiB)
+    adv = A.recommend(_library() + [base, thp], FACTS_5)
+    assert dict(all_settings(adv))[K.CMA_THRESHOLD] == 128 * KiB
+    rec = [r for r in adv.recommendations if r.id == "cma-threshold"][0]
+    assert "base+thp pages" in rec.title and "THP-backed" in rec.rationale
+    assert {"cma-paired", "cma-paired.thp"} <= set(rec.evidence)
+    per = [f for f in adv.findings if f.id == "cma-threshold-per-kind"]
+    assert per and "THP-backed (2 MiB) pages: threshold 128 KiB" in per[0].message
+    # the 8-16 MiB loss is a base-page loss only: the regret left names that kind's sizes
+    left = [f for f in adv.findings if f.id == "cma-regret-left"][0].message
+    assert "16 MiB" in left and "thp 16 MiB" not in left
+    v = A.kind_values([base, thp], A.library_of(_library(), FACTS_5))
+    assert v["buffer_kinds"] == "base,thp"
+    assert v["advice_threshold_bytes:base"] == v["advice_threshold_bytes:thp"] == 128 * KiB
+
+
+def test_kinds_with_different_crossovers_get_the_minimax_of_both():
+    """THP crossover at 64 KiB, base at 128 KiB: over both kinds 128 KiB loses 10 % (THP at
+    64 KiB) while 64 KiB loses 10 % too (base at 64 KiB) — the per-kind decisions differ and both
+    are reported; the joint advice is one of the two, never a threshold worse for both."""
+    thp_truth = {**THP, 64 * KiB: 1.1}
+    base = _kind(paired_evidence(BASE, seed=1), "base")
+    thp = _kind(paired_evidence(thp_truth, seed=2), "thp", thp_bytes=32 * MiB)
+    lib = A.library_of(_library(), FACTS_5)
+    v = A.kind_values([base, thp], lib)
+    assert v["advice_threshold_bytes:base"] == 128 * KiB
+    assert v["advice_threshold_bytes:thp"] == 64 * KiB
+    d = A.decision_of([base, thp], lib)
+    assert d.advice in (64 * KiB, 128 * KiB)
+    assert d.worst[d.advice] >= max(d.worst[8 * KiB], d.worst[None])
+
+
+def test_thp_measurement_without_huge_pages_is_dropped():
+    base = _kind(paired_evidence(BASE, seed=1), "base")
+    thp = _kind(paired_evidence(THP, seed=2), "thp", thp_bytes=0)
+    adv = A.recommend(_library() + [base, thp], FACTS_5)
+    ids = {f.id for f in adv.findings}
+    assert "cma-thp-not-given" in ids and "cma-threshold-per-kind" not in ids
+    rec = [r for r in adv.recommendations if r.id == "cma-threshold"][0]
+    assert "cma-paired.thp" not in rec.evidence and "(stability" in rec.title
+    assert "base pages)" in rec.title
+
+
+def test_bracket_and_midpoint_bisect_between_differing_verdicts():
+    data = [R.paired_from_evidence(paired_evidence(BASE))]
+    better = R.cma_better(data)
+    assert better[64 * KiB] is False and better[128 * KiB] is True
+    assert R.bracket(data, 128 * KiB) == (64 * KiB, 128 * KiB)
+    assert R.bracket(data, 1 * MiB) is None  # verdicts agree at 128 KiB and 1 MiB
+    assert R.bracket(data, None) is None and R.bracket(data, 8 * KiB) is None
+    m = R.midpoint(64 * KiB, 128 * KiB, 4096)
+    assert m == 92 * KiB and m % 4096 == 0  # 2**16.5 = 92681 -> 23 pages
+    assert R.midpoint(4096, 8192, 4096) is None  # nothing between on page multiples
+    with pytest.raises(ValueError):
+        R.midpoint(8192, 4096, 4096)
+
+
+def test_refined_point_moves_the_advice_between_grid_sizes():
+    """After bisection the crossover (true: between 64 and 96 KiB here) is measured at 92 KiB
+    and the advice moves from the grid point 128 KiB to it: re-decided on all points."""
+    truth = {**BASE, 92 * KiB: 1.3}
+    coarse = A.decision_of([paired_evidence(BASE)], A.library_of(_library(), FACTS_5))
+    fine = A.decision_of([paired_evidence(truth)], A.library_of(_library(), FACTS_5))
+    assert coarse.advice == 128 * KiB and fine.advice == 92 * KiB
+    assert fine.worst[92 * KiB] > fine.worst[128 * KiB]  # 128 KiB now loses at 92 KiB
+    # the next bisection step would go between 64 and 92 KiB
+    data = [R.paired_from_evidence(paired_evidence(truth))]
+    assert R.bracket(data, fine.advice) == (64 * KiB, 92 * KiB)
+    assert R.midpoint(64 * KiB, 92 * KiB, 4096) == 76 * KiB
+
+
+def test_kinds_and_refinement_caps_follow_the_context():
+    ctx = MeasureContext(facts=Facts.model_validate({"memory": {"thp_enabled": "never"}}),
+                         deadline=0.0, quick=True)
+    assert SW.page_kinds(ctx) == ["base"] and SW.refine_steps(ctx) == SW.MAX_REFINE_QUICK
+    ctx = MeasureContext(facts=Facts.model_validate({"memory": {"thp_enabled": "madvise"}}),
+                         deadline=0.0, quick=False, options={"refine": "0"})
+    assert SW.page_kinds(ctx) == ["base", "thp"] and SW.refine_steps(ctx) == 0
+    sizes = [4096, 8192, 65536, 131072, 1 << 20]
+    assert SW.kind_sizes("thp", sizes) == [65536, 131072, 1 << 20]
+    assert SW.kind_sizes("base", sizes) == sizes and SW.kind_sizes("thp", [4096]) == [4096]
+    assert SW.kind_rounds("base", 32) == 32 and SW.kind_rounds("thp", 32) == 16
+    assert SW.kind_rounds("thp", 3) == 2
+
+
+def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
+    """The probe's loop with a scripted worker (true crossover 100 KiB, CMA 2x above, 0.8x
+    below, steady machine): the grid says 128 KiB; two quick-mode steps measure 92 KiB then
+    108 KiB, both kinds, and the evidence records them."""
+    import time
+
+    import advisor.measure as M
+    from advisor.models import MpiFacts
+
+    calls = []
+
+    def fake_run_mpi(module, args, **kw):
+        a = dict(zip(args[1::2], args[2::2]))
+        sizes = [int(x) for x in a["--sizes"].split(",")]
+        rounds = int(a["--rounds"])
+        calls.append((a["--pages"], sizes))
+        rows = []
+        for n in sizes:
+            rho = 2.0 if n >= 100 * KiB else 0.8
+            off = [10e9 * (1 + 0.001 * i) for i in range(rounds)]
+            rows.append({"bytes": n, "bw_on_Bps": [x * rho for x in off], "bw_off_Bps": off,
+                         "lat_on_s": [n / (x * rho) for x in off],
+                         "lat_off_s": [n / x for x in off]})
+        return {"sizes": rows, "rounds": rounds, "thresholds": {"on": 1, "off": 1 << 30},
+                "pages": a["--pages"], "buffer_bytes": 2 * max(sizes),
+                "thp_backed_bytes_per_rank": [4 << 20] * 2 if a["--pages"] == "thp" else [0, 0]}
+
+    monkeypatch.setattr(M, "run_mpi", fake_run_mpi)
+    facts = Facts.model_validate({"memory": {"thp_enabled": "madvise"},
+                                  "mpi": {"implementation": "mpich", "flavour": "upstream",
+                                          "version": "5.0.2"}})
+    ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=True)
+    p = {"sizes": [64 * KiB, 128 * KiB, 1 * MiB], "repeats": 3, "target_s": 0.02}
+    evs, why = SW.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
+                                           version="5.0.2"), p, [("", None)])
+    assert why == "" and [e.id for e in evs] == ["cma-paired", "cma-paired.thp"]
+    for e in evs:
+        assert e.values["refine.steps"] == SW.MAX_REFINE_QUICK
+        assert e.values["refine.sizes"] == f"{92 * KiB},{108 * KiB}"
+        assert e.values["sizes"] == 5
+    assert [c for c in calls if c[1] == [92 * KiB]] == [("base", [92 * KiB]), ("thp", [92 * KiB])]
+    d = A.decision_of(evs, A.library_of(_library(), FACTS_5))
+    assert d.advice == 108 * KiB
