@@ -47,6 +47,8 @@ import time
 from typing import Any, Callable, Optional
 
 from advisor.measure import (
+    REL_PRECISION,
+    Ceiling,
     buffer_conditions,
     compare,
     conditions,
@@ -54,8 +56,10 @@ from advisor.measure import (
     interleave,
     noise_floor_from_aa,
     placed_pair,
+    remember_ceiling,
     run_python,
     sample,
+    shared_ceiling,
     summarize,
 )
 from advisor.glibc import list_tunables
@@ -129,8 +133,11 @@ class Budget:
 
 
 def _sampler(ctx: MeasureContext, quick: bool) -> Callable[[Callable[[], Any]], Any]:
+    """``sample`` with this probe's minimum count and time cap, stopping early once the median's
+    95 % interval is within ``REL_PRECISION`` (5 %, Jain 1991 section 13.9) of the median."""
     return lambda fn: sample(fn, min_samples=5 if quick else 7,
-                             max_time_s=0.15 if quick else 0.6, deadline=ctx.deadline)
+                             max_time_s=0.15 if quick else 0.6, deadline=ctx.deadline,
+                             rel_precision=REL_PRECISION)
 
 
 def _thp(facts: Facts) -> Optional[str]:
@@ -171,6 +178,10 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
         del src, dst
     by = {p.label: p for p in points}
     ceiling = by[A.RANDOM].stats
+    # the random-source copy is the ceiling's own kernel (numpy.copyto between a random-filled,
+    # touched placed_pair of nbytes): later stages and probes of this run reuse it
+    remember_ceiling(Ceiling(ceiling, notes[A.RANDOM]), nbytes=nbytes,
+                     source=f"host-buffer {A.EV_ZERO_MEMCPY}")
     values: dict[str, Any] = {"nbytes": nbytes}
     for label in (A.UNTOUCHED, "untouched-huge", A.ZEROS):
         c = compare(by[A.RANDOM].samples, by[label].samples, higher_is_better=True, seed=ctx.seed)
@@ -204,7 +215,8 @@ def first_touch(ctx: MeasureContext, nbytes: int) -> Evidence:
     """Stage 2: first use (mmap + madvise + first write of every page + free) per page policy."""
     pmd = _pmd_bytes(ctx.facts)
     quick = ctx.quick
-    kw = dict(min_samples=4 if quick else 6, max_time_s=0.4 if quick else 1.0, deadline=ctx.deadline)
+    kw = dict(min_samples=4 if quick else 6, max_time_s=0.4 if quick else 1.0, deadline=ctx.deadline,
+              rel_precision=REL_PRECISION)
     res = {}
     for label, huge in (("base", False), ("huge", True)):
         res[label] = sample(lambda: host_buffer(nbytes, fill="zeros", hugepages=huge, align=pmd), **kw)
@@ -236,15 +248,28 @@ def first_touch(ctx: MeasureContext, nbytes: int) -> Evidence:
     )
 
 
+def _ceiling(ctx: MeasureContext, nbytes: int, stage: str) -> Ceiling:
+    """This run's copy ceiling at ``nbytes``: the zero-page stage's random-source copy when it
+    ran (``shared_ceiling`` then returns it, noted ``ceiling_shared_with``), else measured now."""
+    return shared_ceiling(nbytes, source=f"host-buffer {stage}", min_samples=5, max_time_s=0.3,
+                          deadline=ctx.deadline, seed=ctx.seed)
+
+
+def _ceiling_notes(ceil: Ceiling) -> dict[str, Any]:
+    """``Conditions.notes`` fields telling where the ceiling came from."""
+    out: dict[str, Any] = {}
+    if "ceiling_shared_with" in ceil.notes:
+        out["ceiling_shared_with"] = ceil.notes["ceiling_shared_with"]
+    return out
+
+
 def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
     """Stage 3: OpenCL transfers, labelled against this run's copy ceiling."""
-    from advisor.measure import copy_ceiling
-
     from .ocl import measure_opencl
 
     series, info = measure_opencl(nbytes, _sampler(ctx, ctx.quick), seed=ctx.seed)
-    ceiling = copy_ceiling(nbytes, min_samples=5, max_time_s=0.3, deadline=ctx.deadline,
-                           seed=ctx.seed)
+    ceil = _ceiling(ctx, nbytes, "zero-page-opencl")
+    ceiling = ceil.stats
     h2d = A.find_series(Evidence(id="x", series=series), "h2d")
     u, r = A.find_point(h2d, A.UNTOUCHED), A.find_point(h2d, A.RANDOM)
     values: dict[str, Any] = {"nbytes": nbytes, **info, "ceiling_bytes_per_s": ceiling.median}
@@ -260,7 +285,7 @@ def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
         conditions=conditions(thp_enabled=_thp(ctx.facts), buffer_kind="pageable",
                               buffer_fill="random", align_bytes=64,
                               notes={"opencl_platform": info["platform"],
-                                     "opencl_device": info["device"]}),
+                                     "opencl_device": info["device"], **_ceiling_notes(ceil)}),
         values=values,
     )
     return A.label_artefacts(ev, ceiling)
@@ -268,13 +293,11 @@ def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
 
 def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
     """Stage 3b: CuPy transfers on a CUDA device, labelled against this run's copy ceiling."""
-    from advisor.measure import copy_ceiling
-
     from .gpu import measure_cupy
 
     series, info = measure_cupy(nbytes, _sampler(ctx, ctx.quick), seed=ctx.seed)
-    ceiling = copy_ceiling(nbytes, min_samples=5, max_time_s=0.3, deadline=ctx.deadline,
-                           seed=ctx.seed)
+    ceil = _ceiling(ctx, nbytes, "zero-page-cuda")
+    ceiling = ceil.stats
     h2d = series[0]
     u, r = A.find_point(h2d, A.UNTOUCHED), A.find_point(h2d, A.RANDOM)
     c = compare(r.samples, u.samples, higher_is_better=True, seed=ctx.seed)
@@ -285,7 +308,7 @@ def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
         series=series,
         conditions=conditions(thp_enabled=_thp(ctx.facts), buffer_kind="pageable",
                               buffer_fill="random", align_bytes=64,
-                              notes={"cuda_device": info["device"]}),
+                              notes={"cuda_device": info["device"], **_ceiling_notes(ceil)}),
         values={"nbytes": nbytes, **info, "ceiling_bytes_per_s": ceiling.median,
                 "h2d.inflation": c.ratio, "h2d.inflation_ci_low": c.ci_low,
                 "h2d.inflation_ci_high": c.ci_high},
