@@ -320,7 +320,8 @@ def _sweep_run(sizes: list[int], env: Optional[dict[str, str]], quick: bool, see
                timeout_s: float, passes_out: Optional[dict] = None,
                notes_out: Optional[dict] = None) -> list[Point]:
     req = {"task": "sweep", "sizes_bytes": sizes, "min_samples": 3 if quick else 4,
-           "max_time_s": 0.1 if quick else 0.2, "seed": seed, "passes": 2}
+           "max_time_s": 0.1 if quick else 0.2, "seed": seed, "passes": 2,
+           "rel_precision": REL_PRECISION}
     out = run_python(WORKER, [json.dumps(req)], env=env, timeout_s=timeout_s)
     if passes_out is not None:
         passes_out.update(out.get("passes", {}))

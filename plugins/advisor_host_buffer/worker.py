@@ -4,7 +4,7 @@ glibc reads ``GLIBC_TUNABLES`` once, when the dynamic loader starts, so comparin
 one process per configuration.  Each task here is a pure function of its arguments that returns a
 JSON-able dict; :func:`run` dispatches ``{"task": name, **kwargs}``.  Tasks:
 
-- ``sweep(sizes_bytes, min_samples, max_time_s, seed, passes)``: memcpy (``numpy.copyto``
+- ``sweep(sizes_bytes, min_samples, max_time_s, seed, passes, max_samples, rel_precision)``: memcpy (``numpy.copyto``
   between two random-filled, 64 B-aligned harness buffers from ``placed_pair``: never a power
   of two apart, so no 4K aliasing, and the destination touched before timing; numpy hands
   contiguous copies to libc ``memcpy``) at each size, sizes visited in turn; ``passes`` keeps
@@ -28,14 +28,18 @@ from typing import Any, Optional, Sequence
 
 
 def sweep(sizes_bytes: Sequence[int], min_samples: int = 5, max_time_s: float = 0.2,
-          seed: int = 0, passes: int = 2, max_samples: int = 25) -> dict[str, Any]:
+          seed: int = 0, passes: int = 2, max_samples: int = 25,
+          rel_precision: Optional[float] = None) -> dict[str, Any]:
     """Copy bandwidth (bytes/s) at each size in this process; see module docstring.
 
     One pair of random-filled buffers of the largest size is made; smaller copies use their
     leading slices (same alignment).  The sizes are visited ``passes`` times in turn, each visit
     taking ``min_samples`` to ``max_samples`` samples within ``max_time_s / passes``, so a burst
     of load from elsewhere spreads over all sizes instead of bending one of them (the cap keeps
-    the evidence of small, fast copies from growing to thousands of samples).
+    the evidence of small, fast copies from growing to thousands of samples).  With
+    ``rel_precision`` a visit also ends once its median is known within that fraction at 95 %
+    (``sample``'s adaptive mode: Jain 1991, section 13.9), so small, steady copies no longer
+    wait for the time cap.
     """
     import numpy as np
 
@@ -52,7 +56,8 @@ def sweep(sizes_bytes: Sequence[int], min_samples: int = 5, max_time_s: float = 
         for n in samples:
             s, d = src[:n], dst[:n]
             res = sample(lambda: np.copyto(d, s), min_samples=min_samples,
-                         max_time_s=max_time_s / max(1, passes), max_samples=max_samples)
+                         max_time_s=max_time_s / max(1, passes), max_samples=max_samples,
+                         rel_precision=rel_precision)
             bw = [n / t for t in res.samples if t > 0]
             samples[n].extend(bw)
             per_pass[n].append(bw)
