@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_probe_time.py                      # every probe, 3 repeats
     .venv/bin/python bench/bench_probe_time.py --repeats 5 --plugin host-buffer
     .venv/bin/python bench/bench_probe_time.py --tree /tmp/base --tree .   # before / after
+    .venv/bin/python bench/bench_probe_time.py --only-all                  # the whole probe
 
 Each run is ``python -m advisor probe --plugin P [--quick] -o <tmp>`` in a fresh process (Python
 start, imports and fact detection included: what a user waits for), then the whole probe (no
@@ -55,10 +56,12 @@ def main() -> None:
     ap.add_argument("--tree", action="append", type=Path,
                     help="source tree(s) to compare (default: this checkout)")
     ap.add_argument("--no-all", action="store_true", help="skip the whole-probe runs")
+    ap.add_argument("--only-all", action="store_true", help="only the whole-probe runs")
     ap.add_argument("--mode", choices=("both", "full", "quick"), default="both")
     a = ap.parse_args()
     trees = [t.resolve() for t in (a.tree or [Path(__file__).resolve().parents[1]])]
-    plugins: list[str | None] = list(a.plugin or PROBES) + ([] if a.no_all else [None])
+    plugins: list[str | None] = ([] if a.only_all else list(a.plugin or PROBES)) + (
+        [] if a.no_all else [None])
     modes = {"both": (False, True), "full": (False,), "quick": (True,)}[a.mode]
     print(f"cores {os.cpu_count()}, load average at start {os.getloadavg()[0]:.2f}, "
           f"{a.repeats} repeats, trees {[str(t) for t in trees]}")
