@@ -463,8 +463,13 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
 
 
 def malloc_hugetlb(ctx: MeasureContext, budget: Budget) -> Optional[Evidence]:
-    """Stage 5: glibc malloc first touch, default vs glibc.malloc.hugetlb=1 (A B A B)."""
-    nbytes = DEFAULT_NBYTES
+    """Stage 5: glibc malloc first touch, default vs glibc.malloc.hugetlb=1 (A B A B).
+
+    The block is ``DEFAULT_NBYTES`` (``QUICK_NBYTES`` with ``quick``, like the other
+    single-size stages): both are far above glibc's largest dynamic mmap threshold (32 MiB,
+    ``DEFAULT_MMAP_THRESHOLD_MAX`` on 64-bit, mallopt(3)), so malloc takes the mmap path the
+    tunable changes either way, and the quick size halves each round's page faults."""
+    nbytes = QUICK_NBYTES if ctx.quick else DEFAULT_NBYTES
     repeats = 4 if ctx.quick else 6
     env_b = {"GLIBC_TUNABLES": merged_tunables(os.environ.get("GLIBC_TUNABLES"),
                                                "glibc.malloc.hugetlb", "1")}
