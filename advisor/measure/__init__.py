@@ -8,7 +8,9 @@
   ``noise_floor_from_aa``, ``interleave`` -> ``InterleaveResult``;
 - fresh processes and MPI jobs: ``run_python``, ``run_mpi``, ``LaunchError``,
   ``mpi_launch_available``, ``resolve_launcher``;
-- plausibility: ``copy_ceiling`` / ``measure_ceiling``, ``plausibility``, ``checked_point``;
+- plausibility: ``copy_ceiling`` / ``measure_ceiling``, ``shared_ceiling`` (measured once per
+  process, reused by the next caller with the same parameters: ``remember_ceiling``,
+  ``forget_ceilings``), ``plausibility``, ``checked_point``;
 - placement and first touch: ``placed_pair`` (never a power of two apart), ``distance_facts``,
   ``aliasing_artefact``, ``first_touch_artefact``;
 - ``conditions`` -> ``models.Conditions``.
@@ -33,8 +35,11 @@ from advisor.measure.ceiling import (
     Ceiling,
     checked_point,
     copy_ceiling,
+    forget_ceilings,
     measure_ceiling,
     plausibility,
+    remember_ceiling,
+    shared_ceiling,
 )
 from advisor.measure.conditions import conditions, library_versions, thp_mode
 from advisor.measure.interleave import DISAGREE_FACTOR, InterleaveResult, interleave
@@ -59,12 +64,15 @@ from advisor.measure.placement import (
 )
 from advisor.measure.sampling import SampleResult, sample, timer_overhead_ns
 from advisor.measure.stats import (
+    REL_PRECISION,
     Comparison,
     SeriesShape,
     bootstrap_median_ci,
     classify_series,
     compare,
+    median_ci_order,
     noise_floor_from_aa,
+    precise_enough,
     split_warmup,
     summarize,
 )
@@ -79,5 +87,6 @@ __all__ = [
     "bootstrap_median_ci", "classify_series", "compare", "noise_floor_from_aa", "split_warmup",
     "summarize", "report", "Ceiling", "measure_ceiling", "ALIAS_SKEW_BYTES", "ALIAS_WINDOW_BYTES",
     "Placement", "aliasing_artefact", "distance_facts", "first_touch_artefact",
-    "near_power_of_two", "placed_pair", "placement_of",
+    "near_power_of_two", "placed_pair", "placement_of", "shared_ceiling", "remember_ceiling",
+    "forget_ceilings", "REL_PRECISION", "median_ci_order", "precise_enough",
 ]

@@ -98,6 +98,48 @@ def copy_ceiling(nbytes: Optional[int] = None, *, min_samples: int = 10, max_tim
                            deadline=deadline, hugepages=hugepages, seed=seed).stats
 
 
+#: Ceilings measured in this process, by (bytes per copy, page policy): (ceiling, who measured
+#: it).  One ``advisor probe`` is one process, so this is "the same run" of DESIGN.md.
+_SHARED: dict[tuple[int, Optional[bool]], tuple[Ceiling, str]] = {}
+
+
+def remember_ceiling(ceiling: Ceiling, *, nbytes: int, source: str,
+                     hugepages: Optional[bool] = None) -> None:
+    """Record ``ceiling`` (measured by ``source``, e.g. ``"host-buffer zero-page-memcpy"``) as
+    this process's copy ceiling for ``nbytes``-byte copies with page policy ``hugepages``, so
+    a later ``shared_ceiling`` with the same parameters reuses it instead of copying again.
+    Only a measurement of the same kernel belongs here: ``numpy.copyto`` between a
+    random-filled, touched ``placed_pair`` of ``nbytes`` (what ``measure_ceiling`` times)."""
+    _SHARED[(int(nbytes), hugepages)] = (ceiling, source)
+
+
+def forget_ceilings() -> None:
+    """Drop every remembered ceiling (tests; a long-lived process that wants fresh ones)."""
+    _SHARED.clear()
+
+
+def shared_ceiling(nbytes: Optional[int] = None, *, source: str, min_samples: int = 10,
+                   max_time_s: float = 1.0, deadline: Optional[float] = None,
+                   hugepages: Optional[bool] = None, seed: int = 0) -> Ceiling:
+    """The copy ceiling for ``nbytes`` (bytes/s), measured once per process.
+
+    When this process already measured the same copy (same bytes per copy and page policy,
+    through ``measure_ceiling`` via this function or ``remember_ceiling``), that ceiling is
+    returned with ``notes["ceiling_shared_with"]`` naming who measured it (the same machine,
+    the same run: the copy is not repeated); otherwise it is measured now with
+    ``measure_ceiling`` (same arguments and errors) and remembered under ``source``.
+    """
+    n = int(nbytes or default_ceiling_bytes())
+    hit = _SHARED.get((n, hugepages))
+    if hit is not None:
+        c, who = hit
+        return Ceiling(c.stats, {**c.notes, "ceiling_shared_with": who})
+    c = measure_ceiling(n, min_samples=min_samples, max_time_s=max_time_s, deadline=deadline,
+                        hugepages=hugepages, seed=seed)
+    remember_ceiling(c, nbytes=n, source=source, hugepages=hugepages)
+    return c
+
+
 def _peak(ceiling: Union[Stats, float]) -> float:
     return float(ceiling.max if isinstance(ceiling, Stats) else ceiling)
 

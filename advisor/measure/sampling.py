@@ -13,7 +13,14 @@ Procedure of ``sample(fn)``:
 4. Sampling at that batch size until ``min_samples`` are taken *and* the ``max_time_s`` cap is
    reached, or ``max_samples`` are taken; a ``deadline`` (``time.monotonic()`` seconds, the
    shared budget from ``MeasureContext.deadline``) stops it in any case, which is recorded as
-   ``truncated``.
+   ``truncated``.  With ``rel_precision`` (adaptive mode) sampling also stops, once
+   ``min_samples`` are taken, as soon as the 95 % interval of the steady-state median
+   (``stats.median_ci_order``, distribution-free) has a half-width within ``rel_precision`` of
+   the median: Jain, *The Art of Computer Systems Performance Analysis* (1991), section 13.9,
+   "Determining sample size", applied sequentially.  The check runs after every sample while
+   they are few and then at geometrically spaced counts (every ``n // 8``), so it costs
+   O(log n) sorts.  Stopping on a tight interval can stop on a lucky run of similar values;
+   ``min_samples`` bounds that, and the reported interval is still the bootstrap's.
 5. The ordered per-call values (first call, then batches) are split into warm-up and steady
    state by ``stats.split_warmup``: warm-up values are reported apart, never dropped.
 """
@@ -25,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from advisor.models import Point, Stats
-from advisor.measure.stats import split_warmup, summarize
+from advisor.measure.stats import precise_enough, split_warmup, summarize
 
 #: Fraction of a sample the timer may contribute (cost + resolution); sets the batch size.
 MAX_TIMER_ERROR = 0.01
@@ -46,6 +53,8 @@ class SampleResult:
         calls: total calls of ``fn``.
         elapsed_s: wall time of the whole ``sample`` call.
         truncated: the deadline stopped sampling before ``min_samples`` steady samples.
+        precise: adaptive mode stopped because the median's interval was tight enough
+            (``rel_precision`` given and reached); False otherwise.
         seed: default bootstrap seed of ``stats`` and ``to_point``.
     """
 
@@ -59,6 +68,7 @@ class SampleResult:
     elapsed_s: float = 0.0
     truncated: bool = False
     seed: int = 0
+    precise: bool = False
 
     def stats(self, *, seed: Optional[int] = None) -> Stats:
         """``summarize(samples)`` in seconds per call.  Raises ValueError without samples."""
@@ -106,7 +116,7 @@ def _resolution_ns() -> int:
 def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float = 1.0,
            max_samples: int = 2_000, warmup: Optional[int] = None, batch: Optional[int] = None,
            deadline: Optional[float] = None, max_timer_error: float = MAX_TIMER_ERROR,
-           seed: int = 0) -> SampleResult:
+           seed: int = 0, rel_precision: Optional[float] = None) -> SampleResult:
     """Time ``fn()`` repeatedly; see the module docstring for the procedure.
 
     Args:
@@ -121,6 +131,10 @@ def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float
         deadline: ``time.monotonic()`` value after which no new sample starts (shared budget).
         max_timer_error: fraction of a sample the timer may contribute.
         seed: bootstrap seed used by ``SampleResult.stats`` / ``to_point`` unless they get one.
+        rel_precision: None (default) -> sample up to the time cap; a fraction (e.g.
+            ``stats.REL_PRECISION``, 5 %) -> also stop once ``min_samples`` are taken and the
+            95 % interval of the steady-state median has a half-width within this fraction of
+            the median (see the module docstring).
 
     Returns:
         ``SampleResult`` (seconds per call).
@@ -137,6 +151,8 @@ def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float
         raise ValueError("warmup must be None or >= 0")
     if batch is not None and batch < 1:
         raise ValueError("batch must be None or >= 1")
+    if rel_precision is not None and not rel_precision > 0:
+        raise ValueError("rel_precision must be None or > 0")
     pc = time.perf_counter_ns
     t_start = time.monotonic()
     over = timer_overhead_ns()
@@ -176,12 +192,20 @@ def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float
     t_cap = time.monotonic() + max_time_s
     truncated = False
     n = len(ordered) if batch == 1 else 0
+    precise = False
+    next_check = min_samples
     while n < max_samples:
         if out_of_time():
             truncated = n < min_samples
             break
         if n >= min_samples and time.monotonic() >= t_cap:
             break
+        if rel_precision is not None and n >= next_check:
+            steady_now = ordered[max(split_warmup(ordered), steady_start):]
+            if len(steady_now) >= min_samples and precise_enough(steady_now, rel_precision):
+                precise = True
+                break
+            next_check = n + max(1, n // 8)
         ordered.append(timed(batch))
         calls += batch
         n += 1
@@ -194,4 +218,5 @@ def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float
     steady = ordered[max(k, steady_start):]
     return SampleResult(samples=steady, warmup=warm, first_call_s=first, batch=batch,
                         calibration=calibration, timer_overhead_s=over * 1e-9, calls=calls,
-                        elapsed_s=time.monotonic() - t_start, truncated=truncated, seed=seed)
+                        elapsed_s=time.monotonic() - t_start, truncated=truncated, seed=seed,
+                        precise=precise)

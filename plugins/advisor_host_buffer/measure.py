@@ -23,7 +23,8 @@ Options (``--option key=value``): ``nbytes`` (bytes of the single-size stages),
 Faults (which copies run in the advisor's own process, and why that is safe):
 
 - in a child (``run_python`` -> :mod:`advisor_host_buffer.worker`): the memcpy sweep, glibc
-  ``malloc`` + ``memset`` through ctypes (raw pointers), NUMA placement;
+  ``malloc`` + ``memset`` through ctypes (raw pointers), NUMA placement (both nodes' copies in
+  one child);
 - in-process, stages 1 and 2: ``numpy.copyto`` and numpy slice writes between ``host_buffer``
   arrays.  These cannot fault: numpy checks shapes before it copies (no access outside the
   arrays), every array is a private anonymous mapping this process owns for the whole copy,
@@ -47,6 +48,8 @@ import time
 from typing import Any, Callable, Optional
 
 from advisor.measure import (
+    REL_PRECISION,
+    Ceiling,
     buffer_conditions,
     compare,
     conditions,
@@ -54,8 +57,10 @@ from advisor.measure import (
     interleave,
     noise_floor_from_aa,
     placed_pair,
+    remember_ceiling,
     run_python,
     sample,
+    shared_ceiling,
     summarize,
 )
 from advisor.glibc import list_tunables
@@ -129,8 +134,11 @@ class Budget:
 
 
 def _sampler(ctx: MeasureContext, quick: bool) -> Callable[[Callable[[], Any]], Any]:
+    """``sample`` with this probe's minimum count and time cap, stopping early once the median's
+    95 % interval is within ``REL_PRECISION`` (5 %, Jain 1991 section 13.9) of the median."""
     return lambda fn: sample(fn, min_samples=5 if quick else 7,
-                             max_time_s=0.15 if quick else 0.6, deadline=ctx.deadline)
+                             max_time_s=0.15 if quick else 0.6, deadline=ctx.deadline,
+                             rel_precision=REL_PRECISION)
 
 
 def _thp(facts: Facts) -> Optional[str]:
@@ -171,6 +179,10 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
         del src, dst
     by = {p.label: p for p in points}
     ceiling = by[A.RANDOM].stats
+    # the random-source copy is the ceiling's own kernel (numpy.copyto between a random-filled,
+    # touched placed_pair of nbytes): later stages and probes of this run reuse it
+    remember_ceiling(Ceiling(ceiling, notes[A.RANDOM]), nbytes=nbytes,
+                     source=f"host-buffer {A.EV_ZERO_MEMCPY}")
     values: dict[str, Any] = {"nbytes": nbytes}
     for label in (A.UNTOUCHED, "untouched-huge", A.ZEROS):
         c = compare(by[A.RANDOM].samples, by[label].samples, higher_is_better=True, seed=ctx.seed)
@@ -204,7 +216,8 @@ def first_touch(ctx: MeasureContext, nbytes: int) -> Evidence:
     """Stage 2: first use (mmap + madvise + first write of every page + free) per page policy."""
     pmd = _pmd_bytes(ctx.facts)
     quick = ctx.quick
-    kw = dict(min_samples=4 if quick else 6, max_time_s=0.4 if quick else 1.0, deadline=ctx.deadline)
+    kw = dict(min_samples=4 if quick else 6, max_time_s=0.4 if quick else 1.0, deadline=ctx.deadline,
+              rel_precision=REL_PRECISION)
     res = {}
     for label, huge in (("base", False), ("huge", True)):
         res[label] = sample(lambda: host_buffer(nbytes, fill="zeros", hugepages=huge, align=pmd), **kw)
@@ -236,15 +249,28 @@ def first_touch(ctx: MeasureContext, nbytes: int) -> Evidence:
     )
 
 
+def _ceiling(ctx: MeasureContext, nbytes: int, stage: str) -> Ceiling:
+    """This run's copy ceiling at ``nbytes``: the zero-page stage's random-source copy when it
+    ran (``shared_ceiling`` then returns it, noted ``ceiling_shared_with``), else measured now."""
+    return shared_ceiling(nbytes, source=f"host-buffer {stage}", min_samples=5, max_time_s=0.3,
+                          deadline=ctx.deadline, seed=ctx.seed)
+
+
+def _ceiling_notes(ceil: Ceiling) -> dict[str, Any]:
+    """``Conditions.notes`` fields telling where the ceiling came from."""
+    out: dict[str, Any] = {}
+    if "ceiling_shared_with" in ceil.notes:
+        out["ceiling_shared_with"] = ceil.notes["ceiling_shared_with"]
+    return out
+
+
 def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
     """Stage 3: OpenCL transfers, labelled against this run's copy ceiling."""
-    from advisor.measure import copy_ceiling
-
     from .ocl import measure_opencl
 
     series, info = measure_opencl(nbytes, _sampler(ctx, ctx.quick), seed=ctx.seed)
-    ceiling = copy_ceiling(nbytes, min_samples=5, max_time_s=0.3, deadline=ctx.deadline,
-                           seed=ctx.seed)
+    ceil = _ceiling(ctx, nbytes, "zero-page-opencl")
+    ceiling = ceil.stats
     h2d = A.find_series(Evidence(id="x", series=series), "h2d")
     u, r = A.find_point(h2d, A.UNTOUCHED), A.find_point(h2d, A.RANDOM)
     values: dict[str, Any] = {"nbytes": nbytes, **info, "ceiling_bytes_per_s": ceiling.median}
@@ -260,7 +286,7 @@ def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
         conditions=conditions(thp_enabled=_thp(ctx.facts), buffer_kind="pageable",
                               buffer_fill="random", align_bytes=64,
                               notes={"opencl_platform": info["platform"],
-                                     "opencl_device": info["device"]}),
+                                     "opencl_device": info["device"], **_ceiling_notes(ceil)}),
         values=values,
     )
     return A.label_artefacts(ev, ceiling)
@@ -268,13 +294,11 @@ def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
 
 def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
     """Stage 3b: CuPy transfers on a CUDA device, labelled against this run's copy ceiling."""
-    from advisor.measure import copy_ceiling
-
     from .gpu import measure_cupy
 
     series, info = measure_cupy(nbytes, _sampler(ctx, ctx.quick), seed=ctx.seed)
-    ceiling = copy_ceiling(nbytes, min_samples=5, max_time_s=0.3, deadline=ctx.deadline,
-                           seed=ctx.seed)
+    ceil = _ceiling(ctx, nbytes, "zero-page-cuda")
+    ceiling = ceil.stats
     h2d = series[0]
     u, r = A.find_point(h2d, A.UNTOUCHED), A.find_point(h2d, A.RANDOM)
     c = compare(r.samples, u.samples, higher_is_better=True, seed=ctx.seed)
@@ -285,7 +309,7 @@ def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
         series=series,
         conditions=conditions(thp_enabled=_thp(ctx.facts), buffer_kind="pageable",
                               buffer_fill="random", align_bytes=64,
-                              notes={"cuda_device": info["device"]}),
+                              notes={"cuda_device": info["device"], **_ceiling_notes(ceil)}),
         values={"nbytes": nbytes, **info, "ceiling_bytes_per_s": ceiling.median,
                 "h2d.inflation": c.ratio, "h2d.inflation_ci_low": c.ci_low,
                 "h2d.inflation_ci_high": c.ci_high},
@@ -297,7 +321,8 @@ def _sweep_run(sizes: list[int], env: Optional[dict[str, str]], quick: bool, see
                timeout_s: float, passes_out: Optional[dict] = None,
                notes_out: Optional[dict] = None) -> list[Point]:
     req = {"task": "sweep", "sizes_bytes": sizes, "min_samples": 3 if quick else 4,
-           "max_time_s": 0.1 if quick else 0.2, "seed": seed, "passes": 2}
+           "max_time_s": 0.1 if quick else 0.2, "seed": seed, "passes": 2,
+           "rel_precision": REL_PRECISION}
     out = run_python(WORKER, [json.dumps(req)], env=env, timeout_s=timeout_s)
     if passes_out is not None:
         passes_out.update(out.get("passes", {}))
@@ -438,8 +463,13 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
 
 
 def malloc_hugetlb(ctx: MeasureContext, budget: Budget) -> Optional[Evidence]:
-    """Stage 5: glibc malloc first touch, default vs glibc.malloc.hugetlb=1 (A B A B)."""
-    nbytes = DEFAULT_NBYTES
+    """Stage 5: glibc malloc first touch, default vs glibc.malloc.hugetlb=1 (A B A B).
+
+    The block is ``DEFAULT_NBYTES`` (``QUICK_NBYTES`` with ``quick``, like the other
+    single-size stages): both are far above glibc's largest dynamic mmap threshold (32 MiB,
+    ``DEFAULT_MMAP_THRESHOLD_MAX`` on 64-bit, mallopt(3)), so malloc takes the mmap path the
+    tunable changes either way, and the quick size halves each round's page faults."""
+    nbytes = QUICK_NBYTES if ctx.quick else DEFAULT_NBYTES
     repeats = 4 if ctx.quick else 6
     env_b = {"GLIBC_TUNABLES": merged_tunables(os.environ.get("GLIBC_TUNABLES"),
                                                "glibc.malloc.hugetlb", "1")}
@@ -485,15 +515,17 @@ def numa(ctx: MeasureContext, nbytes: int) -> Optional[Evidence]:
     init = sorted(parse_cpulist(cpus[nodes[0]]))[:1]
     values: dict[str, Any] = {"init": f"one thread on cpu {init[0]} (node {nodes[0]})"}
     pts = []
-    for node in (nodes[0], nodes[-1]):
-        run = sorted(parse_cpulist(cpus[node]))[:1]
-        req = json.dumps({"task": "numa_placement", "nbytes": nbytes, "init_cpus": init,
-                          "run_cpus": run, "seed": ctx.seed})
-        out = run_python(WORKER, [req], timeout_s=max(5.0, min(60.0, ctx.remaining_s())))
-        p = Point.model_validate(out["point"]).model_copy(update={"label": f"run-node{node}"})
+    # one child for both copies (see worker.numa_placement: the same first-touched source,
+    # each copying thread pinned to its node): one Python start and one source fill fewer
+    runs = [sorted(parse_cpulist(cpus[node]))[:1] for node in (nodes[0], nodes[-1])]
+    req = json.dumps({"task": "numa_placement", "nbytes": nbytes, "init_cpus": init,
+                      "run_cpus": runs[0], "more_run_cpus": runs[1:], "seed": ctx.seed})
+    out = run_python(WORKER, [req], timeout_s=max(5.0, min(60.0, ctx.remaining_s())))
+    for k, v in out["pages"].items():
+        values[f"pages.{k}"] = v
+    for node, raw in zip((nodes[0], nodes[-1]), out["points"]):
+        p = Point.model_validate(raw).model_copy(update={"label": f"run-node{node}"})
         pts.append(p)
-        for k, v in out["pages"].items():
-            values[f"pages.{k}"] = v
         values["local_bps" if node == nodes[0] else "remote_bps"] = p.stats.median
     try:
         aff = os.sched_getaffinity(0)
@@ -555,7 +587,12 @@ def run_all(ctx: MeasureContext, tun: Evidence) -> list[Evidence]:
         nbytes = min(nbytes, facts.memory.total_bytes // MEMORY_FRACTION)
     out: list[Evidence] = []
     # order = priority when the budget is short: the hygiene figure, then the sweep (the one
-    # env advice), then OpenCL, first touch, malloc and NUMA
+    # env advice), then OpenCL, first touch, malloc and NUMA.
+    # nbytes is copied from a random source twice, here (stage 1) and in the sweep's first
+    # child, on purpose: taking stage 1's random point from the sweep (tried for issue 13) was
+    # not like for like: the sweep's interleaved short visits ran 7.4-7.9 GB/s against
+    # 6.7-6.8 GB/s for a fresh pair sampled as stage 1 samples the other sources, so the
+    # zeros/random ratio fell from 1.00-1.01 to 0.91-0.98 (3 runs each, 128 MiB, 2-core VM)
     stages: list[tuple[str, float, Callable[[], Optional[Evidence]]]] = [
         ("zero-page-memcpy", 3.0, lambda: zero_page_memcpy(ctx, nbytes)),
         ("memcpy-sweep", 5.0, lambda: memcpy_sweep(ctx, tun, budget)),

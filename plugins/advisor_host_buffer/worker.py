@@ -4,7 +4,7 @@ glibc reads ``GLIBC_TUNABLES`` once, when the dynamic loader starts, so comparin
 one process per configuration.  Each task here is a pure function of its arguments that returns a
 JSON-able dict; :func:`run` dispatches ``{"task": name, **kwargs}``.  Tasks:
 
-- ``sweep(sizes_bytes, min_samples, max_time_s, seed, passes)``: memcpy (``numpy.copyto``
+- ``sweep(sizes_bytes, min_samples, max_time_s, seed, passes, max_samples, rel_precision)``: memcpy (``numpy.copyto``
   between two random-filled, 64 B-aligned harness buffers from ``placed_pair``: never a power
   of two apart, so no 4K aliasing, and the destination touched before timing; numpy hands
   contiguous copies to libc ``memcpy``) at each size, sizes visited in turn; ``passes`` keeps
@@ -14,9 +14,10 @@ JSON-able dict; :func:`run` dispatches ``{"task": name, **kwargs}``.  Tasks:
   ``nbytes``, seconds per round -> ``{"samples": [...]}``.  This one allocates with libc itself on
   purpose: the subject is glibc malloc's own mmap path (``glibc.malloc.hugetlb``), which the
   harness buffers (plain mmap) bypass.
-- ``numa_placement(nbytes, init_cpus, run_cpus, min_samples, max_time_s)``: first touch by a thread
-  pinned to ``init_cpus``, page placement from ``/proc/self/numa_maps``, copy bandwidth from a
-  thread pinned to ``run_cpus`` -> ``{"pages": {node: n}, "point": Point dict}``.
+- ``numa_placement(nbytes, init_cpus, run_cpus, min_samples, max_time_s, seed, more_run_cpus)``:
+  first touch by a thread pinned to ``init_cpus``, page placement from ``/proc/self/numa_maps``,
+  copy bandwidth from a thread pinned to ``run_cpus`` (and to each of ``more_run_cpus`` in turn)
+  -> ``{"pages": {node: n}, "point": Point dict[, "points": [Point dict, ...]]}``.
 """
 
 from __future__ import annotations
@@ -28,14 +29,18 @@ from typing import Any, Optional, Sequence
 
 
 def sweep(sizes_bytes: Sequence[int], min_samples: int = 5, max_time_s: float = 0.2,
-          seed: int = 0, passes: int = 2, max_samples: int = 25) -> dict[str, Any]:
+          seed: int = 0, passes: int = 2, max_samples: int = 25,
+          rel_precision: Optional[float] = None) -> dict[str, Any]:
     """Copy bandwidth (bytes/s) at each size in this process; see module docstring.
 
     One pair of random-filled buffers of the largest size is made; smaller copies use their
     leading slices (same alignment).  The sizes are visited ``passes`` times in turn, each visit
     taking ``min_samples`` to ``max_samples`` samples within ``max_time_s / passes``, so a burst
     of load from elsewhere spreads over all sizes instead of bending one of them (the cap keeps
-    the evidence of small, fast copies from growing to thousands of samples).
+    the evidence of small, fast copies from growing to thousands of samples).  With
+    ``rel_precision`` a visit also ends once its median is known within that fraction at 95 %
+    (``sample``'s adaptive mode: Jain 1991, section 13.9), so small, steady copies no longer
+    wait for the time cap.
     """
     import numpy as np
 
@@ -52,7 +57,8 @@ def sweep(sizes_bytes: Sequence[int], min_samples: int = 5, max_time_s: float = 
         for n in samples:
             s, d = src[:n], dst[:n]
             res = sample(lambda: np.copyto(d, s), min_samples=min_samples,
-                         max_time_s=max_time_s / max(1, passes), max_samples=max_samples)
+                         max_time_s=max_time_s / max(1, passes), max_samples=max_samples,
+                         rel_precision=rel_precision)
             bw = [n / t for t in res.samples if t > 0]
             samples[n].extend(bw)
             per_pass[n].append(bw)
@@ -107,11 +113,20 @@ def parse_numa_maps(text: str, address: int) -> dict[str, int]:
 
 
 def numa_placement(nbytes: int, init_cpus: Sequence[int], run_cpus: Sequence[int],
-                   min_samples: int = 5, max_time_s: float = 0.3, seed: int = 0) -> dict[str, Any]:
+                   min_samples: int = 5, max_time_s: float = 0.3, seed: int = 0,
+                   more_run_cpus: Sequence[Sequence[int]] = ()) -> dict[str, Any]:
     """First touch from ``init_cpus``, copy from ``run_cpus``; see module docstring.
 
     ``os.sched_setaffinity(0, ...)`` pins the calling *thread* on Linux (sched_setaffinity(2)),
     so the initialising thread and the copying thread are pinned separately.
+
+    ``more_run_cpus``: further CPU sets to copy from, one after the other, in this same process
+    (``{"points": [...]}`` then holds one point per set, ``run_cpus`` first; ``"point"`` is
+    still the first).  This saves a process start and a source fill per set and stays honest:
+    the source's pages were placed once by the first touch from ``init_cpus`` (``pages``), a
+    later copy does not move them (no automatic NUMA balancing is asked for), each copying
+    thread is pinned to its own set and writes a destination it touched itself, as a run in
+    its own process would.
     """
     import numpy as np
 
@@ -130,16 +145,22 @@ def numa_placement(nbytes: int, init_cpus: Sequence[int], run_cpus: Sequence[int
     with open("/proc/self/numa_maps") as fh:
         pages = parse_numa_maps(fh.read(), src.__array_interface__["data"][0])
 
-    def run() -> None:
-        os.sched_setaffinity(0, set(run_cpus))
+    points: list[dict[str, Any]] = []
+
+    def run(cpus: Sequence[int]) -> None:
+        os.sched_setaffinity(0, set(cpus))
         dst = host_buffer(nbytes, fill="random", seed=seed + 1)
         res = sample(lambda: np.copyto(dst, src), min_samples=min_samples, max_time_s=max_time_s)
-        box["point"] = res.to_point(x=float(nbytes), per_call_bytes=nbytes).model_dump(mode="json")
+        points.append(res.to_point(x=float(nbytes), per_call_bytes=nbytes).model_dump(mode="json"))
 
-    t = threading.Thread(target=run)
-    t.start()
-    t.join()
-    return {"pages": pages, "point": box["point"]}
+    for cpus in [run_cpus, *more_run_cpus]:
+        t = threading.Thread(target=run, args=(cpus,))
+        t.start()
+        t.join()
+    out: dict[str, Any] = {"pages": pages, "point": points[0]}
+    if more_run_cpus:
+        out["points"] = points
+    return out
 
 
 TASKS = {"sweep": sweep, "malloc_touch": malloc_touch, "numa_placement": numa_placement}

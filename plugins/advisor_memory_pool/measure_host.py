@@ -30,7 +30,7 @@ import resource
 import time
 from typing import Optional
 
-from advisor.measure import compare, conditions, host_buffer, summarize
+from advisor.measure import REL_PRECISION, compare, conditions, host_buffer, precise_enough, summarize
 from advisor.models import Evidence, Point, Series
 from advisor.probe import MeasureContext
 
@@ -44,6 +44,9 @@ QUICK_CHUNK_BYTES = 32 << 20
 MIN_REPEATS = 5
 QUICK_MIN_REPEATS = 3
 #: Wall-time caps of the sweep (seconds); the probe budget of the brief: 10-30 s, quick a few s.
+#: Sampling stops earlier, after the minimum repeats, once every median (first touch and
+#: register, both policies) is known within ``REL_PRECISION`` (5 %) at 95 % confidence: the
+#: sequential form of Jain 1991, section 13.9, "Determining sample size".
 MAX_TIME_S = 8.0
 QUICK_MAX_TIME_S = 1.5
 
@@ -75,6 +78,13 @@ def anon_huge_bytes(address: int) -> Optional[int]:
     return None
 
 
+def _precise(*figures: dict[str, list[float]]) -> bool:
+    """True when every non-empty sample list (seconds) has its median known within
+    ``REL_PRECISION`` at 95 % (``advisor.measure.precise_enough``: Jain 1991, section 13.9)."""
+    lists = [v for f in figures for v in f.values() if v]
+    return bool(lists) and all(precise_enough(v, REL_PRECISION) for v in lists)
+
+
 def measure_host(ctx: MeasureContext) -> list[Evidence]:
     """Interleaved huge/nohuge first-touch and pinning samples; returns ``[host-first-touch]``.
 
@@ -94,8 +104,12 @@ def measure_host(ctx: MeasureContext) -> list[Evidence]:
     pin_error = None
     start = time.monotonic()
     rep = 0
+    precise = False
     while rep < min_rep or time.monotonic() - start < cap:
         if rep >= min_rep and ctx.remaining_s() < 1.0:
+            break
+        if rep >= min_rep and _precise(touch, pin):
+            precise = True  # every figure's median is known within REL_PRECISION: stop
             break
         for policy in (("huge", "nohuge") if rep % 2 == 0 else ("nohuge", "huge")):
             arr = host_buffer(chunk, align=lp, fill="untouched", hugepages=policy == "huge",
@@ -123,7 +137,8 @@ def measure_host(ctx: MeasureContext) -> list[Evidence]:
         ctx.progress(f"host pool chunks: {rep} repeats", min(1.0, (time.monotonic() - start) / cap) if cap else None)
 
     series, values = [], {"chunk_bytes": chunk, "large_page_bytes": lp, "large_page_source": lp_src,
-                          "repeats": rep, "noise_floor": 0.0}
+                          "repeats": rep, "noise_floor": 0.0, "stopped_precise": precise,
+                          "rel_precision": REL_PRECISION}
     for name, data, nbytes in (("first-touch", touch, chunk), ("register", pin, pin_bytes)):
         if not data["huge"] or not data["nohuge"]:
             continue

@@ -241,3 +241,17 @@ def test_numa_placement_worker_reports_pages_per_node():
     assert {k[len("node"):] for k in pages} <= set(facts.memory.numa_node_cpus) | {"0"}
     assert sum(pages.values()) * os.sysconf("SC_PAGE_SIZE") >= 8 * MiB
     assert out["point"]["stats"]["median"] > 0
+
+
+def test_numa_placement_worker_batches_several_run_sets():
+    """Several copying CPU sets in one child: one point per set, the first also as "point"."""
+    import os
+
+    from advisor_host_buffer.worker import numa_placement
+
+    cpus = sorted(os.sched_getaffinity(0))
+    out = numa_placement(8 * MiB, [cpus[0]], [cpus[0]], min_samples=3, max_time_s=0.05,
+                         more_run_cpus=[[cpus[-1]]])
+    assert len(out["points"]) == 2 and out["point"] == out["points"][0]
+    assert all(p["stats"]["median"] > 0 for p in out["points"])
+    assert sum(out["pages"].values()) > 0
