@@ -528,34 +528,26 @@ def measured(o: VerifyOutcome) -> str:
     return o.recommendation
 
 
+def _cells(o: VerifyOutcome) -> dict[str, str]:
+    """The printable cells of one outcome: ratio, CI, noise floor, note (with the error)."""
+    v = o.verification
+    return {"ratio": _fmt(v.ratio),
+            "ci": f"[{_fmt(v.ci_low)}, {_fmt(v.ci_high)}]" if v.ci_low is not None else "",
+            "floor": _fmt(v.noise_floor), "note": o.note + (f" ({o.error})" if o.error else "")}
+
+
 def table_rows(outcomes: Sequence[VerifyOutcome]) -> list[list[str]]:
     """Rows for the per-recommendation (alone) table: probe, recommendation, verdict, ratio,
     CI, noise floor, note."""
-    rows = []
-    for o in outcomes:
-        if o.scope != "alone":
-            continue
-        v = o.verification
-        ci = f"[{_fmt(v.ci_low)}, {_fmt(v.ci_high)}]" if v.ci_low is not None else ""
-        note = o.note + (f" ({o.error})" if o.error else "")
-        rows.append([o.probe, o.recommendation, v.verdict, _fmt(v.ratio), ci,
-                     _fmt(v.noise_floor), note])
-    return rows
+    return [[o.probe, o.recommendation, o.verdict, c["ratio"], c["ci"], c["floor"], c["note"]]
+            for o in outcomes if o.scope == "alone" for c in [_cells(o)]]
 
 
 def joint_rows(outcomes: Sequence[VerifyOutcome]) -> list[list[str]]:
     """Rows for the joint-environment table, one per plugin recommendation: plugin (probe),
     what was measured, ratio advised/baseline, CI, A/A noise floor, verdict, note."""
-    rows = []
-    for o in outcomes:
-        if o.scope != "joint":
-            continue
-        v = o.verification
-        ci = f"[{_fmt(v.ci_low)}, {_fmt(v.ci_high)}]" if v.ci_low is not None else ""
-        note = o.note + (f" ({o.error})" if o.error else "")
-        rows.append([o.probe, measured(o), _fmt(v.ratio), ci, _fmt(v.noise_floor), v.verdict,
-                     note])
-    return rows
+    return [[o.probe, measured(o), c["ratio"], c["ci"], c["floor"], o.verdict, c["note"]]
+            for o in outcomes if o.scope == "joint" for c in [_cells(o)]]
 
 
 def to_json(outcomes: Sequence[VerifyOutcome], findings: Sequence[Finding] = ()) -> str:

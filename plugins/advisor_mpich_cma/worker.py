@@ -123,12 +123,38 @@ def _calibrate(comm, fn, target_s: float, lo: int, hi: int) -> int:
     return comm.bcast(n, root=0)
 
 
+def _pingpong(comm, s, r, k: int = 1) -> None:
+    """``k`` ping-pongs of ``s``/``r`` between ranks 0 and 1 (osu_latency's loop)."""
+    peer = 1 - comm.Get_rank()
+    for _ in range(k):
+        if comm.Get_rank() == 0:
+            comm.Send(s, dest=peer, tag=1)
+            comm.Recv(r, source=peer, tag=1)
+        else:
+            comm.Recv(r, source=peer, tag=1)
+            comm.Send(s, dest=peer, tag=1)
+
+
+def _windows(MPI, comm, s, r, window: int, ack, k: int = 1) -> None:
+    """``k`` windows of ``window`` non-blocking sends of ``s`` (receives into ``r``), each
+    closed by a 4-byte acknowledgement (osu_bw's loop)."""
+    peer = 1 - comm.Get_rank()
+    for _ in range(k):
+        if comm.Get_rank() == 0:
+            reqs = [comm.Isend(s, dest=peer, tag=2) for _ in range(window)]
+            MPI.Request.Waitall(reqs)
+            comm.Recv(ack, source=peer, tag=3)
+        else:
+            reqs = [comm.Irecv(r, source=peer, tag=2) for _ in range(window)]
+            MPI.Request.Waitall(reqs)
+            comm.Send(ack, dest=peer, tag=3)
+
+
 def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
            min_samples: int) -> dict:
     from advisor.measure import buffer_conditions, host_buffer
 
     rank = comm.Get_rank()
-    peer = 1 - rank
     top = max(sizes)
     # one send and one receive buffer reused by every message of a window, as osu_bw does
     sbuf = host_buffer(top, align=BUFFER_ALIGN, fill="random", seed=rank + 11)
@@ -139,14 +165,8 @@ def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
         # ---- latency: ping-pong, one-way time = round trip / 2
         s, r = sbuf[:n], rbuf[:n]
 
-        def pingpong(k: int = 1) -> None:
-            for _ in range(k):
-                if rank == 0:
-                    comm.Send(s, dest=peer, tag=1)
-                    comm.Recv(r, source=peer, tag=1)
-                else:
-                    comm.Recv(r, source=peer, tag=1)
-                    comm.Send(s, dest=peer, tag=1)
+        def pingpong(k: int = 1, s=s, r=r) -> None:
+            _pingpong(comm, s, r, k)
 
         warm_lat = []
         for _ in range(warmup):
@@ -165,15 +185,8 @@ def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
         # ---- bandwidth: a window of Isend/Irecv, then a 4-byte ack (osu_bw)
         window = max(1, min(OSU_WINDOW, MAX_WINDOW_BYTES // max(1, n)))
 
-        def one_window() -> None:
-            if rank == 0:
-                reqs = [comm.Isend(s, dest=peer, tag=2) for _ in range(window)]
-                MPI.Request.Waitall(reqs)
-                comm.Recv(ack, source=peer, tag=3)
-            else:
-                reqs = [comm.Irecv(r, source=peer, tag=2) for _ in range(window)]
-                MPI.Request.Waitall(reqs)
-                comm.Send(ack, dest=peer, tag=3)
+        def one_window(s=s, r=r, window=window) -> None:
+            _windows(MPI, comm, s, r, window, ack)
 
         warm_bw = []
         for _ in range(warmup):
@@ -226,7 +239,6 @@ def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int,
     from advisor_mpich_cma.knobs import CMA_THRESHOLD
 
     rank = comm.Get_rank()
-    peer = 1 - rank
     err = None
     try:
         mpit = Mpit()
@@ -254,25 +266,11 @@ def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int,
         s, r = sbuf[:n], rbuf[:n]
         window = max(1, min(OSU_WINDOW, MAX_WINDOW_BYTES // max(1, n)))
 
-        def pingpong(k: int = 1) -> None:
-            for _ in range(k):
-                if rank == 0:
-                    comm.Send(s, dest=peer, tag=1)
-                    comm.Recv(r, source=peer, tag=1)
-                else:
-                    comm.Recv(r, source=peer, tag=1)
-                    comm.Send(s, dest=peer, tag=1)
+        def pingpong(k: int = 1, s=s, r=r) -> None:
+            _pingpong(comm, s, r, k)
 
-        def windows(k: int = 1) -> None:
-            for _ in range(k):
-                if rank == 0:
-                    reqs = [comm.Isend(s, dest=peer, tag=2) for _ in range(window)]
-                    MPI.Request.Waitall(reqs)
-                    comm.Recv(ack, source=peer, tag=3)
-                else:
-                    reqs = [comm.Irecv(r, source=peer, tag=2) for _ in range(window)]
-                    MPI.Request.Waitall(reqs)
-                    comm.Send(ack, dest=peer, tag=3)
+        def windows(k: int = 1, s=s, r=r, window=window) -> None:
+            _windows(MPI, comm, s, r, window, ack, k)
 
         res: dict[str, list[float]] = {"lat_on_s": [], "lat_off_s": [], "bw_on_Bps": [],
                                        "bw_off_Bps": []}
