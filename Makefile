@@ -18,8 +18,12 @@ PYTEST_ARGS ?=
 
 probe: $(VENV)/.installed
 	@mkdir -p $(dir $(PROFILE))
-	$(VENV)/bin/advisor probe -o $(PROFILE) $(PROBE_ARGS) >/dev/null || [ $$? -eq 3 ]
-	$(VENV)/bin/advisor emit --format env --profile $(PROFILE)
+	@# a partial probe (exit 3) still emits what completed, then make fails with 3, so
+	@# `make -s probe > site.sh && deploy` never ships a partial file unnoticed
+	@rc=0; $(VENV)/bin/advisor probe -o $(PROFILE) $(PROBE_ARGS) >/dev/null || rc=$$?; \
+	if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then exit $$rc; fi; \
+	$(VENV)/bin/advisor emit --format env --profile $(PROFILE) || exit $$?; \
+	if [ $$rc -eq 3 ]; then echo "make probe: partial probe (exit 3): see $(VENV)/bin/advisor show --profile $(PROFILE)" >&2; exit 3; fi
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)

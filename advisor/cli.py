@@ -269,6 +269,8 @@ def _parse_options(option: Optional[List[str]]) -> dict[str, str]:
 ProfileOpt = typer.Option(None, "--profile", "-p", metavar="PATH", help="Profile to read (default: this host's "
                           "profile in $ADVISOR_HOME/profiles).")
 JsonOpt = typer.Option(False, "--json", help="Print JSON on stdout instead of a table.")
+VerifyJsonOpt = typer.Option(False, "--json", help="Print the verdicts as JSON on stdout instead "
+                             "of the profile's path (the tables still go to stderr).")
 
 
 # --------------------------------------------------------------------------- probe
@@ -454,6 +456,12 @@ def show(profile: Optional[Path] = ProfileOpt, json_: bool = JsonOpt) -> None:
                 _row(t, r.probe, "", "", "", rec.confidence, rec.title)
     if t.row_count:
         con.print(t)
+        # the rationales as lines (they hold the per-size figures and what stability means)
+        con.print("Why", style="italic", markup=False, highlight=False)
+        for r in prof.results:
+            for rec in r.recommendations:
+                con.print(_printable(f"{r.probe}: {rec.id}: {rec.rationale}"), markup=False,
+                          highlight=False, soft_wrap=True)
     else:
         con.print("Recommendations: none", style="italic", markup=False, highlight=False)
     if prof.verifications:
@@ -632,7 +640,7 @@ def verify(
     alone: bool = typer.Option(False, "--alone", help="Only each recommendation with its own "
                                "settings; skip the joint emitted environment (half the "
                                "measurements, no interaction check)."),
-    json_: bool = JsonOpt,
+    json_: bool = VerifyJsonOpt,
     quick: bool = typer.Option(False, "--quick", help="Fewer sizes and repeats; default budget "
                                "60 s."),
     time_budget: Optional[float] = typer.Option(None, "--time-budget", metavar="SECONDS", min=1.0,
@@ -679,20 +687,27 @@ def verify(
         raise ProfileError(f"{exc}; the profile with the verdicts was saved to {rescued} "
                            "instead") from None
     con = _console(stderr=True, soft_wrap=True)
-    t = _table("probe", "recommendation", "verdict", "ratio", "CI", "noise floor", "note",
-              title="Verification, each recommendation alone (ratio = advised / baseline, > 1 "
-                    "is better)")
+    base = "the current environment" if against_env else "library defaults"
+    t = _table("probe", "recommendation", "verdict", "ratio", "95 % CI", "A/A noise floor",
+               "note", title=f"Verification, each recommendation alone vs {base} (ratio = "
+                             "advised / baseline, > 1 is better)")
     for row in table_rows(outcomes):
         _row(t, *row)
     con.print(t)
     rows = joint_rows(outcomes)
     if rows:
-        t = _table("plugin", "measured", "ratio", "CI", "A/A noise floor", "verdict", "note",
-                   title="Joint verification: the whole emitted environment vs library defaults"
-                         " (ratio = advised / baseline, > 1 is better)")
+        t = _table("probe", "measured", "verdict", "ratio", "95 % CI", "A/A noise floor",
+                   "note", title=f"Joint verification: the whole emitted environment vs "
+                                 f"{base} (ratio = advised / baseline, > 1 is better)")
         for row in rows:
             _row(t, *row)
         con.print(t)
+    _err("A/A noise floor: the spread between repeats of the baseline itself; a verdict "
+         "needs the whole 95 % CI of the ratio beyond it")
+    for o in outcomes:
+        if o.redo:
+            _err(f"{o.probe}: {o.recommendation}: re-probe under the other settings: "
+                 f"{o.redo}")
     found = reversal_findings(updated, outcomes)
     for f in found:
         _warn(f"{f.id}: {f.message}; {f.remedy}")

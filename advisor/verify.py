@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import time
 from dataclasses import dataclass
@@ -78,6 +79,9 @@ class VerifyOutcome:
     note: str = ""
     error: Optional[str] = None
     scope: Scope = "alone"
+    #: a shell command that re-probes this recommendation under the others' emitted settings,
+    #: when only a re-probe can say whether it still holds jointly (printed on its own line)
+    redo: str = ""
 
     @property
     def verdict(self) -> str:
@@ -88,7 +92,7 @@ class VerifyOutcome:
         return {"probe": self.probe, "recommendation": self.recommendation, "title": self.title,
                 "scope": self.scope, "measured": measured(self), "verdict": v.verdict, "ratio": v.ratio, "ci_low": v.ci_low, "ci_high": v.ci_high,
                 "noise_floor": v.noise_floor, "evidence": [e.id for e in v.evidence],
-                "note": self.note, "error": self.error}
+                "note": self.note, "error": self.error, "redo": self.redo or None}
 
 
 def _norm(value: Any) -> str:
@@ -447,12 +451,14 @@ def verify_profile(
                "measurement is the joint one" if (res, rec) in reuse else
                f"as alone: {alone.note}")
         other = others(plan, res.probe, rec.id) if plan is not None else []
+        redo = ""
         if other and all_default(rec, facts, knobs):
             # advised == baseline for its own settings: no A/B can test it under the others
-            why += (f"; whether the default still wins with {', '.join(other)} only a re-probe "
-                    f"under them can tell: {redo_command(profile, res.probe, rec.id)}")
+            why = (f"not measured jointly: {alone.note}; whether the default still wins with "
+                   f"{', '.join(other)} only a re-probe under them can tell")
+            redo = redo_command(profile, res.probe, rec.id)
         outcomes[key] = VerifyOutcome(res.probe, rec.id, rec.title, alone.verification.model_copy(
-            update={"recommendation": key}), why, alone.error, "joint")
+            update={"recommendation": key}), why, alone.error, "joint", redo)
 
     findings: dict[str, list[Finding]] = {}
     for jkey in joint_order:
@@ -524,8 +530,21 @@ def measured(o: VerifyOutcome) -> str:
     for e in o.verification.evidence:
         by = e.values.get("decided_by")
         if by:
-            return f"{o.recommendation}: {by}"
+            return f"{o.recommendation}: {_sizes_readable(str(by))}"
     return o.recommendation
+
+
+def _sizes_readable(text: str) -> str:
+    """``'268435456 bytes'`` -> ``'256 MiB'`` inside a text (binary units; exact or one decimal)."""
+    def one(m: "re.Match[str]") -> str:
+        n = int(m.group(1))
+        for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+            if n >= 1 << shift:
+                v = n / (1 << shift)
+                return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+        return f"{n} B"
+
+    return re.sub(r"\b(\d+) ?(?:bytes|B)\b", one, text)
 
 
 def _cells(o: VerifyOutcome) -> dict[str, str]:
@@ -544,9 +563,10 @@ def table_rows(outcomes: Sequence[VerifyOutcome]) -> list[list[str]]:
 
 
 def joint_rows(outcomes: Sequence[VerifyOutcome]) -> list[list[str]]:
-    """Rows for the joint-environment table, one per plugin recommendation: plugin (probe),
-    what was measured, ratio advised/baseline, CI, A/A noise floor, verdict, note."""
-    return [[o.probe, measured(o), c["ratio"], c["ci"], c["floor"], o.verdict, c["note"]]
+    """Rows for the joint-environment table, one per plugin recommendation, in the alone
+    table's order: probe, what was measured, verdict, ratio advised/baseline, CI, A/A noise
+    floor, note."""
+    return [[o.probe, measured(o), o.verdict, c["ratio"], c["ci"], c["floor"], c["note"]]
             for o in outcomes if o.scope == "joint" for c in [_cells(o)]]
 
 

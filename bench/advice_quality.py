@@ -1,4 +1,5 @@
-"""Advice quality of the mpich-cma probe, judged against an oracle (issue 13 item 9).
+"""Advice quality of the mpich-cma probe, judged against an oracle: N probes and a long
+exhaustive measurement of every threshold candidate (see below).
 
     .venv/bin/python bench/advice_quality.py [--probes N] [--quick] [--oracle-rounds R]
         [--oracle-target-s S] [--sizes 1024,2048,...] [--check-rounds R] [--out DIR] [--json]

@@ -202,3 +202,18 @@ def test_verify_reports_a_joint_verdict_for_every_plugin(tmp_path, advisor_home)
     assert {f"{d['probe']}:{d['recommendation']}@joint" for d in joint} <= stored
     shown = run("show", "--profile", str(path), env={"COLUMNS": "400"})  # no folded cells
     assert "@joint" in shown.stdout + shown.stderr
+
+
+def test_show_prints_each_rationale_as_lines(tmp_path):
+    """The rationale holds what a title cannot (per-size figures, what a stability share
+    means): show prints it in full under the table, never folded into a cell."""
+    prof = sample_profile()
+    rec = prof.results[0].recommendations[0]
+    long = ("Per size: 8 KiB: default x0.61, advice x1.00; 16 KiB: default x0.64, advice x1.00. "
+            "Stability: the same advice in 97% of 200 bootstrap resamples.")
+    res = prof.results[0].model_copy(update={"recommendations": [
+        rec.model_copy(update={"rationale": long})]})
+    path = save_profile(prof.model_copy(update={"results": [res]}), tmp_path / "p.toml")
+    out = run("show", "--profile", str(path), env={"COLUMNS": "80"}).stdout
+    assert "Why" in out
+    assert f"mpich-cma: cma-threshold: {long}" in " ".join(out.split())

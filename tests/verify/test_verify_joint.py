@@ -175,7 +175,7 @@ def test_reversal_confirmed_alone_regression_jointly():
     # table and JSON
     rows = joint_rows(out)
     assert [r[0] for r in rows] == ["malloc-demo", "mpi-demo"]
-    assert rows[0][1] == "hugetlb: demo timing" and rows[0][5] == "regression"
+    assert rows[0][1] == "hugetlb: demo timing" and rows[0][2] == "regression"
     data = json.loads(to_json(out, found))
     assert {d["scope"] for d in data["joint"]} == {"joint"}
     assert [d["id"] for d in data["findings"]] == [REVERSAL_ID]
@@ -283,5 +283,8 @@ def test_default_advice_names_the_reprobe_under_the_others():
                             facts=prof.facts, time_budget_s=30, joint=True, environ={})
     keep = next(o for o in out if o.scope == "joint" and o.recommendation == "keep")
     assert keep.verdict == "no-effect"
+    assert keep.note.startswith("not measured jointly")
     assert "malloc-demo/hugetlb (GLIBC_TUNABLES)" in keep.note
-    assert f"env GLIBC_TUNABLES={HUGETLB} advisor probe --plugin mpi-demo" in keep.note
+    # the command is not a table cell (a table would fold it mid-token): its own field and line
+    assert keep.redo.startswith(f"env GLIBC_TUNABLES={HUGETLB} advisor probe --plugin mpi-demo")
+    assert keep.redo not in keep.note and keep.to_dict()["redo"] == keep.redo
