@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -147,7 +147,12 @@ class Facts(Model):
         nodes of a partition share a fingerprint and a fast detection (no OpenCL loader, no MPI
         init; ``advisor.facts.detect_fingerprint_facts``) reproduces it.
         """
-        stable = {
+        blob = json.dumps(self.fingerprint_inputs(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def fingerprint_inputs(self) -> dict:
+        """The facts ``fingerprint`` hashes, as JSON-ready data (see ``fingerprint``)."""
+        return {
             # the VM fields came later: left out so that profiles recorded before them keep
             # their fingerprint (the CPU model and caches already tell the hardware apart)
             "cpu": self.cpu.model_dump(mode="json", exclude={"hypervisor_flag", "virtualization"}),
@@ -156,8 +161,20 @@ class Facts(Model):
             "mpi": self.mpi.model_dump(mode="json", exclude={"mpiexec"}),
             "cuda": [d.model_dump(mode="json") for d in self.cuda],
         }
-        blob = json.dumps(stable, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def fingerprint_differences(self, other: "Facts") -> list[str]:
+        """Dotted names of the fingerprinted facts that differ from ``other``'s (e.g.
+        ``kernel.release``), sorted; empty when the fingerprints are equal."""
+        def flat(x: Any, key: str, out: dict) -> dict:
+            if isinstance(x, dict):
+                for k, v in x.items():
+                    flat(v, f"{key}.{k}" if key else str(k), out)
+            else:
+                out[key] = x
+            return out
+
+        a, b = flat(self.fingerprint_inputs(), "", {}), flat(other.fingerprint_inputs(), "", {})
+        return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
 
 
 # --------------------------------------------------------------------------- evidence

@@ -178,8 +178,11 @@ def machine_mismatch(profile: "Profile", current: "Facts") -> list[str]:
     here_fp = current.fingerprint()
     if profile.fingerprint != here_fp:
         host = pf.hostname or profile.provenance.hostname or "unknown host"
+        differ = pf.fingerprint_differences(current) if pf.fingerprint() == profile.fingerprint \
+            else []
         lines.append(f"fingerprint: the profile was made on {host} ({profile.fingerprint}), "
-                     f"this machine is {current.hostname or 'unknown host'} ({here_fp})")
+                     f"this machine is {current.hostname or 'unknown host'} ({here_fp})"
+                     + (f"; differing facts: {', '.join(differ)}" if differ else ""))
 
     def diff(label: str, a, b) -> None:
         if a is not None and b is not None and str(a) != str(b):

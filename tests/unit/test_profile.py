@@ -132,3 +132,14 @@ def test_misspelt_optional_key_gets_a_suggestion(key, typo):
     assert n == 1
     with pytest.raises(ProfileError, match=f"unknown key \\(did you mean '{key}'\\?\\)$"):
         profile_from_mapping(tomllib.loads(text), source="p.toml")
+
+
+def test_fingerprint_differences_name_the_facts():
+    """The other-machine warning names what differs (a kernel patch release, MemTotal, ...)."""
+    from advisor.models import Facts
+
+    a = Facts(cpu={"arch": "x86_64", "cache_l3_bytes": 1 << 28}, kernel={"release": "6.1.0-1"},
+              memory={"total_bytes": 1 << 34})
+    b = a.model_copy(update={"kernel": a.kernel.model_copy(update={"release": "6.1.0-2"})})
+    assert a.fingerprint_differences(a) == [] and a.fingerprint() != b.fingerprint()
+    assert a.fingerprint_differences(b) == ["kernel.release"]
