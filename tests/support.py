@@ -101,6 +101,27 @@ def need_cma_usable() -> None:
         pytest.skip(f"CMA does not work between siblings here: {ev.values}")
 
 
+class StubProbe:
+    """A probe that is always usable, measures nothing and advises nothing: the base of the
+    test probes that only override what a test is about (``verify``, a name)."""
+
+    name = "stub"
+    description = "test probe"
+
+    def check(self, facts):
+        from advisor.probe import Applicability
+
+        return Applicability(usable=True)
+
+    def measure(self, ctx):
+        return []
+
+    def recommend(self, evidence, facts):
+        from advisor.models import Advice
+
+        return Advice()
+
+
 def tool(name: str) -> str:
     """Path of a command-line tool from the venv or PATH, or skip the test with the reason."""
     cand = VENV_BIN / name

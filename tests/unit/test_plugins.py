@@ -11,25 +11,15 @@ import pytest
 
 from advisor import hookimpl, hookspecs
 from advisor.knobs import Knob
-from advisor.models import Advice
 from advisor.plugins import collect, make_plugin_manager
-from advisor.probe import Applicability
-from support import REPO
+from support import REPO, StubProbe
 
 
-class _Probe:
+class _Probe(StubProbe):
     def __init__(self, name):
         self.name = name
         self.description = name
 
-    def check(self, facts):
-        return Applicability(usable=True)
-
-    def measure(self, ctx):
-        return []
-
-    def recommend(self, evidence, facts):
-        return Advice()
 
 
 def _issues(reg):

@@ -15,9 +15,9 @@ import os
 import subprocess
 import sys
 
-from support import sample_profile
+from support import StubProbe, sample_profile
 
-from advisor.models import Advice, Evidence, Recommendation, Setting, Verification
+from advisor.models import Evidence, Recommendation, Setting, Verification
 from advisor.probe import Applicability
 from advisor.verify import all_default, has_regression, verify_profile
 
@@ -28,20 +28,12 @@ WORKER = ("import json, numpy as np\n"
           "print(json.dumps({'samples': list(r.samples)}))\n")
 
 
-class PerturbProbe:
+class PerturbProbe(StubProbe):
     """A real probe whose advice (fill every malloc'd chunk) is bad for allocation time."""
 
     name = "perturb-demo"
     description = "glibc malloc perturb (test probe)"
 
-    def check(self, facts):
-        return Applicability(usable=True)
-
-    def measure(self, ctx):
-        return []
-
-    def recommend(self, evidence, facts):
-        return Advice()
 
     def verify(self, rec, ctx):
         from advisor.measure import interleave, run_python

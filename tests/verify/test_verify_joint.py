@@ -12,13 +12,11 @@ from __future__ import annotations
 import json
 import types
 
-from support import sample_profile
+from support import StubProbe, sample_profile
 
 from advisor import hookimpl
-from advisor.models import (Advice, Evidence, PluginResult, Recommendation, Setting,
-                            Verification)
+from advisor.models import Evidence, PluginResult, Recommendation, Setting, Verification
 from advisor.plugins import collect, make_plugin_manager
-from advisor.probe import Applicability
 from advisor.verify import (JOINT_SUFFIX, REVERSAL_ID, has_regression, has_reversal,
                             joint_environment, joint_rows, redo_command, reversal_findings,
                             to_json, verify_profile)
@@ -36,7 +34,7 @@ def _samples(level: float) -> list[float]:
     return [level * (1 + SPREAD * ((i % 5) - 2) / 2) for i in range(N)]
 
 
-class DemoProbe:
+class DemoProbe(StubProbe):
     """A probe whose verify judges synthetic timings derived from the environment it gets."""
 
     description = "joint verification demo"
@@ -48,14 +46,6 @@ class DemoProbe:
         self.flips = flips
         self.calls: list[dict] = []
 
-    def check(self, facts):
-        return Applicability(usable=True)
-
-    def measure(self, ctx):
-        return []
-
-    def recommend(self, evidence, facts):
-        return Advice()
 
     def verify(self, rec, ctx):
         from advisor.measure import compare
