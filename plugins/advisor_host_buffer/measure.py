@@ -11,7 +11,9 @@ Stages, each skipped (and recorded as skipped) when the budget left is short:
    machine with CuPy also ``zero-page-cuda`` (see :mod:`advisor_host_buffer.gpu`).
 4. ``memcpy-sweep``: memcpy across sizes in fresh processes, current GLIBC_TUNABLES vs a tuned
    ``glibc.cpu.x86_non_temporal_threshold`` chosen from the measured cliff (only when there is a
-   cliff), runs interleaved A B A B; per-size comparison with an A/A noise floor.
+   cliff), runs interleaved A B A B; per-size comparison with an A/A noise floor.  The
+   follow-up runs after the first sweep cover only the sizes the tuning affects, one control
+   and the plateau (``followup_sizes``).
 5. ``malloc-hugetlb``: first touch of malloc'ed memory with and without
    ``glibc.malloc.hugetlb=1`` (THP madvise mode and glibc >= 2.35 only), fresh processes.
 6. ``numa-placement``: with more than one NUMA node, first touch on node 0, copy from each node.
@@ -331,6 +333,32 @@ def _sweep_run(sizes: list[int], env: Optional[dict[str, str]], quick: bool, see
     return [Point.model_validate(p) for p in out["points"]]
 
 
+def followup_sizes(sizes: list[int], tuned: int, current: Optional[int]) -> list[int]:
+    """Sizes (bytes) of the tuned-vs-default follow-up sweeps, out of the first sweep's ``sizes``.
+
+    glibc's memmove switches to non-temporal stores at ``x86_non_temporal_threshold``
+    (sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S), so moving the threshold from
+    ``current`` down to ``tuned`` changes the code path only for copies in ``[tuned, current)``;
+    every other size runs the same stores in both configurations.  The follow-ups keep those
+    sizes (the comparison the advice rests on, ``gain.<n>.affected``), the largest size below
+    them (a control: its ratio is drift) and the first size at or above ``current`` (the
+    plateau, whose A/A repeats give ``noise_floor``).  The rest (the small, cache-resident
+    copies and the largest buffers, which dominate fill and copy time) were measured once in the
+    first sweep, which is what the cliff is found on.  All of ``sizes`` when ``current`` is
+    unknown (no affected range to name)."""
+    if current is None:
+        return list(sizes)
+    srt = sorted(sizes)
+    keep = {n for n in srt if tuned <= n < current}
+    below = [n for n in srt if n < tuned]
+    above = [n for n in srt if n >= current]
+    if below:
+        keep.add(below[-1])
+    if above:
+        keep.add(above[0])
+    return [n for n in sizes if n in keep]
+
+
 def within_run_floor(passes: dict) -> Optional[float]:
     """Median over sizes of the A/A noise floor between the passes of one sweep process
     (``noise_floor_from_aa`` of each size's per-pass samples); None without two passes."""
@@ -383,12 +411,17 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
         # repeats disagree at the cliff start; the sweep may use half of what is left
         key = cliff.start_bytes
         side: dict[str, list[list[Point]]] = {"default": [], "tuned": []}
+        # only the sizes the tuning can change, one control and the plateau (followup_sizes)
+        follow = followup_sizes(sizes, tuned, int(current) if current is not None else None)
+        if key not in follow:  # a tuned value above the cliff start (glibc's minimum raised it)
+            follow = sorted({*follow, key})
+        values["followup_bytes"] = ",".join(str(n) for n in follow)
 
         def run_one(cfg: str, rnd: int) -> list[float]:
             if cfg == "default" and rnd == 0:
                 pts = first
             else:
-                pts = _sweep_run(sizes, env_tuned if cfg == "tuned" else None, ctx.quick,
+                pts = _sweep_run(follow, env_tuned if cfg == "tuned" else None, ctx.quick,
                                  ctx.seed + 2 * rnd + (cfg == "tuned"), timeout)
             side[cfg].append(pts)
             return next(p.samples for p in pts if int(p.x) == key)
