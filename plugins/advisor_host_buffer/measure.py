@@ -39,7 +39,9 @@ Faults (which copies run in the advisor's own process, and why that is safe):
   if Python survives): see docs/internals.md.
 
 Sizes: the default buffer is 256 MiB, the size of the issue's measurements; the sweep
-goes from 1 MiB to 512 MiB (4 MiB-256 MiB with ``--quick``), never beyond 1/16 of the memory.
+goes from 1 MiB to 512 MiB (4 MiB-256 MiB with ``--quick``), never beyond 1/16 of the memory,
+and, when glibc's non-temporal threshold is known, not beyond the first size at or above it
+(``plateau_capped``).
 """
 
 from __future__ import annotations
@@ -333,6 +335,23 @@ def _sweep_run(sizes: list[int], env: Optional[dict[str, str]], quick: bool, see
     return [Point.model_validate(p) for p in out["points"]]
 
 
+def plateau_capped(sizes: list[int], current: int) -> list[int]:
+    """``sizes`` (bytes) without those above the first one at or above glibc's non-temporal
+    threshold ``current``.
+
+    glibc streams every copy at or above the threshold (non-temporal stores,
+    sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S): those sizes are all the one plateau
+    ``analysis.find_cliff`` compares the cliff with, and the tuning does not change them.  The
+    first such size stands for it; a larger one adds nothing the advice reads but its buffer
+    fill and copy time (512 MiB was 0.65 s of a 1.9 s default sweep on the 2-core VM, its
+    median within 2 % of 256 MiB's, two sweeps).  Unchanged when no size reaches ``current``."""
+    srt = sorted(sizes)
+    above = [n for n in srt if n >= current]
+    if not above:
+        return list(sizes)
+    return [n for n in sizes if n <= above[0]]
+
+
 def followup_sizes(sizes: list[int], tuned: int, current: Optional[int]) -> list[int]:
     """Sizes (bytes) of the tuned-vs-default follow-up sweeps, out of the first sweep's ``sizes``.
 
@@ -375,6 +394,9 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     total = ctx.facts.memory.total_bytes
     if total:
         sizes = [s for s in sizes if 2 * s <= total // MEMORY_FRACTION]
+    current = tun.values.get("glibc.cpu.x86_non_temporal_threshold.value")
+    if not opt and current is not None:
+        sizes = plateau_capped(sizes, int(current))
     timeout = max(5.0, min(120.0, ctx.remaining_s()))
     t0 = time.monotonic()
     passes: dict = {}
@@ -386,7 +408,6 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     floor = within_run_floor(passes)
     if floor is not None:
         values["noise_floor.within_run"] = floor
-    current = tun.values.get("glibc.cpu.x86_non_temporal_threshold.value")
     if current is not None:
         values["nt_threshold.default_bytes"] = current
     cliff = A.find_cliff(A.sweep_points(Series(name="d", unit=A.BPS, points=first)),
