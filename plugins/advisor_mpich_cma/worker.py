@@ -33,7 +33,10 @@ Usage::
   machine's fast/slow state cancels.  ``--pages base|thp`` picks the buffer kind (base 4 KiB
   pages, or THP-backed: MADV_HUGEPAGE on THP-size-aligned buffers); the result's
   ``thp_backed_bytes_per_rank`` says how many huge-page bytes the kernel really gave (smaps
-  AnonHugePages of both buffers; None where smaps is unreadable).  When MPI_T is missing or a write fails on any rank the
+  AnonHugePages of both buffers; None where smaps is unreadable).  ``--pages base,thp`` measures
+  the kinds one after the other in this launch (each with its own buffers and rounds; ``--sizes``,
+  ``--target-s`` and ``--rounds`` then ';'-separated per kind) and returns ``kinds``, one such
+  result per kind: the probe saves an MPI start per kind.  When MPI_T is missing or a write fails on any rank the
   result has ``mpit_error`` and no sizes (the probe then falls back to separate launches).
 
 Before any communication every rank writes its security state (Seccomp, CapEff, user
