@@ -11,7 +11,9 @@ Stages, each skipped (and recorded as skipped) when the budget left is short:
    machine with CuPy also ``zero-page-cuda`` (see :mod:`advisor_host_buffer.gpu`).
 4. ``memcpy-sweep``: memcpy across sizes in fresh processes, current GLIBC_TUNABLES vs a tuned
    ``glibc.cpu.x86_non_temporal_threshold`` chosen from the measured cliff (only when there is a
-   cliff), runs interleaved A B A B; per-size comparison with an A/A noise floor.
+   cliff), runs interleaved A B A B; per-size comparison with an A/A noise floor.  The
+   follow-up runs after the first sweep cover only the sizes the tuning affects, one control
+   and the plateau (``followup_sizes``).
 5. ``malloc-hugetlb``: first touch of malloc'ed memory with and without
    ``glibc.malloc.hugetlb=1`` (THP madvise mode and glibc >= 2.35 only), fresh processes.
 6. ``numa-placement``: with more than one NUMA node, first touch on node 0, copy from each node.
@@ -37,7 +39,9 @@ Faults (which copies run in the advisor's own process, and why that is safe):
   if Python survives): see docs/internals.md.
 
 Sizes: the default buffer is 256 MiB, the size of the issue's measurements; the sweep
-goes from 1 MiB to 512 MiB (4 MiB-256 MiB with ``--quick``), never beyond 1/16 of the memory.
+goes from 1 MiB to 512 MiB (4 MiB-256 MiB with ``--quick``), never beyond 1/16 of the memory,
+and, when glibc's non-temporal threshold is known, not beyond the first size at or above it
+(``plateau_capped``).
 """
 
 from __future__ import annotations
@@ -331,6 +335,49 @@ def _sweep_run(sizes: list[int], env: Optional[dict[str, str]], quick: bool, see
     return [Point.model_validate(p) for p in out["points"]]
 
 
+def plateau_capped(sizes: list[int], current: int) -> list[int]:
+    """``sizes`` (bytes) without those above the first one at or above glibc's non-temporal
+    threshold ``current``.
+
+    glibc streams every copy at or above the threshold (non-temporal stores,
+    sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S): those sizes are all the one plateau
+    ``analysis.find_cliff`` compares the cliff with, and the tuning does not change them.  The
+    first such size stands for it; a larger one adds nothing the advice reads but its buffer
+    fill and copy time (512 MiB was 0.65 s of a 1.9 s default sweep on the 2-core VM, its
+    median within 2 % of 256 MiB's, two sweeps).  Unchanged when no size reaches ``current``."""
+    srt = sorted(sizes)
+    above = [n for n in srt if n >= current]
+    if not above:
+        return list(sizes)
+    return [n for n in sizes if n <= above[0]]
+
+
+def followup_sizes(sizes: list[int], tuned: int, current: Optional[int]) -> list[int]:
+    """Sizes (bytes) of the tuned-vs-default follow-up sweeps, out of the first sweep's ``sizes``.
+
+    glibc's memmove switches to non-temporal stores at ``x86_non_temporal_threshold``
+    (sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S), so moving the threshold from
+    ``current`` down to ``tuned`` changes the code path only for copies in ``[tuned, current)``;
+    every other size runs the same stores in both configurations.  The follow-ups keep those
+    sizes (the comparison the advice rests on, ``gain.<n>.affected``), the largest size below
+    them (a control: its ratio is drift) and the first size at or above ``current`` (the
+    plateau, whose A/A repeats give ``noise_floor``).  The rest (the small, cache-resident
+    copies and the largest buffers, which dominate fill and copy time) were measured once in the
+    first sweep, which is what the cliff is found on.  All of ``sizes`` when ``current`` is
+    unknown (no affected range to name)."""
+    if current is None:
+        return list(sizes)
+    srt = sorted(sizes)
+    keep = {n for n in srt if tuned <= n < current}
+    below = [n for n in srt if n < tuned]
+    above = [n for n in srt if n >= current]
+    if below:
+        keep.add(below[-1])
+    if above:
+        keep.add(above[0])
+    return [n for n in sizes if n in keep]
+
+
 def within_run_floor(passes: dict) -> Optional[float]:
     """Median over sizes of the A/A noise floor between the passes of one sweep process
     (``noise_floor_from_aa`` of each size's per-pass samples); None without two passes."""
@@ -347,6 +394,9 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     total = ctx.facts.memory.total_bytes
     if total:
         sizes = [s for s in sizes if 2 * s <= total // MEMORY_FRACTION]
+    current = tun.values.get("glibc.cpu.x86_non_temporal_threshold.value")
+    if not opt and current is not None:
+        sizes = plateau_capped(sizes, int(current))
     timeout = max(5.0, min(120.0, ctx.remaining_s()))
     t0 = time.monotonic()
     passes: dict = {}
@@ -358,7 +408,6 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     floor = within_run_floor(passes)
     if floor is not None:
         values["noise_floor.within_run"] = floor
-    current = tun.values.get("glibc.cpu.x86_non_temporal_threshold.value")
     if current is not None:
         values["nt_threshold.default_bytes"] = current
     cliff = A.find_cliff(A.sweep_points(Series(name="d", unit=A.BPS, points=first)),
@@ -383,12 +432,17 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
         # repeats disagree at the cliff start; the sweep may use half of what is left
         key = cliff.start_bytes
         side: dict[str, list[list[Point]]] = {"default": [], "tuned": []}
+        # only the sizes the tuning can change, one control and the plateau (followup_sizes)
+        follow = followup_sizes(sizes, tuned, int(current) if current is not None else None)
+        if key not in follow:  # a tuned value above the cliff start (glibc's minimum raised it)
+            follow = sorted({*follow, key})
+        values["followup_bytes"] = ",".join(str(n) for n in follow)
 
         def run_one(cfg: str, rnd: int) -> list[float]:
             if cfg == "default" and rnd == 0:
                 pts = first
             else:
-                pts = _sweep_run(sizes, env_tuned if cfg == "tuned" else None, ctx.quick,
+                pts = _sweep_run(follow, env_tuned if cfg == "tuned" else None, ctx.quick,
                                  ctx.seed + 2 * rnd + (cfg == "tuned"), timeout)
             side[cfg].append(pts)
             return next(p.samples for p in pts if int(p.x) == key)

@@ -237,7 +237,10 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     ``(cma-paired evidence, "")``, or ``([], reason)`` when MPI_T could not switch the
     threshold (the caller falls back).  After the grid, the crossover is refined per kind by
     bisection (``recommend.bracket`` / ``recommend.midpoint``) while the budget allows, at most
-    ``refine_steps`` launches per rank pair and kind.
+    ``refine_steps`` steps per kind.  Every kind is measured in the same launch per rank pair
+    (the grid, then each refinement step: worker ``--pages base,thp``), one after the other with
+    its own buffers and its own paired rounds, so a kind's on/off pairs are what a launch of its
+    own gave; only the ~0.5 s MPI start per kind is saved.
 
     Evidence ids: ``cma-paired[.<pair>]`` for base pages, ``cma-paired.thp[.<pair>]`` for
     THP-backed buffers; values ``buffer_pages`` ("base"/"thp"), ``thp_backed_bytes_min_rank``
@@ -259,42 +262,58 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     ksizes = {k: kind_sizes(k, sizes, ctx.quick) for k in kinds}
     # the kinds share the timed seconds one kind had before, so the probe keeps its duration
     share_of = {k: len(ksizes[k]) / sum(len(v) for v in ksizes.values()) for k in kinds}
-    jobs = [(k, pair, cpus) for k in kinds for pair, cpus in todo]
     raw: dict[tuple[str, str], dict] = {}
     per_batch: dict[tuple[str, str], float] = {}
 
-    def launch(kind, pair, cpus, szs, t) -> dict:
-        args = ["paired", "--sizes", ",".join(map(str, szs)), "--target-s", f"{2 * t:.4f}",
-                "--rounds", str(kind_rounds(kind, rounds)), "--pages", kind]
+    def launch(pair, cpus, todo_kinds: dict[str, tuple[list[int], float]]) -> dict[str, dict]:
+        """One MPI launch measuring every kind of ``todo_kinds`` (kind -> (sizes, seconds per
+        batch)) in turn (worker ``--pages k1,k2``): one MPI start instead of one per kind.
+        -> ``{kind: paired result}``, or ``{"": result with mpit_error}``."""
+        ks = list(todo_kinds)
+        args = ["paired", "--pages", ",".join(ks),
+                "--sizes", ";".join(",".join(map(str, todo_kinds[k][0])) for k in ks),
+                "--target-s", ";".join(f"{2 * todo_kinds[k][1]:.4f}" for k in ks),
+                "--rounds", ";".join(str(kind_rounds(k, rounds)) for k in ks)]
         if cpus:
             args += ["--cpus", cpus]
-        return run_mpi(P.WORKER, args, env=env, launcher=ctx.launcher,
-                       timeout_s=max(10.0, min(ctx.remaining_s() + 10.0,
-                                               20 * _launch_estimate(szs, 2 * t))))
+        est = sum(_launch_estimate(szs, 2 * t) for szs, t in todo_kinds.values())
+        res = run_mpi(P.WORKER, args, env=env, launcher=ctx.launcher,
+                      timeout_s=max(10.0, min(ctx.remaining_s() + 10.0, 20 * est)))
+        if res.get("mpit_error") or not (res.get("kinds") or res.get("sizes")):
+            return {"": res}
+        rows = res.pop("kinds", None) or [res]
+        return {k: {**res, **r} for k, r in zip(ks, rows)}
 
-    for idx, (kind, pair, cpus) in enumerate(jobs):
-        szs = ksizes[kind]
-        share = ctx.remaining_s() / (len(jobs) - idx)
-        # each size runs 2 measures x 2 configs x target_s, plus calibration and warm-up
-        budget = max(0.0, share - LAUNCH_OVERHEAD_S) / (len(szs) * 2 * 2 * PER_SIZE_FACTOR)
-        t = max(min(target * 2 * share_of[kind], budget), target / 4)
-        ctx.progress(f"paired on/off batches ({kind} pages){' ' + pair if pair else ''}",
-                     idx / len(jobs))
-        res = launch(kind, pair, cpus, szs, t)
-        if res.get("mpit_error") or not res.get("sizes"):
+    for idx, (pair, cpus) in enumerate(todo):
+        share = ctx.remaining_s() / (len(todo) - idx) / len(kinds)
+        ts = {}
+        for kind in kinds:
+            szs = ksizes[kind]
+            # each size runs 2 measures x 2 configs x target_s, plus calibration and warm-up
+            budget = max(0.0, share - LAUNCH_OVERHEAD_S) / (len(szs) * 2 * 2 * PER_SIZE_FACTOR)
+            ts[kind] = max(min(target * 2 * share_of[kind], budget), target / 4)
+        ctx.progress(f"paired on/off batches ({', '.join(kinds)} pages)"
+                     f"{' ' + pair if pair else ''}", idx / len(todo))
+        got = launch(pair, cpus, {k: (ksizes[k], ts[k]) for k in kinds})
+        if "" in got or any(not got[k].get("sizes") for k in kinds):
+            res = got.get("", {})
             if raw:  # MPI_T worked for an earlier launch: this one is a real failure
                 from advisor.measure import LaunchError
 
-                raise LaunchError(f"paired launch ({kind} pages) returned no sizes: "
-                                  f"{res.get('mpit_error', '')}")
+                raise LaunchError(f"paired launch ({', '.join(kinds)} pages) returned no "
+                                  f"sizes: {res.get('mpit_error', '')}")
             return [], str(res.get("mpit_error") or "no sizes returned")
-        raw[(kind, pair)] = res
-        per_batch[(kind, pair)] = t
-    # refinement between grid points, per kind (the pairs of a kind share one threshold)
+        for kind in kinds:
+            raw[(kind, pair)] = got[kind]
+            per_batch[(kind, pair)] = ts[kind]
+    # refinement between grid points, per kind (the pairs of a kind share one threshold); the
+    # kinds bisect independently, their steps of the same rank share one launch
     lib = A.library_of(list(ctx.applicability.evidence) if ctx.applicability else [], ctx.facts)
-    steps = {k: [] for k in kinds}
-    for kind in kinds:
-        for _ in range(refine_steps(ctx)):
+    steps: dict[str, list[int]] = {k: [] for k in kinds}
+    active = list(kinds)
+    for _ in range(refine_steps(ctx)):
+        mids: dict[str, int] = {}
+        for kind in active:
             evs = [_paired_evidence(pair, cpus, raw[(kind, pair)], env, ctx,
                                     kind_rounds(kind, rounds), kind)
                    for pair, cpus in todo]
@@ -302,24 +321,38 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             try:
                 d = R.decide(data, A.default_candidate(lib))
             except ValueError:
-                break
+                continue
             br = R.bracket(data, d.best)
             m = R.midpoint(*br, page_size()) if br else None
-            cost = sum(_launch_estimate([m], 2 * per_batch[(kind, pr)]) for pr, _ in todo)
-            if m is None or cost > ctx.remaining_s():
+            if m is not None:
+                mids[kind] = m
+        # the kinds that still fit, in order, each step costing its launches' estimate
+        cost = 0.0
+        fit: dict[str, int] = {}
+        for kind, m in mids.items():
+            c = sum(_launch_estimate([m], 2 * per_batch[(kind, pr)]) for pr, _ in todo)
+            if cost + c <= ctx.remaining_s():
+                fit[kind] = m
+                cost += c
+        active = list(fit)
+        if not active:
+            break
+        ctx.progress("refining the crossover (" + ", ".join(
+            f"{k} pages: {m} bytes" for k, m in fit.items()) + ")", 1.0)
+        failed = False
+        for pair, cpus in todo:
+            got = launch(pair, cpus, {k: ([m], per_batch[(k, pair)]) for k, m in fit.items()})
+            if "" in got or any(not got[k].get("sizes") for k in fit):
+                failed = True
                 break
-            ctx.progress(f"refining the crossover ({kind} pages): {m} bytes", 1.0)
-            for pair, cpus in todo:
-                res = launch(kind, pair, cpus, [m], per_batch[(kind, pair)])
-                if res.get("mpit_error") or not res.get("sizes"):
-                    break
-                rows = raw[(kind, pair)]["sizes"] + res["sizes"]
+            for kind in fit:
+                rows = raw[(kind, pair)]["sizes"] + got[kind]["sizes"]
                 raw[(kind, pair)] = {**raw[(kind, pair)],
                                      "sizes": sorted(rows, key=lambda r: int(r["bytes"]))}
-            else:
-                steps[kind].append(m)
-                continue
+        if failed:
             break
+        for kind, m in fit.items():
+            steps[kind].append(m)
     out = []
     for kind in kinds:
         for pair, cpus in todo:

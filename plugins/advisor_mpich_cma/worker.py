@@ -8,6 +8,8 @@ Usage::
     python -m advisor_mpich_cma.worker sweep --sizes 1024,2048 --target-s 0.05 [--cpus 0/1]
     python -m advisor_mpich_cma.worker paired --sizes 4096,131072 --target-s 0.05 --rounds 16 \
         [--pages base|thp]
+    python -m advisor_mpich_cma.worker paired --pages base,thp --sizes '4096,131072;131072' \
+        --target-s '0.05;0.05' --rounds '16;8'
 
 * ``identity``: the library's own strings (``MPI_Get_library_version``, ``MPI_Get_version``).
 * ``smoke``: one message of ``N`` bytes each way between ranks 0 and 1, content checked.  Run with
@@ -31,7 +33,10 @@ Usage::
   machine's fast/slow state cancels.  ``--pages base|thp`` picks the buffer kind (base 4 KiB
   pages, or THP-backed: MADV_HUGEPAGE on THP-size-aligned buffers); the result's
   ``thp_backed_bytes_per_rank`` says how many huge-page bytes the kernel really gave (smaps
-  AnonHugePages of both buffers; None where smaps is unreadable).  When MPI_T is missing or a write fails on any rank the
+  AnonHugePages of both buffers; None where smaps is unreadable).  ``--pages base,thp`` measures
+  the kinds one after the other in this launch (each with its own buffers and rounds; ``--sizes``,
+  ``--target-s`` and ``--rounds`` then ';'-separated per kind) and returns ``kinds``, one such
+  result per kind: the probe saves an MPI start per kind.  When MPI_T is missing or a write fails on any rank the
   result has ``mpit_error`` and no sizes (the probe then falls back to separate launches).
 
 Before any communication every rank writes its security state (Seccomp, CapEff, user
@@ -232,13 +237,24 @@ def _paired_buffers(top: int, rank: int, pages: str):
 
 def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int,
             pages: str = "default") -> dict:
-    from advisor.measure import buffer_conditions, thp_backed_bytes
+    """The paired measurement of one buffer kind (see the module docstring)."""
+    res = _paired_kinds(MPI, comm, [(pages, sizes, target_s, rounds)])
+    if "kinds" in res:
+        res.update(res.pop("kinds")[0])
+    return res
 
+
+def _paired_kinds(MPI, comm, jobs: Sequence[tuple]) -> dict:
+    """The paired measurement of several buffer kinds in this one launch, one after the other:
+    ``jobs`` = ``[(pages, sizes, target_s, rounds), ...]`` -> ``{"kinds": [result per job]}``
+    (each as ``_paired`` returns it), or ``{"mpit_error": ...}``.  Each kind allocates and
+    fills its own buffers and pairs its own on/off batches round by round, exactly as a launch
+    of its own would; what is shared is only the MPI start (``LAUNCH_OVERHEAD_S`` in the probe)
+    and the MPI_T session (the switch is verified once)."""
     from advisor_mpich_cma.mpit import Mpit, MpitError
 
     from advisor_mpich_cma.knobs import CMA_THRESHOLD
 
-    rank = comm.Get_rank()
     err = None
     try:
         mpit = Mpit()
@@ -252,6 +268,21 @@ def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int,
     errs = comm.allgather(err)
     if any(errs):
         return {"mpit_error": "; ".join(f"rank {i}: {e}" for i, e in enumerate(errs) if e)}
+    out = [_paired_one(MPI, comm, thr, sizes, target_s, rounds, pages)
+           for pages, sizes, target_s, rounds in jobs]
+    thr.write(initial)
+    mpit.close()
+    ok = bool(all(comm.allgather(verified)))
+    return {"kinds": [{**r, "mpit_library": mpit.path, "threshold_initial": initial,
+                       "switch_read_back": ok} for r in out]}
+
+
+def _paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: int,
+                pages: str) -> dict:
+    """One buffer kind of the paired measurement, the threshold CVAR ``thr`` open."""
+    from advisor.measure import buffer_conditions, thp_backed_bytes
+
+    rank = comm.Get_rank()
     rounds = max(2, min(MAX_ROUNDS, rounds))
     values = {"on": THRESHOLD_ON, "off": THRESHOLD_OFF}
     sbuf, rbuf = _paired_buffers(max(sizes), rank, pages)
@@ -299,10 +330,7 @@ def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int,
                         res[f"bw_{cfg}_Bps"].append(n * window * k / dt)
         out.append({"bytes": n, "lat_batch": batches["lat"], "bw_batch": batches["bw"],
                     "window": window, **res})
-    thr.write(initial)
-    mpit.close()
-    return {"sizes": out, "rounds": rounds, "thresholds": values, "mpit_library": mpit.path,
-            "threshold_initial": initial, "switch_read_back": bool(all(comm.allgather(verified))),
+    return {"sizes": out, "rounds": rounds, "thresholds": values,
             "buffer": buffer_conditions(sbuf), "pages": pages,
             "buffer_bytes": int(sbuf.nbytes + rbuf.nbytes),
             "thp_backed_bytes_per_rank": thp_all}
@@ -313,15 +341,20 @@ def main(argv: Sequence[str]) -> int:
     ap.add_argument("mode", choices=("identity", "smoke", "sweep", "paired"))
     ap.add_argument("--bytes", type=int, default=1 << 20)
     ap.add_argument("--sizes", default="1024")
-    ap.add_argument("--target-s", type=float, default=0.05,
-                    help="seconds of steady-state timing per size and measure")
+    ap.add_argument("--target-s", default="0.05",
+                    help="seconds of steady-state timing per size and measure (paired: one per "
+                         "kind of --pages, ';'-separated)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--min-samples", type=int, default=10)
-    ap.add_argument("--rounds", type=int, default=16,
-                    help="paired mode: rounds of (on, off) batches per size and measure")
-    ap.add_argument("--pages", choices=("default", "base", "thp"), default="default",
+    ap.add_argument("--rounds", default="16",
+                    help="paired mode: rounds of (on, off) batches per size and measure (one per "
+                         "kind of --pages, ';'-separated)")
+    ap.add_argument("--pages", default="default",
                     help="paired mode: buffer pages (base: MADV_NOHUGEPAGE, thp: MADV_HUGEPAGE "
-                         "with THP-size alignment, default: the kernel's THP mode)")
+                         "with THP-size alignment, default: the kernel's THP mode); several kinds "
+                         "comma-separated, measured one after the other in this launch, with "
+                         "--sizes, --target-s and --rounds then ';'-separated per kind; the "
+                         "result then has 'kinds' (one paired result per kind)")
     ap.add_argument("--cpus", default=None,
                     help="per-rank CPU lists 'A/B' (rank 0 on A, rank 1 on B), e.g. '0/8-15'")
     args = ap.parse_args(list(argv))
@@ -348,11 +381,26 @@ def main(argv: Sequence[str]) -> int:
         else:
             comm.Split(MPI.UNDEFINED, rank)
     elif args.mode == "paired":
-        sizes = [int(x) for x in args.sizes.split(",") if x]
-        result.update(_paired(MPI, comm, sizes, args.target_s, args.rounds, args.pages))
+        kinds = args.pages.split(",")
+        for k in kinds:
+            if k not in ("default", "base", "thp"):
+                ap.error(f"--pages: unknown kind {k!r}")
+
+        def per_kind(text: str) -> list[str]:
+            parts = text.split(";")
+            return parts if len(parts) == len(kinds) else parts[:1] * len(kinds)
+
+        jobs = [(k, [int(x) for x in sz.split(",") if x], float(t), int(r))
+                for k, sz, t, r in zip(kinds, per_kind(args.sizes), per_kind(args.target_s),
+                                       per_kind(args.rounds))]
+        if len(jobs) == 1:
+            result.update(_paired(MPI, comm, jobs[0][1], jobs[0][2], jobs[0][3], jobs[0][0]))
+        else:
+            result.update(_paired_kinds(MPI, comm, jobs))
     else:
         sizes = [int(x) for x in args.sizes.split(",") if x]
-        result.update(_sweep(MPI, comm, sizes, args.target_s, args.warmup, args.min_samples))
+        result.update(_sweep(MPI, comm, sizes, float(args.target_s), args.warmup,
+                             args.min_samples))
     from advisor.measure.worker import report
 
     result["affinity_per_rank"] = comm.gather(result["affinity"], root=0)

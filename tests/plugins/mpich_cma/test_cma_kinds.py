@@ -140,12 +140,10 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
     from advisor.models import MpiFacts
 
     calls = []
+    launches = []
 
-    def fake_run_mpi(module, args, **kw):
-        a = dict(zip(args[1::2], args[2::2]))
-        sizes = [int(x) for x in a["--sizes"].split(",")]
-        rounds = int(a["--rounds"])
-        calls.append((a["--pages"], sizes))
+    def one_kind(pages, sizes, rounds):
+        calls.append((pages, sizes))
         rows = []
         for n in sizes:
             rho = 2.0 if n >= 100 * KiB else 0.8
@@ -154,8 +152,18 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
                          "lat_on_s": [n / (x * rho) for x in off],
                          "lat_off_s": [n / x for x in off]})
         return {"sizes": rows, "rounds": rounds, "thresholds": {"on": 1, "off": 1 << 30},
-                "pages": a["--pages"], "buffer_bytes": 2 * max(sizes),
-                "thp_backed_bytes_per_rank": [4 << 20] * 2 if a["--pages"] == "thp" else [0, 0]}
+                "pages": pages, "buffer_bytes": 2 * max(sizes),
+                "thp_backed_bytes_per_rank": [4 << 20] * 2 if pages == "thp" else [0, 0]}
+
+    def fake_run_mpi(module, args, **kw):
+        """The worker's protocol: one kind -> its result; several (``--pages a,b``, the other
+        options ';'-separated per kind) -> ``{"kinds": [...]}``."""
+        a = dict(zip(args[1::2], args[2::2]))
+        kinds = a["--pages"].split(",")
+        launches.append(kinds)
+        jobs = [one_kind(k, [int(x) for x in sz.split(",")], int(r))
+                for k, sz, r in zip(kinds, a["--sizes"].split(";"), a["--rounds"].split(";"))]
+        return jobs[0] if len(jobs) == 1 else {"kinds": jobs}
 
     monkeypatch.setattr(M, "run_mpi", fake_run_mpi)
     facts = Facts.model_validate({"memory": {"thp_enabled": "madvise"},
@@ -171,5 +179,7 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
         assert e.values["refine.sizes"] == f"{92 * KiB},{108 * KiB}"
         assert e.values["sizes"] == 5
     assert [c for c in calls if c[1] == [92 * KiB]] == [("base", [92 * KiB]), ("thp", [92 * KiB])]
+    # both kinds share each launch: the grid and every refinement step, one MPI start each
+    assert launches == [["base", "thp"]] * (1 + SW.MAX_REFINE_QUICK)
     d = A.decision_of(evs, A.library_of(_library(), FACTS_5))
     assert d.advice == 108 * KiB
