@@ -13,7 +13,10 @@ Stages, each skipped (and recorded as skipped) when the budget left is short:
    ``glibc.cpu.x86_non_temporal_threshold`` chosen from the measured cliff (only when there is a
    cliff), runs interleaved A B A B; per-size comparison with an A/A noise floor.  The
    follow-up runs after the first sweep cover only the sizes the tuning affects, one control
-   and the plateau (``followup_sizes``).
+   and the plateau (``followup_sizes``).  ``--quick`` stops after the first sweep: the cliff
+   and the candidate threshold are recorded (value ``ab_skipped``), but no setting is advised
+   from a quick probe, since the A/B needs four fresh processes (two per setting for the A/A
+   floor) and a quick sweep does not find the same cliff every time on a noisy VM.
 5. ``malloc-hugetlb``: first touch of malloc'ed memory with and without
    ``glibc.malloc.hugetlb=1`` (THP madvise mode and glibc >= 2.35 only), fresh processes.
 6. ``numa-placement``: with more than one NUMA node, first touch on node 0, copy from each node.
@@ -428,6 +431,9 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
         eff = list_tunables(child_env(env_tuned)).get("glibc.cpu.x86_non_temporal_threshold")
         if eff is not None and isinstance(eff.value, int):
             values["nt_threshold.tuned_effective_bytes"] = eff.value
+    if cliff is not None and ctx.quick:
+        values["ab_skipped"] = "quick"  # detection only: the A/B is the full probe's
+    elif cliff is not None:
         # A B A B in fresh processes (the first A is the run above), extra rounds while the
         # repeats disagree at the cliff start; the sweep may use half of what is left
         key = cliff.start_bytes

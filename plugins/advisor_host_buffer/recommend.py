@@ -403,7 +403,9 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
     if tuned is None or gain is None or not gain.helps or gain.best is None:
         why = ("this glibc has no glibc.cpu.x86_non_temporal_threshold"
                if e.values.get("nt_threshold.unsupported") else
-               "no tuned run" if tuned is None or gain is None else (
+               f"a --quick probe measures no tuned run (the full probe A/Bs "
+               f"{hex(int(tuned))} in fresh processes)" if e.values.get("ab_skipped") and tuned
+               else "no tuned run" if tuned is None or gain is None else (
             f"the tuned threshold lost at {A.fmt_bytes(gain.worst_loss)}" if gain.worst_loss
             else "the tuned threshold gave no gain beyond the noise floor"))
         findings.append(Finding(

@@ -57,8 +57,9 @@ def _facts() -> Facts:
     return detect(opencl=False)
 
 
-def _ctx(facts: Facts, budget_s: float = 60.0, **options: str) -> MeasureContext:
-    return MeasureContext(facts=facts, deadline=time.monotonic() + budget_s, quick=True,
+def _ctx(facts: Facts, budget_s: float = 60.0, quick: bool = True, **options: str
+         ) -> MeasureContext:
+    return MeasureContext(facts=facts, deadline=time.monotonic() + budget_s, quick=quick,
                           options=dict(options))
 
 
@@ -139,7 +140,8 @@ def test_first_touch_cost_and_thp_recorded():
 
 
 def _sweep(facts, tun, sizes: str = SWEEP_MIB):
-    ctx = _ctx(facts, sweep_mib=sizes)
+    # the tuned-vs-default A/B is the full probe's (a quick probe only detects the cliff)
+    ctx = _ctx(facts, quick=False, sweep_mib=sizes)
     return M.memcpy_sweep(ctx, tun, M.Budget(ctx))
 
 

@@ -217,3 +217,22 @@ def test_recorded_sweep_tunable_ignored_by_glibc_gives_no_advice():
     advice = recommend(ev, facts)
     assert not _nt_advice(advice)
     assert "did not take" in _ids(advice.findings)["memcpy-cliff"].message
+
+
+def test_recorded_cliff_from_a_quick_probe_is_a_finding_not_advice():
+    """A --quick probe stops after the first sweep: the recorded cliff with its first sweep only
+    (no tuned runs, no gains) gives the finding naming the candidate and the full probe, never
+    a setting measured by nobody."""
+    facts, ev = _load("sweep-cliff-kvm.json")
+    sweep = A.find_evidence(ev, A.EV_SWEEP)
+    vals = {k: v for k, v in sweep.values.items()
+            if not k.startswith(("gain.", "interleave.", "aa_noise_floor.", "followup"))}
+    vals["ab_skipped"] = "quick"
+    first = [s for s in sweep.series if s.name == "default"]
+    ev = [e if e.id != A.EV_SWEEP else sweep.model_copy(update={"values": vals, "series": first})
+          for e in ev]
+    advice = recommend(ev, facts)
+    assert not _nt_advice(advice)
+    msg = _ids(advice.findings)["memcpy-cliff"].message
+    tuned = int(sweep.values["nt_threshold.tuned_bytes"])
+    assert "--quick" in msg and hex(tuned) in msg and "full probe" in msg
