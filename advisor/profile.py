@@ -51,7 +51,13 @@ def default_profile_path(host: Optional[str] = None) -> Path:
 
 
 def _loc(loc: tuple) -> str:
-    return ".".join(str(p) for p in loc) if loc else "(top level)"
+    """A key path for a one-line message: control characters in a key (a hostile profile's
+    ``"\\n"``) are written as escapes, so the message stays one line."""
+    def part(p: Any) -> str:
+        text = str(p)
+        return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+    return ".".join(part(p) for p in loc) if loc else "(top level)"
 
 
 def _read_mapping(path: Path) -> dict[str, Any]:
