@@ -90,7 +90,8 @@ class VerifyOutcome:
     def to_dict(self) -> dict[str, Any]:
         v = self.verification
         return {"probe": self.probe, "recommendation": self.recommendation, "title": self.title,
-                "scope": self.scope, "measured": measured(self), "verdict": v.verdict, "ratio": v.ratio, "ci_low": v.ci_low, "ci_high": v.ci_high,
+                "scope": self.scope, "measured": measured(self), "verdict": v.verdict,
+                "ratio": v.ratio, "ci_low": v.ci_low, "ci_high": v.ci_high,
                 "noise_floor": v.noise_floor, "evidence": [e.id for e in v.evidence],
                 "note": self.note, "error": self.error, "redo": self.redo or None}
 
