@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal, Optional, Union
+import statistics
+from typing import Any, Iterable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -211,6 +212,13 @@ class Point(Model):
         None, description="why this point is not a physical measurement (e.g. above the ceiling)"
     )
 
+    def median(self) -> Optional[float]:
+        """The point's median (unit of its series): ``stats.median`` when present, else the
+        median of ``samples``; None when it has neither."""
+        if self.stats is not None:
+            return self.stats.median
+        return statistics.median(self.samples) if self.samples else None
+
 
 class Series(Model):
     name: str
@@ -218,6 +226,10 @@ class Series(Model):
     x_name: Optional[str] = None
     x_unit: Optional[str] = None
     points: list[Point] = Field(default_factory=list)
+
+    def point(self, label: str) -> Optional[Point]:
+        """The first point labelled ``label`` (e.g. ``'cma-on'``), or None."""
+        return next((p for p in self.points if p.label == label), None)
 
 
 class Conditions(Model):
@@ -244,6 +256,26 @@ class Evidence(Model):
     values: dict[str, Scalar] = Field(
         default_factory=dict, description="single measured or derived numbers, units in the key"
     )
+
+    def series_named(self, name: str) -> Optional[Series]:
+        """The first series called ``name`` (e.g. ``'latency:cma-on'``), or None."""
+        return next((s for s in self.series if s.name == name), None)
+
+    @staticmethod
+    def find(evidence: Iterable["Evidence"], ev_id: str) -> Optional["Evidence"]:
+        """The record with id ``ev_id`` in ``evidence`` (any iterable), or None.  Ids are unique
+        within one plugin result; where a list holds one twice, the last record wins."""
+        found = None
+        for e in evidence:
+            if e.id == ev_id:
+                found = e
+        return found
+
+    @staticmethod
+    def family(evidence: Iterable["Evidence"], ev_id: str) -> list["Evidence"]:
+        """The records whose id is ``ev_id`` or ``ev_id`` + ``'.'`` + a suffix (the per-pair or
+        per-kind variants, e.g. ``cma-sweep`` and ``cma-sweep.cross-numa``), in order."""
+        return [e for e in evidence if e.id == ev_id or e.id.startswith(ev_id + ".")]
 
 
 # --------------------------------------------------------------------------- advice

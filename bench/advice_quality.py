@@ -21,7 +21,7 @@ What it does (DESIGN.md, "Advice (what makes it trustworthy)": judge advice agai
    CMA measurement when ``n >= T`` and the copy measurement otherwise.  The exhaustive
    measurement of every candidate therefore reduces to a long paired measurement of CMA on vs
    off at every size, then evaluating every candidate on it.  The on/off measurement is the
-   worker's ``paired`` mode (``advisor_mpich_cma.worker paired``: one launch with CMA enabled,
+   worker's ``paired`` mode (``advisor_mpich_cma.workers.rank paired``: one launch with CMA enabled,
    MPI_T switches ``MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD`` between adjacent batches, on/off order
    alternating per round, up to 48 rounds per size and launch), repeated in ``R`` independent
    launches interleaved with the probes (probe 1, oracle launch 1, probe 2, ...), so the oracle
@@ -99,7 +99,7 @@ CMA_THRESHOLD = "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD"
 PREFIXES = ("MPIR_CVAR_", "MPICH_", "MPIR_PARAM_")
 #: The probe's name and the worker module whose public modes (``paired``, ``sweep``) we run.
 PROBE = "mpich-cma"
-WORKER = "advisor_mpich_cma.worker"
+WORKER = "advisor_mpich_cma.workers.rank"
 #: The library's identity evidence in a profile (values ``cma_enable_default``,
 #: ``threshold_default_bytes``) and the paired evidence (its series' x values are the sizes).
 LIBRARY_EVIDENCE, PAIRED_EVIDENCE = "cma-library", "cma-paired"

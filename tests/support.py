@@ -94,7 +94,7 @@ def need_cma_usable() -> None:
     live ``process_vm_readv`` test) and MPICH keeps it on: a machine whose Yama, seccomp filter
     or user namespaces block CMA is a machine where the plugin's right answer is "blocked"."""
     need_mpich_keeps_cma()
-    from advisor_mpich_cma.plugin import sibling_evidence
+    from advisor_mpich_cma.measure import sibling_evidence
 
     ev = sibling_evidence()
     if ev.values.get("result") != "ok":

@@ -1,320 +1,421 @@
-"""The CMA threshold decided by minimax regret over paired on/off measurements (pure: no I/O).
+"""The pure half of the mpich-cma probe: evidence + facts -> findings and recommendations.
 
-Input (``Paired``): per rank pair and message size, CMA-on and CMA-off results taken in pairs
-(index ``r`` of ``lat_on``/``lat_off``/``bw_on``/``bw_off`` come from adjacent batches of one
-launch in the ``paired`` worker mode, or from the two launches of one interleave round of the
-separate-launch sweep).  Latencies in seconds, bandwidths in bytes/s.
-
-Rule (DESIGN.md "Advice (what makes it trustworthy)"):
-
-* Per size the on/off ratio is the median over pairs of the per-pair ratio, oriented so > 1 means
-  CMA is better (bandwidth on/off, latency off/on); taking it per adjacent pair cancels the
-  machine's fast/slow state, which moves both members of a pair alike.
-* A candidate is a threshold ``T`` (sizes >= T use CMA, smaller ones the copy path): the library
-  default, CMA off (``T = None``) and every measured size.  At a size, a candidate that uses CMA
-  scores ``min(1, ratio)``, one that does not ``min(1, 1/ratio)`` (its performance over the best
-  of the two paths: 1 = best); its score at the size is the smaller of latency and bandwidth, and
-  its worst ratio the smallest over sizes and rank pairs (regret = 1 - worst ratio).
-* The advice is the candidate with the highest worst ratio (ties: the default, then the smaller
-  threshold).  The default is kept when its worst ratio is within noise of the advice: the 95 %
-  percentile-bootstrap CI (pairs resampled per size) of ``worst(advice) - worst(default)``
-  reaches 0.
-* Stability: the share of ``N_STABILITY`` bootstrap resamples whose decision (same rule, the
-  default kept when within the CI half-width found on the full data) equals the advice.
-* A loss no threshold can fix (the advice measurably below the best at a size: the bootstrap CI
-  of its ratio there ends below 1, e.g. CMA losing at the largest sizes where MPICH has no upper
-  CMA threshold) is reported as ``losses``, not a reason to give no advice.
+No I/O, no clock, no environment: everything comes from the ``Evidence`` records written by
+``check``/``measure`` (or recorded in a profile, or built from a field case) and the ``Facts``.
+The evidence read is described in ``advisor_mpich_cma.evidence``.  Paired (MPI_T) evidence is
+decided by minimax regret (``minimax_advice``); separate-launch sweeps by the issue-4 rule of
+``advisor_mpich_cma.threshold``, falling back to minimax regret over their rounds where that
+rule finds no single threshold.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from typing import Optional, Sequence
 
-if TYPE_CHECKING:  # pragma: no cover
-    from advisor.models import Evidence
+from advisor.knobs import version_in
+from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
-#: Resamples of the stability and noise bootstrap.  200 is what the decision can afford in
-#: ``recommend`` (milliseconds per resample set); Efron & Tibshirani (1993, ch. 6) give 25-200
-#: resamples as enough for a standard error, which is the use here (a share, not a tail quantile).
-N_STABILITY = 200
-#: Two-sided level of the CI of the improvement and of the per-size ratios.
-LEVEL = 0.95
-#: Seed of every resampling (fixed: recommend is a pure function).
-SEED = 0
-#: Below this stability the advice's confidence is "low".  A chosen policy: advice that changes
-#: in more than one of five resamples of the same evidence is advice that flips on noise
-#: (DESIGN.md: "Advice that flips on noise is a defect").
-STABLE_SHARE = 0.8
+from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma.causes import mpich_init_keeps_cma, remedies_of
+from advisor_mpich_cma.decision import decision_of, kind_values
+from advisor_mpich_cma.evidence import (KIND_NAMES, Library, buffer_pages, library_of, paired,
+                                        sweeps, usable_kinds)
+from advisor_mpich_cma.threshold import (Threshold, analyse_sweep, around, fmt_bytes,
+                                         threshold_from, verdict_table)
+from advisor_mpich_cma.usability import usability
 
-OFF = None  # the candidate "CMA off" (no size uses CMA)
-
-
-@dataclass(frozen=True)
-class Paired:
-    """Paired results of one rank pair: ``sizes[j]`` with index-aligned lists per round."""
-
-    name: str
-    sizes: tuple[int, ...]
-    lat_on: tuple[tuple[float, ...], ...]
-    lat_off: tuple[tuple[float, ...], ...]
-    bw_on: tuple[tuple[float, ...], ...]
-    bw_off: tuple[tuple[float, ...], ...]
-
-    def pair_ratios(self, j: int) -> tuple["list[float]", "list[float]"]:
-        """Per-pair ratios at size ``j``: (latency off/on, bandwidth on/off); > 1: CMA better."""
-        lat = [off / on for on, off in zip(self.lat_on[j], self.lat_off[j]) if on > 0 and off > 0]
-        bw = [on / off for on, off in zip(self.bw_on[j], self.bw_off[j]) if on > 0 and off > 0]
-        return lat, bw
+def _disable_settings(lib: Library) -> list[Setting]:
+    if lib.cray:
+        return [Setting(library="mpich", flavour=K.CRAY, name=K.CRAY_MODE, value="NONE",
+                        type="enum", default=lib.mode_default)]
+    return [Setting(library="mpich", flavour=K.UPSTREAM, name=K.CMA_ENABLE, value=0, type="int",
+                    default=lib.cma_enable_default, versions=K.knob(K.CMA_ENABLE).versions)]
 
 
-@dataclass(frozen=True)
-class Decision:
-    """Result of ``decide``.
+def _enable_settings(lib: Library, threshold: int) -> list[Setting]:
+    if lib.cray:
+        return [Setting(library="mpich", flavour=K.CRAY, name=K.CRAY_MODE, value="CMA",
+                        type="enum", default=lib.mode_default,
+                        is_default=lib.mode_default == "CMA"),
+                Setting(library="mpich", flavour=K.CRAY, name=K.CRAY_SIZE, value=int(threshold),
+                        type="bytes", unit="bytes", default=lib.threshold_default,
+                        is_default=lib.threshold_default == threshold)]
+    return [Setting(library="mpich", flavour=K.UPSTREAM, name=K.CMA_ENABLE, value=1, type="int",
+                    default=lib.cma_enable_default, versions=K.knob(K.CMA_ENABLE).versions,
+                    is_default=lib.cma_enable_default == 1),
+            Setting(library="mpich", flavour=K.UPSTREAM, name=K.CMA_THRESHOLD,
+                    value=int(threshold), type="bytes", unit="bytes",
+                    default=lib.threshold_default, versions=K.knob(K.CMA_THRESHOLD).versions,
+                    is_default=lib.threshold_default == threshold)]
 
-    Attributes:
-        advice: chosen threshold in bytes (None: CMA off everywhere).
-        default: the library default as a candidate (None: CMA off by default).
-        kept_default: the default was kept because it is within noise of the best candidate.
-        best: the candidate with the highest worst ratio (== advice unless the default was kept).
-        worst: candidate -> worst ratio over sizes and pairs (1 - regret), full data.
-        per_size_default, per_size_advice: ``(pair, bytes) -> ratio`` to the per-size best.
-        improvement_ci: 95 % CI of ``worst(best) - worst(default)``.
-        stability: share of resamples giving the same advice (0..1).
-        losses: ``(pair, bytes, ratio, ci_high)`` where the advice is measurably below the best.
-        pairs: number of paired rounds per size (smallest over sizes and pairs).
+
+def _library_uses_cma_by_default(lib: Library, facts: Optional[Facts]) -> bool:
+    if lib.cray:
+        return lib.mode_default == "CMA"
+    return lib.upstream_mpich and lib.cma_enable_default == 1
+
+
+def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
+    """Findings and recommendations for MPICH's CMA path (pure; see the module docstring).
+
+    :return: ``Advice``.  Blocked CMA: an error finding with causes and remedies, and the
+        explicit disable where the library would otherwise use CMA.  Usable CMA with a sweep:
+        the threshold recommendation (or "keep the default", or "no measurable effect").
     """
+    evidence = list(evidence)
+    lib = library_of(evidence, facts)
+    findings: list[Finding] = []
+    recs: list[Recommendation] = []
+    use = usability(evidence, facts)
+    ev_ids = list(use.evidence)
+    if lib.implementation and not lib.mpich:
+        pass  # findings below still explain a blocked CMA to users of any MPI
+    if not use.usable and use.causes:
+        codes = [c.code for c in use.causes]
+        if "device-pointer" in codes:
+            findings.append(Finding(
+                id="cma-device-pointer", severity="error",
+                message=use.causes[codes.index("device-pointer")].message,
+                remedy="; ".join(remedies_of(use.causes)), evidence=ev_ids))
+        else:
+            trade = ""
+            if "yama" in codes:
+                trade = (" Lowering ptrace_scope is a security trade-off: with 0, any process "
+                         "can attach to every other process of the same user.")
+            findings.append(Finding(
+                id="cma-blocked", severity="error" if lib.mpich else "warning",
+                message=use.reason + "." + trade,
+                remedy="; ".join(remedies_of(use.causes)), evidence=ev_ids))
+            if lib.mpich and _library_uses_cma_by_default(lib, facts):
+                init_note = ""
+                if lib.upstream_mpich and not mpich_init_keeps_cma(facts.security.ptrace_scope):
+                    init_note = (f" (MPICH's init check already turns CMA off for ptrace_scope="
+                                 f"{facts.security.ptrace_scope}, but it does not test the call, so "
+                                 "seccomp and user namespaces get past it)")
+                recs.append(Recommendation(
+                    id="cma-disable", title="Disable CMA explicitly: it fails on this machine",
+                    settings=_disable_settings(lib), confidence="high", evidence=ev_ids,
+                    rationale=(f"{lib.implementation} {lib.version or ''} uses CMA by default "
+                               f"(defaults from {lib.defaults_source}) and process_vm_readv "
+                               f"fails here: {use.reason}{init_note}. Jobs would abort with "
+                               "'process_vm_readv failed (errno 1)'.").replace("  ", " ")))
+    elif not use.usable:
+        findings.append(Finding(id="cma-untested", severity="info", message=use.reason))
+    if lib.cray:
+        findings += _cray_findings(facts, lib)
+    scope = facts.security.ptrace_scope
+    init_forces_off = (use.usable and lib.upstream_mpich and lib.version is not None
+                       and version_in(lib.version, ">=5") and not mpich_init_keeps_cma(scope))
+    if init_forces_off:
+        findings.append(Finding(
+            id="cma-forced-off-by-init", severity="info", evidence=ev_ids,
+            message=(f"the kernel lets these processes use CMA, but MPICH {lib.version} turns "
+                     f"it off at init because Yama ptrace_scope={scope} (it checks only that "
+                     f"value, not CAP_SYS_PTRACE): {K.CMA_ENABLE}=1 would have no effect"),
+            remedy="only kernel.yama.ptrace_scope=0 lets MPICH use CMA here (admin; security "
+                   "trade-off: any process may then attach to every other process of its user)"))
+    elif use.usable and lib.mpich:
+        sweep_evs = sweeps(evidence)
+        paired_evs = paired(evidence)
+        if paired_evs:
+            r, f = minimax_advice(paired_evs, lib, ev_ids)
+            recs += r
+            findings += f
+        elif sweep_evs:
+            r, f = _threshold_advice(sweep_evs, lib, facts, ev_ids)
+            recs += r
+            findings += f
+    findings += state_findings(evidence)
+    for ev in sweeps(evidence) + paired(evidence):
+        if ev.conditions.buffer_kind == "pinned":
+            findings.append(Finding(
+                id="cma-pinned-buffers", severity="warning", evidence=[ev.id],
+                message="the sweep used pinned host buffers: CMA from pinned memory can be much "
+                        "slower than from pageable memory (eth-cscs/alps-gh200-reproducers); "
+                        "the threshold holds for pinned buffers only"))
+    return Advice(recommendations=recs, findings=findings)
 
-    advice: Optional[int]
-    default: Optional[int]
-    kept_default: bool
-    best: Optional[int]
-    worst: Mapping[Optional[int], float]
-    per_size_default: Mapping[tuple[str, int], float]
-    per_size_advice: Mapping[tuple[str, int], float]
-    improvement_ci: tuple[float, float]
-    stability: float
-    losses: tuple[tuple[str, int, float, float], ...] = field(default_factory=tuple)
-    pairs: int = 0
 
-    @property
-    def regret_default(self) -> float:
-        return 1.0 - self.worst[self.default]
-
-    @property
-    def regret_advice(self) -> float:
-        return 1.0 - self.worst[self.advice]
-
-    def as_values(self) -> dict:
-        """Flat ``Evidence.values`` (str -> scalar): thresholds in bytes (-1: CMA off), worst
-        ratios, regrets, stability and per-size ratios ``ratio_default:<pair>:<bytes>`` /
-        ``ratio_advice:<pair>:<bytes>`` (performance over the per-size best, 1 = best)."""
-        def thr(t):
-            return -1 if t is None else int(t)
-
-        v: dict = {"advice_threshold_bytes": thr(self.advice),
-                   "default_threshold_bytes": thr(self.default),
-                   "kept_default": self.kept_default, "best_threshold_bytes": thr(self.best),
-                   "worst_ratio_default": self.worst[self.default],
-                   "worst_ratio_advice": self.worst[self.advice],
-                   "regret_default": self.regret_default, "regret_advice": self.regret_advice,
-                   "improvement_ci_low": self.improvement_ci[0],
-                   "improvement_ci_high": self.improvement_ci[1],
-                   "stability": self.stability, "stability_resamples": N_STABILITY,
-                   "paired_rounds": self.pairs, "unfixable_losses": len(self.losses)}
-        for (pair, n), r in sorted(self.per_size_default.items()):
-            v[f"ratio_default:{pair or 'default'}:{n}"] = r
-        for (pair, n), r in sorted(self.per_size_advice.items()):
-            v[f"ratio_advice:{pair or 'default'}:{n}"] = r
-        return v
+def state_findings(evidence: Sequence[Evidence]) -> list[Finding]:
+    """Info finding ``cma-machine-state`` when paired evidence recorded a bimodal machine state
+    (``state.bimodal``, written by the probe with ``states.state_of_paired``).  A condition, not
+    a verdict: the paired ratios cancel it, so it changes no advice."""
+    hit = [e for e in paired(evidence) if e.values.get("state.bimodal")]
+    if not hit:
+        return []
+    parts = [f"{e.id}: {e.values.get('state.sizes_bimodal')} of "
+             f"{e.values.get('state.sizes_tested')} sizes, modes x"
+             f"{float(e.values.get('state.mode_ratio', 1.0)):.2f} apart, "
+             f"{float(e.values.get('state.low_share', 0.0)):.0%} of batches slow" for e in hit]
+    return [Finding(
+        id="cma-machine-state", severity="info", evidence=[e.id for e in hit],
+        message="intra-node copies switched between a fast and a slow state during the "
+                "measurement (" + "; ".join(parts) + "). Each on/off ratio is taken between "
+                "adjacent batches in the same state, so the advice does not depend on it; "
+                "absolute bandwidths from this machine are state-dependent")]
 
 
-def candidates(data: Sequence[Paired], default: Optional[int]) -> list[Optional[int]]:
-    """Distinct candidates, default first, then measured sizes ascending, then CMA off.
-    Two thresholds are the same candidate when they send every measured size the same way."""
-    sizes = sorted({n for p in data for n in p.sizes})
-    out: list[Optional[int]] = []
-    seen = set()
-    for t in [default, *sizes, OFF]:
-        sig = tuple(t is not None and n >= t for n in sizes)
-        if sig not in seen:
-            seen.add(sig)
-            out.append(t)
+def _cray_findings(facts: Facts, lib: Library) -> list[Finding]:
+    out = []
+    extra = facts.extra.get("mpich-cma", {})
+    if extra.get("xpmem_device") is False:
+        out.append(Finding(
+            id="cma-xpmem-no-device", severity="info",
+            message="no /dev/xpmem on this node: XPMEM single copy cannot work here, so "
+                    "MPICH_SMP_SINGLE_COPY_MODE=XPMEM (the HPE Cray MPICH default) falls back; "
+                    "XPMEM is never recommended without the device"))
     return out
 
 
-def _scores(cands: Sequence[Optional[int]], sizes: Sequence[int], lat, bw):
-    """``(candidates, sizes)`` matrix of ratios to the per-size best; ``lat``/``bw`` arrays of
-    per-size on/off ratios (> 1: CMA better), shape (sizes,) or (resamples, sizes)."""
-    import numpy as np
-
-    lat, bw = np.asarray(lat, float), np.asarray(bw, float)
-    use = np.array([[t is not None and n >= t for n in sizes] for t in cands])  # (C, S)
-    on = np.minimum(np.minimum(1.0, lat), np.minimum(1.0, bw))        # (..., S)
-    off = np.minimum(np.minimum(1.0, 1 / lat), np.minimum(1.0, 1 / bw))
-    return np.where(use, on[..., None, :], off[..., None, :])          # (..., C, S)
-
-
-def _pick(worst) -> int:
-    """Index of the highest worst ratio; ties go to the default (index 0), then smaller T."""
-    import numpy as np
-
-    return int(np.argmax(worst))  # argmax takes the first maximum: default, then ascending
-
-
-def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_STABILITY,
-           seed: int = SEED, level: float = LEVEL) -> Decision:
-    """The minimax-regret threshold with its noise test and stability (see module docstring).
-
-    :param data: paired results of each rank pair (sizes with no valid pair are skipped).
-    :param default: the library default threshold in bytes, or None when CMA is off by default.
-    :raises ValueError: no size with paired results.
-    """
-    import numpy as np
-
-    cols = []  # (pair, size, lat pair ratios, bw pair ratios)
-    for p in data:
-        for j, n in enumerate(p.sizes):
-            lat, bw = p.pair_ratios(j)
-            if lat and bw:
-                cols.append((p.name, int(n), np.asarray(lat), np.asarray(bw)))
-    if not cols:
-        raise ValueError("no message size has paired on/off results")
-    cands = candidates(data, default)
-    sizes = [c[1] for c in cols]
-    lat = np.array([np.median(c[2]) for c in cols])
-    bw = np.array([np.median(c[3]) for c in cols])
-    full = _scores(cands, sizes, lat, bw)            # (C, S)
-    worst = full.min(axis=1)
-    b = _pick(worst)
-    rng = np.random.Generator(np.random.PCG64(seed))
-    blat = np.empty((n_boot, len(cols)))
-    bbw = np.empty((n_boot, len(cols)))
-    for j, (_, _, lr, br) in enumerate(cols):
-        idx = rng.integers(0, lr.size, size=(n_boot, lr.size))
-        blat[:, j] = np.median(lr[idx], axis=1)
-        idx = rng.integers(0, br.size, size=(n_boot, br.size))
-        bbw[:, j] = np.median(br[idx], axis=1)
-    boot = _scores(cands, sizes, blat, bbw)          # (B, C, S)
-    bworst = boot.min(axis=2)                        # (B, C)
-    alpha = (1 - level) / 2
-    delta = bworst[:, b] - bworst[:, 0]
-    lo, hi = (float(x) for x in np.quantile(delta, [alpha, 1 - alpha]))
-    kept = b != 0 and lo <= 0.0
-    chosen = 0 if kept else b
-    # stability: the same rule on every resample; "within noise" = the CI half-width found above
-    tol = (hi - lo) / 2 if b != 0 else 0.0
-    picks = np.argmax(bworst, axis=1)
-    best_w = bworst[np.arange(n_boot), picks]
-    picks = np.where(bworst[:, 0] >= best_w - tol, 0, picks)
-    stability = float(np.mean(picks == chosen))
-    # losses of the advice no threshold fixes: its ratio's CI at a size ends below 1
-    losses = []
-    for j, (pair, n, _, _) in enumerate(cols):
-        r = float(full[chosen, j])
-        r_hi = float(np.quantile(boot[:, chosen, j], 1 - alpha))
-        if r_hi < 1.0:
-            losses.append((pair, n, r, r_hi))
-    return Decision(
-        advice=cands[chosen], default=default, kept_default=kept, best=cands[b],
-        worst={t: float(w) for t, w in zip(cands, worst)},
-        per_size_default={(c[0], c[1]): float(full[0, j]) for j, c in enumerate(cols)},
-        per_size_advice={(c[0], c[1]): float(full[chosen, j]) for j, c in enumerate(cols)},
-        improvement_ci=(lo, hi), stability=stability, losses=tuple(losses),
-        pairs=int(min(min(c[2].size, c[3].size) for c in cols)))
-
-
-def paired_from_evidence(ev: "Evidence", *, on: str = "cma-on", off: str = "cma-off",
-                         lat: str = "latency", bw: str = "bandwidth") -> Paired:
-    """``Paired`` from a ``cma-paired`` evidence (one point per size, samples = one value per
-    round, index-aligned between on and off) or a separate-launch ``cma-sweep`` (one point per
-    launch labelled ``run<i>``; a pair is the two launches of one round, each reduced to its
-    median).  Artefact points (no samples) drop their round at that size."""
-    import numpy as np
-
-    paired = bool(ev.values.get("paired"))
-    table: dict[tuple[str, int], dict[str, list[float]]] = {}
-    for s in ev.series:
-        metric, _, config = s.name.partition(":")
-        if metric not in (lat, bw) or config not in (on, off):
-            continue
-        for pt in s.points:
-            if pt.x is None:
-                continue
-            cell = table.setdefault((metric, int(pt.x)), {})
-            if paired:
-                cell[config] = list(pt.samples) if not pt.artefact else []
-            elif pt.samples and not pt.artefact:
-                cell.setdefault(f"{config}@{pt.label}", [float(np.median(pt.samples))])
-    sizes = sorted({n for (_, n) in table})
-
-    def aligned(metric: str, n: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
-        cell = table.get((metric, n), {})
-        if paired:
-            a, b = cell.get(on, []), cell.get(off, [])
-            k = min(len(a), len(b))
-            return tuple(a[:k]), tuple(b[:k])
-        labels = sorted({k.split("@", 1)[1] for k in cell})
-        both = [lb for lb in labels if f"{on}@{lb}" in cell and f"{off}@{lb}" in cell]
-        return (tuple(cell[f"{on}@{lb}"][0] for lb in both),
-                tuple(cell[f"{off}@{lb}"][0] for lb in both))
-
-    la = [aligned(lat, n) for n in sizes]
-    ba = [aligned(bw, n) for n in sizes]
-    pair = ev.id.split(".", 1)[1] if "." in ev.id else ""
-    return Paired(pair, tuple(sizes), tuple(x[0] for x in la), tuple(x[1] for x in la),
-                  tuple(x[0] for x in ba), tuple(x[1] for x in ba))
-
-
-# --------------------------------------------------------------------------- refinement (B)
-
-
-def cma_better(data: Sequence[Paired]) -> dict[int, bool]:
-    """Per measured size (bytes): True when CMA on scores higher than off on the median per-pair
-    ratios (the ``_scores`` of a threshold at that size vs CMA off), in every rank pair that
-    measured the size; sizes where pairs disagree are left out."""
-    import numpy as np
-
-    votes: dict[int, set[bool]] = {}
-    for p in data:
-        for j, n in enumerate(p.sizes):
-            lat, bw = p.pair_ratios(j)
-            if not (lat and bw):
-                continue
-            lr, br = float(np.median(lat)), float(np.median(bw))
-            on = min(1.0, lr, br)
-            off = min(1.0, 1 / lr, 1 / br)
-            votes.setdefault(int(n), set()).add(on > off)
-    return {n: v.pop() for n, v in votes.items() if len(v) == 1}
-
-
-def bracket(data: Sequence[Paired], threshold: Optional[int]) -> Optional[tuple[int, int]]:
-    """The measured sizes ``(lo, hi)`` (bytes) around a crossover to refine: ``hi`` is the
-    chosen ``threshold`` (a measured size), ``lo`` the next smaller measured size, and the
-    on/off verdicts (``cma_better``) differ there (off better at ``lo``, on at ``hi``).
-    None when the threshold is CMA off, the smallest size, or the verdicts agree (the
-    threshold then sits on a grid point for a reason other than a crossover)."""
-    if threshold is None:
+def _keep_default_below(per_pair: Sequence[tuple[Evidence, "Threshold"]], lib: Library,
+                        thr: int) -> Optional[str]:
+    """When the library already uses CMA from a smaller default threshold, the measured sizes in
+    ``[default, thr)`` where CMA is better on one measure and worse on none (described), else
+    None.  The issue-4 rule (wins on both) finds where CMA is clearly ahead; moving sizes off CMA
+    is only advice when CMA loses there, which is what ``advisor verify`` re-measures."""
+    d = lib.threshold_default
+    if d is None or d >= thr or not (lib.cray or lib.cma_enable_default == 1):
         return None
-    better = cma_better(data)
-    below = [n for n in better if n < threshold]
-    if threshold not in better or not below:
+    ahead = [v for _, t in per_pair for v in t.verdicts
+             if d <= v.nbytes < thr and not v.loses and "better" in (v.lat_verdict, v.bw_verdict)]
+    if not ahead:
         return None
-    lo = max(below)
-    return (lo, int(threshold)) if better[threshold] and not better[lo] else None
+    return "; ".join(f"{fmt_bytes(v.nbytes)}: latency {v.lat_verdict}, bandwidth {v.bw_verdict}"
+                     for v in sorted(ahead, key=lambda v: v.nbytes))
 
 
-def midpoint(lo: int, hi: int, quantum: int) -> Optional[int]:
-    """The geometric midpoint of ``lo`` and ``hi`` (bytes; bisection in log2 size) rounded to a
-    multiple of ``quantum`` (the base page size: ``process_vm_readv`` works on pages, so a
-    finer point says nothing new about the crossover); None when no such
-    multiple lies strictly between them (the interval cannot be split further).
+def _threshold_advice(sweeps: Sequence[Evidence], lib: Library, facts: Facts,
+                      base_ids: list[str]) -> tuple[list[Recommendation], list[Finding]]:
+    recs: list[Recommendation] = []
+    findings: list[Finding] = []
+    per_pair: list[tuple[Evidence, Threshold]] = []
+    for ev in sweeps:
+        vs = analyse_sweep(ev)
+        if vs:
+            per_pair.append((ev, threshold_from(vs)))
+    if not per_pair:
+        return recs, findings
+    ids = base_ids + [ev.id for ev, _ in per_pair]
+    table = " | ".join(f"{ev.id}: {verdict_table(t.verdicts)}" for ev, t in per_pair)
+    found = [t for _, t in per_pair if t.nbytes is not None]
+    default_name = K.CRAY_SIZE if lib.cray else K.CMA_THRESHOLD
+    if len(found) == len(per_pair):
+        thr = max(t.nbytes for t in found)  # one threshold that holds for every pair
+        strict = all(t.strict for t in found)
+        runs = min(v.runs for t in found for v in t.verdicts)
+        confidence = ("high" if strict else "medium") if runs >= 3 else "low"
+        pairs = f" for all {len(per_pair)} rank pairs" if len(per_pair) > 1 else ""
+        if not strict:
+            findings.append(Finding(
+                id="cma-threshold-partial", severity="info", evidence=ids,
+                message="above the threshold some sizes show no measurable difference; the "
+                        "threshold is the smallest size from which CMA wins and never loses"))
+        keep = _keep_default_below(per_pair, lib, thr)
+        if keep is not None:
+            # raising the threshold would move sizes where CMA is not worse (and better on one
+            # measure) back to the POSIX path: verify measures that as a regression
+            found_thr, thr = thr, lib.threshold_default
+            findings.append(Finding(
+                id="cma-threshold-keep-default", severity="info", evidence=ids,
+                message=f"CMA wins on both measures from {found_thr} bytes, but between the "
+                        f"default {default_name}={thr} and {found_thr} it is better on one "
+                        f"measure and worse on none ({keep}): raising the threshold would slow "
+                        f"those messages, so the default stays"))
+        is_default = (lib.threshold_default == thr and
+                      (lib.cray or lib.cma_enable_default == 1))
+        title = (f"Keep the default CMA threshold {thr} bytes: measured to be right here"
+                 if is_default else f"Use CMA from {thr} bytes ({fmt_bytes(thr)})")
+        recs.append(Recommendation(
+            id="cma-threshold", title=title, settings=_enable_settings(lib, thr),
+            confidence=confidence, evidence=ids, verifiable=True,
+            rationale=(f"CMA wins on both latency and bandwidth at {thr} bytes{pairs}, each "
+                       f"win with a 95 % CI beyond the measured noise floor, and "
+                       + ("at every larger size" if strict else
+                          "is worse at no larger size (some are indistinguishable)")
+                       + f"; it replaces the "
+                       f"default {default_name}={lib.threshold_default} (from "
+                       f"{lib.defaults_source}). " + around(per_pair, thr))))
+        findings.append(Finding(id="cma-sweep-summary", severity="info", evidence=ids,
+                                message="CMA on vs off per message size (ratio > 1: CMA "
+                                        "better; 95 % CI; verdict against the noise floor): "
+                                        + table))
+        return recs, findings
+    any_win = any(t.any_win for _, t in per_pair)
+    any_loss = any(t.any_loss for _, t in per_pair)
+    # forced-on losses below the library's own threshold are what the threshold is for
+    floor_n = lib.threshold_default or 0
+    loss_in_use = any(v.loses and v.nbytes >= floor_n for _, t in per_pair for v in t.verdicts)
+    if not any_win and not any_loss:
+        findings.append(Finding(
+            id="cma-no-effect", severity="info", evidence=ids,
+            message=("turning CMA on changed nothing measurable at any size (every CI within "
+                     "the noise floor): not recommended. " + table)))
+    elif not any_win:
+        findings.append(Finding(
+            id="cma-slower", severity="warning", evidence=ids,
+            message="CMA never wins on both latency and bandwidth at once here, and loses at some "
+                    "sizes. " + table))
+        if _library_uses_cma_by_default(lib, facts) and loss_in_use:
+            recs.append(Recommendation(
+                id="cma-disable", title="Disable CMA: it is slower than the POSIX path here",
+                settings=_disable_settings(lib), confidence="medium", evidence=ids,
+                verifiable=True, rationale="measured: CMA loses and never wins. " + table))
+    else:
+        # CMA wins at some sizes and loses at larger ones: no threshold wins everywhere, but one
+        # still loses least; decide by minimax regret over the rounds (issue 13)
+        r, f = minimax_advice([ev for ev, _ in per_pair], lib, base_ids)
+        recs += r
+        findings += f
+        findings.append(Finding(
+            id="cma-no-threshold", severity="info", evidence=ids,
+            message="CMA wins at some sizes but loses at larger ones: no threshold wins at every "
+                    "size (the CMA path has no upper threshold), so the threshold that loses "
+                    "least was chosen. " + table))
+    return recs, findings
 
-    :raises ValueError: non-positive arguments or ``lo >= hi``.
+
+def _none(t) -> Optional[int]:
+    return None if t is None or int(t) < 0 else int(t)
+
+
+def _thr_name(t: Optional[int]) -> str:
+    return "CMA off" if t is None else f"threshold {fmt_bytes(t)}"
+
+
+def minimax_advice(evs: Sequence[Evidence], lib: Library,
+                   base_ids: list[str]) -> tuple[list[Recommendation], list[Finding]]:
+    """Recommendation and findings of the minimax-regret rule (``advisor_mpich_cma.minimax``)
+    on paired evidence.  The title and rationale carry the stability; a stability under
+    ``minimax.STABLE_SHARE`` makes the confidence "low" and says why.
+
+    Buffer kinds (issue 13 C).  Evidence may come in two kinds: base 4 KiB pages
+    (``cma-paired[.<pair>]``) and THP-backed buffers (``cma-paired.thp[.<pair>]``, see
+    ``buffer_pages``).  The threshold is decided by minimax regret over *both kinds together*
+    (each kind's rank pairs are columns of the same decision, so a candidate's worst ratio is
+    its worst over sizes, pairs and kinds), and the recommendation says so.  Why not the
+    threshold of the kind the emitted environment gives: ``MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD``
+    is one setting per process, and a process under host-buffer's
+    ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` (THP madvise mode) still has both kinds: glibc
+    asks for huge pages only on the chunks malloc takes from mmap (above
+    ``M_MMAP_THRESHOLD``), while heap chunks, stacks, static arrays and other allocators keep
+    base pages; in THP ``always`` mode small and unaligned buffers are base pages too.  So the
+    defensible threshold is the one that loses least for either kind.  Each kind's own
+    decision is reported (finding ``cma-threshold-per-kind``, ``cma-decision`` values
+    ``advice_threshold_bytes:<kind>``) so a site that knows its buffers are all THP-backed can
+    use that one; THP evidence where the kernel gave no huge pages is dropped with the finding
+    ``cma-thp-not-given``."""
+    evs, dropped = usable_kinds(evs)
+    d = decision_of(evs, lib)
+    ids = base_ids + [ev.id for ev in evs]
+    if d is None:
+        return [], [Finding(id="cma-no-pairs", severity="warning", evidence=ids,
+                            message="no message size has paired CMA on/off results: no advice")]
+    recs: list[Recommendation] = []
+    findings: list[Finding] = []
+    for e in dropped:
+        findings.append(Finding(
+            id="cma-thp-not-given", severity="info", evidence=[e.id],
+            message=f"{e.id}: THP-backed buffers were asked for (MADV_HUGEPAGE) but the kernel "
+                    "gave a rank no huge pages (smaps AnonHugePages 0), so that measurement is "
+                    "not used; the advice is for base pages"))
+    kinds = sorted({buffer_pages(e) for e in evs})
+    kind_txt = " and ".join(KIND_NAMES.get(k, k) for k in kinds)
+    if len(kinds) > 1:
+        per_kind = kind_values(evs, lib)
+        findings.append(Finding(
+            id="cma-threshold-per-kind", severity="info", evidence=ids,
+            message="each buffer kind decided alone: " + "; ".join(
+                f"{KIND_NAMES.get(k, k)}: "
+                f"{_thr_name(_none(per_kind.get(f'advice_threshold_bytes:{k}')))}"
+                f" (stability {float(per_kind.get(f'stability:{k}', 0.0)):.2f})" for k in kinds)
+            + ". The recommendation loses least over both kinds: one threshold serves a "
+              "process whose buffers are of both kinds (with glibc.malloc.hugetlb=1 only "
+              "malloc's mmap'ed chunks are THP-backed)"))
+    default_name = K.CRAY_SIZE if lib.cray else K.CMA_THRESHOLD
+    stable = d.stability >= R.STABLE_SHARE
+    confidence = ("high" if d.pairs >= 3 else "medium") if stable else "low"
+    per_size = ", ".join(
+        f"{(p + ' ') if p else ''}{fmt_bytes(n)}: default x{d.per_size_default[(p, n)]:.2f}, "
+        f"advice x{d.per_size_advice[(p, n)]:.2f}" for (p, n) in sorted(d.per_size_advice))
+    stab = (f"the same advice in {d.stability:.0%} of {R.N_STABILITY} bootstrap resamples of "
+            f"the paired rounds")
+    why = (f"Buffers: {kind_txt}. "
+           f"Minimax regret over {len(d.per_size_advice)} measured sizes ({d.pairs}+ paired "
+           f"rounds each; ratio = performance over the per-size best of CMA on/off, the smaller "
+           f"of latency and bandwidth): worst ratio of the default "
+           f"({_thr_name(d.default)}) {d.worst[d.default]:.2f}, of {_thr_name(d.best)} "
+           f"{d.worst[d.best]:.2f} (improvement 95 % CI [{d.improvement_ci[0]:.3f}, "
+           f"{d.improvement_ci[1]:.3f}]). Per size: {per_size}. Stability: {stab}")
+    if not stable:
+        why += (f"; below {R.STABLE_SHARE:.0%} the advice flips on noise (candidates tie within "
+                f"the measured noise), so the confidence is low")
+    why += "."
+    if d.kept_default:
+        why = (f"{_thr_name(d.best)} has the best worst ratio, but the default is within noise "
+               f"of it (the CI of the improvement reaches 0), so the default stays. " + why)
+    title_tail = f" (stability {d.stability:.2f}; {'+'.join(kinds)} pages)"
+    if d.advice is None:
+        if _library_uses_cma_by_default(lib, None):
+            recs.append(Recommendation(
+                id="cma-disable", title="Disable CMA: it loses least with CMA off" + title_tail,
+                settings=_disable_settings(lib), confidence=confidence, evidence=ids,
+                verifiable=True, rationale=why))
+        else:
+            findings.append(Finding(id="cma-slower", severity="info", evidence=ids,
+                                    message="keeping CMA off (the default) loses least. " + why))
+    else:
+        is_default = d.advice == d.default
+        title = (f"Keep the default CMA threshold {d.advice} bytes: measured to lose least here"
+                 if is_default else f"Use CMA from {d.advice} bytes ({fmt_bytes(d.advice)})")
+        recs.append(Recommendation(
+            id="cma-threshold", title=title + title_tail,
+            settings=_enable_settings(lib, d.advice), confidence=confidence, evidence=ids,
+            verifiable=True, rationale=why + f" It replaces the default {default_name}="
+            f"{lib.threshold_default} (from {lib.defaults_source})."))
+    if d.losses:
+        lost = "; ".join(f"{(p + ' ') if p else ''}{fmt_bytes(n)}: x{r:.2f} of the best "
+                         f"(CI up to {hi:.2f})" for p, n, r, hi in d.losses)
+        upper = any(d.advice is not None and n >= d.advice for _, n, _, _ in d.losses)
+        findings.append(Finding(
+            id="cma-regret-left", severity="warning", evidence=ids,
+            message=(f"the advice ({_thr_name(d.advice)}) is measurably beaten at some sizes, "
+                     f"and no threshold fixes that without losing more elsewhere: {lost}"
+                     + ("; CMA loses there but MPICH has no upper CMA threshold"
+                        if upper else ""))))
+    if not stable:
+        findings.append(Finding(
+            id="cma-advice-unstable", severity="warning", evidence=ids,
+            message=f"the CMA advice is unstable: {stab} (policy: at least "
+                    f"{R.STABLE_SHARE:.0%}); candidates tie within noise, measure longer"))
+    return recs, findings
+
+
+def buffer_kind_finding(rows: Sequence[Sequence], message_bytes: int) -> Optional[Finding]:
+    """Verdict on CMA from pinned host memory, from per-path timings of one message size.
+
+    :param rows: ``(buffer_kind, path, seconds_per_message)``; paths containing ``cma`` are the
+        intra-node single-copy path, paths containing ``nic`` go through the network card.
+    :param message_bytes: the message size the rows were measured at.
+    :return: a warning when pinned-memory CMA is slower than a NIC path or than pageable
+        memory (ratios: pinned CMA time / each reference, the smallest NIC ratio quoted, i.e.
+        the conservative one); None when it is not slower.
     """
-    import math
-
-    if lo <= 0 or hi <= lo or quantum <= 0:
-        raise ValueError(f"need 0 < lo < hi and quantum > 0, got {lo}, {hi}, {quantum}")
-    m = int(round(math.sqrt(lo * hi) / quantum)) * quantum
-    return m if lo < m < hi else None
+    pinned_cma = [float(s) for k, p, s in rows if k == "pinned_host" and "cma" in p]
+    nic = [float(s) for k, p, s in rows if k == "pinned_host" and "nic" in p]
+    pageable = [float(s) for k, p, s in rows if k == "pageable_host" and "nic" not in p]
+    if not pinned_cma:
+        return None
+    t = min(pinned_cma)
+    parts = []
+    if nic and t > max(nic):
+        parts.append(f"{t / max(nic):.1f}x slower than the NIC path")
+    if pageable and t > min(pageable):
+        parts.append(f"{t / min(pageable):.1f}x slower than from pageable memory")
+    if not parts:
+        return None
+    return Finding(
+        id="cma-pinned-host", severity="warning",
+        message=(f"CMA from pinned host memory ({fmt_bytes(int(message_bytes))} messages) is "
+                 + " and ".join(parts) + ": the buffer kind decides, CMA is not optimal for "
+                 "pinned buffers; measure with the buffer kind the application uses"))

@@ -42,7 +42,7 @@ from statistics import NormalDist
 from typing import Sequence
 
 #: Level of each mode's central range in the gap criterion: the project's CI level
-#: (``advisor_mpich_cma.recommend.LEVEL``, DESIGN.md "Measurement hygiene").
+#: (``advisor_mpich_cma.minimax.LEVEL``, DESIGN.md "Measurement hygiene").
 LEVEL = 0.95
 #: Smallest group: a standard deviation needs two values.
 MIN_GROUP = 2

@@ -1,6 +1,6 @@
 """mpich-cma's part of ``advisor verify``: ``CmaProbe.verify(recommendation, ctx)``.
 
-Re-runs the plugin's own sweep (``advisor_mpich_cma.worker sweep`` through ``advisor.measure``
+Re-runs the plugin's own sweep (``advisor_mpich_cma.workers.rank sweep`` through ``advisor.measure``
 ``run_mpi`` and ``interleave``) with the recommended settings vs the library defaults (every CMA
 variable and alias removed; with ``ctx.against == "env"``: vs the current environment).  With
 ``ctx.joint`` (``advisor verify``'s joint verification) the advised side is the whole emitted
@@ -10,7 +10,7 @@ not name are removed on both sides (defaults) or kept as they are (``against == 
 alternate the two across independent launches, at the message sizes where the two
 configurations can differ: from the lower to the upper of the two thresholds (or from the
 threshold up, when one side disables CMA), plus one size above both as a control.  The runs are
-analysed by the plugin's ``advice.analyse_sweep`` (least disturbed half of the repeats, A/A noise
+analysed by the plugin's ``threshold.analyse_sweep`` (least disturbed half of the repeats, A/A noise
 floor, bootstrap CI of the median ratio, latency and bandwidth).
 
 Verdict: ``regression`` when any size is worse on latency or bandwidth (CI beyond the noise
@@ -29,10 +29,11 @@ from typing import Mapping, Optional
 from advisor.models import Evidence, Recommendation, Verification
 from advisor.probe import JointEnv, MeasureContext
 
-from advisor_mpich_cma import advice as A
 from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma import plugin as P
-from advisor_mpich_cma import sweep as S
+from advisor_mpich_cma.launch import clear, launch_estimate
+from advisor_mpich_cma.measure import QUICK_TARGET_S, library_evidence, mpi_facts, to_evidence
+from advisor_mpich_cma.threshold import analyse_sweep
+from advisor_mpich_cma.workers import RANK
 
 ADVISED, BASELINE = "advised", "baseline"
 EVIDENCE_ID = "cma-verify"
@@ -98,20 +99,20 @@ def _overlays(rec: Recommendation, against_env: bool, environ: Mapping[str, str]
               joint: Optional[JointEnv] = None) -> tuple[dict, dict]:
     """(advised, baseline) env overlays for the sweep worker (None removes a variable)."""
     names = [K.CMA_ENABLE, K.CMA_THRESHOLD, K.CRAY_MODE, K.CRAY_SIZE]
-    clear = P._clear(names)
+    cleared = clear(names)
     if joint is not None:
-        rest = {n: environ.get(n) for n in clear} if against_env else dict(clear)
+        rest = {n: environ.get(n) for n in cleared} if against_env else dict(cleared)
         return {**rest, **joint.advised}, {**rest, **joint.baseline}
-    advised = dict(clear)
+    advised = dict(cleared)
     advised.update({s.name: str(int(s.value) if isinstance(s.value, bool) else s.value)
                     for s in rec.settings if s.kind == "env"})
     if against_env:  # baseline: what the environment has now; advised: that plus the advice
-        baseline = {n: environ.get(n) for n in clear}
-        for n in clear:
+        baseline = {n: environ.get(n) for n in cleared}
+        for n in cleared:
             if n not in advised or advised[n] is None:
                 advised[n] = None
         return advised, baseline
-    return advised, dict(clear)
+    return advised, dict(cleared)
 
 
 def verify(rec: Recommendation, ctx: MeasureContext,
@@ -122,8 +123,8 @@ def verify(rec: Recommendation, ctx: MeasureContext,
 
     env_now = os.environ if environ is None else environ
     against_env = ctx.against == "env"
-    mpi = P._mpi_facts(ctx.facts)
-    lib_ev, _ = P.library_evidence(mpi)
+    mpi = mpi_facts(ctx.facts)
+    lib_ev, _ = library_evidence(mpi)
     lv = lib_ev.values
     defaults = {"enable": lv.get("cma_enable_default"), "threshold": lv.get("threshold_default_bytes"),
                 "mode": lv.get("mode_default")}
@@ -144,7 +145,7 @@ def verify(rec: Recommendation, ctx: MeasureContext,
             "way (same CMA state and threshold): nothing to measure", values={
                 "advised_env": ";".join(f"{k}={v}" for k, v in advised.items() if v is not None),
                 "baseline": base_label})])
-    target = P.QUICK_TARGET_S
+    target = QUICK_TARGET_S
     repeats = QUICK_REPEATS if ctx.quick else REPEATS
     t0 = time.monotonic()
     ceiling = copy_ceiling(max(sizes), max_time_s=0.3, deadline=ctx.deadline, seed=ctx.seed)
@@ -152,12 +153,12 @@ def verify(rec: Recommendation, ctx: MeasureContext,
     envs = {ADVISED: advised, BASELINE: baseline}
     args = ["sweep", "--sizes", ",".join(map(str, sizes)), "--target-s", str(target)]
     raw: dict = {}
-    est = S._launch_estimate(sizes, target)
+    est = launch_estimate(sizes, target)
 
     def run_one(config: str, rnd: int) -> list[float]:
         import statistics
 
-        res = run_mpi(P.WORKER, args, env=envs[config], launcher=ctx.launcher,
+        res = run_mpi(RANK, args, env=envs[config], launcher=ctx.launcher,
                       timeout_s=max(10.0, min(ctx.remaining_s() + 10.0, 20 * est)))
         raw[(config, rnd)] = res
         return [statistics.median(s["lat_s"]) for s in res["sizes"]]
@@ -165,9 +166,9 @@ def verify(rec: Recommendation, ctx: MeasureContext,
     res = interleave((BASELINE, ADVISED), run_one, repeats=repeats,
                      deadline=ctx.deadline - 2 * est, max_extra_rounds=0, progress=ctx.progress)
     plan = {"target_s": target}
-    ev = S._to_evidence("", raw, res.rounds, sizes, envs, ceiling, plausibility, conditions, ctx,
+    ev = to_evidence("", raw, res.rounds, sizes, envs, ceiling, plausibility, conditions, ctx,
                         None, plan, t_ceiling)
-    verdicts = A.analyse_sweep(ev, on=ADVISED, off=BASELINE)
+    verdicts = analyse_sweep(ev, on=ADVISED, off=BASELINE)
     values = dict(ev.values)
     for v in verdicts:
         values[f"lat_ratio_{v.nbytes}"] = v.lat_ratio

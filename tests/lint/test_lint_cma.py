@@ -1,5 +1,5 @@
 """advisor lint with the mpich-cma plugin's checks: the cray-xpmem-gpu case and a real blocked-CMA
-condition (the seccomp filter of ``advisor_mpich_cma.deny_cma``)."""
+condition (the seccomp filter of ``advisor_mpich_cma.workers.deny_cma``)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def _lint_env(extra_env: dict, *, deny: bool) -> subprocess.CompletedProcess:
     env.update(extra_env)
     argv = [sys.executable, "-m", "advisor", "lint", "--env", "--json"]
     if deny:
-        argv = [sys.executable, "-m", "advisor_mpich_cma.deny_cma", "--"] + argv
+        argv = [sys.executable, "-m", "advisor_mpich_cma.workers.deny_cma", "--"] + argv
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
 
 

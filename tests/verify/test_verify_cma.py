@@ -42,7 +42,7 @@ def _profile(recs, facts):
 def test_verify_mpich_cma_recorded_advice_is_no_effect():
     import json
 
-    from advisor_mpich_cma import advice as A
+    from advisor_mpich_cma import recommend as RC
 
     reg, facts = _probe_and_facts()
     path = DATA / "mpich_cma" / "sweep-5.0.2.json"
@@ -50,7 +50,7 @@ def test_verify_mpich_cma_recorded_advice_is_no_effect():
         pytest.skip("recorded sweep not present")
     ev = [Evidence.model_validate(e) for e in json.loads(path.read_text())]
     # the advice of the recording (MPICH 5.0.2, security unknown), not of this host's Yama
-    recs = A.recommend(ev, recorded_facts()).recommendations
+    recs = RC.recommend(ev, recorded_facts()).recommendations
     assert recs, "the recorded sweep gives a recommendation"
     _, out = verify_profile(_profile(recs, facts), reg.probes, facts=facts, knobs=reg.knobs,
                             time_budget_s=5)

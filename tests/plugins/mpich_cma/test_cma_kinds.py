@@ -15,10 +15,12 @@ from test_cma_minimax import FACTS_5, KiB, MiB, _library, paired_evidence
 
 from advisor.models import Facts
 from advisor.probe import MeasureContext
-from advisor_mpich_cma import advice as A
+from advisor_mpich_cma import decision as DC
+from advisor_mpich_cma import evidence as EV
+from advisor_mpich_cma import paired as PR
+from advisor_mpich_cma import recommend as RC
 from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma import recommend as R
-from advisor_mpich_cma import sweep as SW
+from advisor_mpich_cma import minimax as R
 
 BASE = {8 * KiB: 0.8, 16 * KiB: 0.8, 64 * KiB: 0.9, 128 * KiB: 1.5, 1 * MiB: 2.0,
         8 * MiB: 0.95, 16 * MiB: 0.95}
@@ -30,23 +32,23 @@ def _kind(ev, kind: str, thp_bytes: int | None = None):
     vals = {**ev.values, "buffer_pages": kind}
     if thp_bytes is not None:
         vals["thp_backed_bytes_min_rank"] = thp_bytes
-    return ev.model_copy(update={"id": SW.paired_id("", kind), "values": vals})
+    return ev.model_copy(update={"id": PR.paired_id("", kind), "values": vals})
 
 
 def test_ids_are_stable_and_documented():
-    assert SW.paired_id("") == "cma-paired"
-    assert SW.paired_id("cross-numa") == "cma-paired.cross-numa"
-    assert SW.paired_id("", "thp") == "cma-paired.thp"
-    assert SW.paired_id("same-numa", "thp") == "cma-paired.thp.same-numa"
+    assert PR.paired_id("") == "cma-paired"
+    assert PR.paired_id("cross-numa") == "cma-paired.cross-numa"
+    assert PR.paired_id("", "thp") == "cma-paired.thp"
+    assert PR.paired_id("same-numa", "thp") == "cma-paired.thp.same-numa"
     legacy = paired_evidence(BASE)  # recorded before kinds: no buffer_pages value
-    assert A.buffer_pages(legacy) == "base"
-    assert A.buffer_pages(legacy.model_copy(update={"id": "cma-paired.thp.same-numa"})) == "thp"
+    assert EV.buffer_pages(legacy) == "base"
+    assert EV.buffer_pages(legacy.model_copy(update={"id": "cma-paired.thp.same-numa"})) == "thp"
 
 
 def test_threshold_is_decided_over_both_kinds_and_says_so():
     base = _kind(paired_evidence(BASE, seed=1), "base")
     thp = _kind(paired_evidence(THP, seed=2), "thp", thp_bytes=32 * MiB)
-    adv = A.recommend(_library() + [base, thp], FACTS_5)
+    adv = RC.recommend(_library() + [base, thp], FACTS_5)
     assert dict(all_settings(adv))[K.CMA_THRESHOLD] == 128 * KiB
     rec = [r for r in adv.recommendations if r.id == "cma-threshold"][0]
     assert "base+thp pages" in rec.title and "THP-backed" in rec.rationale
@@ -56,7 +58,7 @@ def test_threshold_is_decided_over_both_kinds_and_says_so():
     # the 8-16 MiB loss is a base-page loss only: the regret left names that kind's sizes
     left = [f for f in adv.findings if f.id == "cma-regret-left"][0].message
     assert "16 MiB" in left and "thp 16 MiB" not in left
-    v = A.kind_values([base, thp], A.library_of(_library(), FACTS_5))
+    v = DC.kind_values([base, thp], EV.library_of(_library(), FACTS_5))
     assert v["buffer_kinds"] == "base,thp"
     assert v["advice_threshold_bytes:base"] == v["advice_threshold_bytes:thp"] == 128 * KiB
 
@@ -68,11 +70,11 @@ def test_kinds_with_different_crossovers_get_the_minimax_of_both():
     thp_truth = {**THP, 64 * KiB: 1.1}
     base = _kind(paired_evidence(BASE, seed=1), "base")
     thp = _kind(paired_evidence(thp_truth, seed=2), "thp", thp_bytes=32 * MiB)
-    lib = A.library_of(_library(), FACTS_5)
-    v = A.kind_values([base, thp], lib)
+    lib = EV.library_of(_library(), FACTS_5)
+    v = DC.kind_values([base, thp], lib)
     assert v["advice_threshold_bytes:base"] == 128 * KiB
     assert v["advice_threshold_bytes:thp"] == 64 * KiB
-    d = A.decision_of([base, thp], lib)
+    d = DC.decision_of([base, thp], lib)
     assert d.advice in (64 * KiB, 128 * KiB)
     assert d.worst[d.advice] >= max(d.worst[8 * KiB], d.worst[None])
 
@@ -80,7 +82,7 @@ def test_kinds_with_different_crossovers_get_the_minimax_of_both():
 def test_thp_measurement_without_huge_pages_is_dropped():
     base = _kind(paired_evidence(BASE, seed=1), "base")
     thp = _kind(paired_evidence(THP, seed=2), "thp", thp_bytes=0)
-    adv = A.recommend(_library() + [base, thp], FACTS_5)
+    adv = RC.recommend(_library() + [base, thp], FACTS_5)
     ids = {f.id for f in adv.findings}
     assert "cma-thp-not-given" in ids and "cma-threshold-per-kind" not in ids
     rec = [r for r in adv.recommendations if r.id == "cma-threshold"][0]
@@ -106,8 +108,8 @@ def test_refined_point_moves_the_advice_between_grid_sizes():
     """After bisection the crossover (true: between 64 and 96 KiB here) is measured at 92 KiB
     and the advice moves from the grid point 128 KiB to it: re-decided on all points."""
     truth = {**BASE, 92 * KiB: 1.3}
-    coarse = A.decision_of([paired_evidence(BASE)], A.library_of(_library(), FACTS_5))
-    fine = A.decision_of([paired_evidence(truth)], A.library_of(_library(), FACTS_5))
+    coarse = DC.decision_of([paired_evidence(BASE)], EV.library_of(_library(), FACTS_5))
+    fine = DC.decision_of([paired_evidence(truth)], EV.library_of(_library(), FACTS_5))
     assert coarse.advice == 128 * KiB and fine.advice == 92 * KiB
     assert fine.worst[92 * KiB] > fine.worst[128 * KiB]  # 128 KiB now loses at 92 KiB
     # the next bisection step would go between 64 and 92 KiB
@@ -119,15 +121,15 @@ def test_refined_point_moves_the_advice_between_grid_sizes():
 def test_kinds_and_refinement_caps_follow_the_context():
     ctx = MeasureContext(facts=Facts.model_validate({"memory": {"thp_enabled": "never"}}),
                          deadline=0.0, quick=True)
-    assert SW.page_kinds(ctx) == ["base"] and SW.refine_steps(ctx) == SW.MAX_REFINE_QUICK
+    assert PR.page_kinds(ctx) == ["base"] and PR.refine_steps(ctx) == PR.MAX_REFINE_QUICK
     ctx = MeasureContext(facts=Facts.model_validate({"memory": {"thp_enabled": "madvise"}}),
                          deadline=0.0, quick=False, options={"refine": "0"})
-    assert SW.page_kinds(ctx) == ["base", "thp"] and SW.refine_steps(ctx) == 0
+    assert PR.page_kinds(ctx) == ["base", "thp"] and PR.refine_steps(ctx) == 0
     sizes = [4096, 8192, 65536, 131072, 1 << 20]
-    assert SW.kind_sizes("thp", sizes) == [65536, 131072, 1 << 20]
-    assert SW.kind_sizes("base", sizes) == sizes and SW.kind_sizes("thp", [4096]) == [4096]
-    assert SW.kind_rounds("base", 32) == 32 and SW.kind_rounds("thp", 32) == 16
-    assert SW.kind_rounds("thp", 3) == 2
+    assert PR.kind_sizes("thp", sizes) == [65536, 131072, 1 << 20]
+    assert PR.kind_sizes("base", sizes) == sizes and PR.kind_sizes("thp", [4096]) == [4096]
+    assert PR.kind_rounds("base", 32) == 32 and PR.kind_rounds("thp", 32) == 16
+    assert PR.kind_rounds("thp", 3) == 2
 
 
 def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
@@ -171,15 +173,15 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
                                           "version": "5.0.2"}})
     ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=True)
     p = {"sizes": [64 * KiB, 128 * KiB, 1 * MiB], "repeats": 3, "target_s": 0.02}
-    evs, why = SW.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
+    evs, why = PR.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
                                            version="5.0.2"), p, [("", None)])
     assert why == "" and [e.id for e in evs] == ["cma-paired", "cma-paired.thp"]
     for e in evs:
-        assert e.values["refine.steps"] == SW.MAX_REFINE_QUICK
+        assert e.values["refine.steps"] == PR.MAX_REFINE_QUICK
         assert e.values["refine.sizes"] == f"{92 * KiB},{108 * KiB}"
         assert e.values["sizes"] == 5
     assert [c for c in calls if c[1] == [92 * KiB]] == [("base", [92 * KiB]), ("thp", [92 * KiB])]
     # both kinds share each launch: the grid and every refinement step, one MPI start each
-    assert launches == [["base", "thp"]] * (1 + SW.MAX_REFINE_QUICK)
-    d = A.decision_of(evs, A.library_of(_library(), FACTS_5))
+    assert launches == [["base", "thp"]] * (1 + PR.MAX_REFINE_QUICK)
+    d = DC.decision_of(evs, EV.library_of(_library(), FACTS_5))
     assert d.advice == 108 * KiB

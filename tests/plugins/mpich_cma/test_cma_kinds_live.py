@@ -10,10 +10,11 @@ import pytest
 from advisor.measure import run_mpi, thp_mode
 from advisor.models import Facts
 from advisor.probe import MeasureContext
-from advisor_mpich_cma import advice as A
-from advisor_mpich_cma import plugin as P
-from advisor_mpich_cma import recommend as R
-from advisor_mpich_cma.sweep import _paired_evidence
+from advisor_mpich_cma import evidence as EV
+from advisor_mpich_cma import launch as LN
+from advisor_mpich_cma.workers import RANK
+from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma.paired import _paired_evidence
 from support import tool
 
 pytestmark = pytest.mark.integration
@@ -24,8 +25,8 @@ ROUNDS = 4
 
 def _run(pages: str) -> dict:
     tool("mpiexec")
-    env = P.config_env("upstream", A.ON, 0)
-    res = run_mpi(P.WORKER, ["paired", "--sizes", ",".join(map(str, SIZES)), "--target-s",
+    env = LN.config_env("upstream", EV.ON, 0)
+    res = run_mpi(RANK, ["paired", "--sizes", ",".join(map(str, SIZES)), "--target-s",
                              "0.01", "--rounds", str(ROUNDS), "--pages", pages],
                   env=env, timeout_s=60)
     assert "mpit_error" not in res, res.get("mpit_error")
@@ -45,7 +46,7 @@ def test_base_and_thp_kinds_give_paired_evidence_with_the_pages_recorded():
         pytest.skip(f"the kernel gave no huge pages to MADV_HUGEPAGE buffers ({got})")
     assert thp["buffer"]["hugepages"] == "huge" and min(got) > 0
     ctx = MeasureContext(facts=Facts(), deadline=0.0)
-    env = P.config_env("upstream", A.ON, 0)
+    env = LN.config_env("upstream", EV.ON, 0)
     evs = [_paired_evidence("", None, base, env, ctx, ROUNDS, "base"),
            _paired_evidence("", None, thp, env, ctx, ROUNDS, "thp", refined=[92 << 10])]
     assert [e.id for e in evs] == ["cma-paired", "cma-paired.thp"]

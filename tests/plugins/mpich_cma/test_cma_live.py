@@ -14,20 +14,24 @@ from cma_support import CMA_DATA, env_lines
 
 from advisor.models import Facts, MpiFacts
 from advisor.probe import MeasureContext
-from advisor_mpich_cma import advice as A
+from advisor_mpich_cma import evidence as EV
+from advisor_mpich_cma import recommend as RC
+from advisor_mpich_cma import usability as US
+from advisor.models import Evidence
 from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma.identity import cma_applicability, library_defaults, parse_mpivars
-from advisor_mpich_cma.plugin import CmaProbe, smoke_evidence
+from advisor_mpich_cma.measure import smoke_evidence
+from advisor_mpich_cma.plugin import CmaProbe
 from advisor_mpich_cma.sibling import sibling_probe
 from support import need_mpich_keeps_cma, tool
 
 pytestmark = pytest.mark.integration
 
-DENY = [sys.executable, "-m", "advisor_mpich_cma.deny_cma", "--"]
+DENY = [sys.executable, "-m", "advisor_mpich_cma.workers.deny_cma", "--"]
 
 
 def _seccomp_works() -> None:
-    from advisor_mpich_cma.deny_cma import install_filter  # noqa: F401
+    from advisor_mpich_cma.workers.deny_cma import install_filter  # noqa: F401
 
     try:
         import ctypes.util
@@ -106,11 +110,11 @@ def test_check_on_this_machine_completes():
     tool("mpiexec")
     a = CmaProbe().check(Facts())
     ids = [e.id for e in a.evidence]
-    assert ids[:2] == [A.LIBRARY, A.SIBLING]
+    assert ids[:2] == [EV.LIBRARY, EV.SIBLING]
     lib = a.evidence[0].values
     if lib.get("implementation") == "mpich" and a.evidence[1].values["result"] == "ok":
-        assert A.SMOKE in ids
-        smoke = [e for e in a.evidence if e.id == A.SMOKE][0]
+        assert EV.SMOKE in ids
+        smoke = [e for e in a.evidence if e.id == EV.SMOKE][0]
         assert smoke.values["ok"] is True
         assert smoke.values["message_bytes"] > lib["threshold_default_bytes"]
         assert a.usable is True
@@ -129,17 +133,17 @@ def test_mpi_run_under_seccomp_fails_for_real_and_becomes_advice():
     assert v["errno"] == errno.EPERM, v
     assert v.get("rank_seccomp") == 2
     assert "process_vm_readv" in v["error"]
-    lib = A.Library("mpich", "upstream", "5.0.2", 1, 8192, "mpivars")
+    lib = EV.Library("mpich", "upstream", "5.0.2", 1, 8192, "mpivars")
     facts = Facts.model_validate({"mpi": {"implementation": "mpich", "flavour": "upstream",
                                           "version": lib.version}})
-    sib = A.Evidence(id=A.SIBLING, values={"result": "ok", "errno": 0})
-    libev = A.Evidence(id=A.LIBRARY, values={"implementation": "mpich", "flavour": "upstream",
+    sib = Evidence(id=EV.SIBLING, values={"result": "ok", "errno": 0})
+    libev = Evidence(id=EV.LIBRARY, values={"implementation": "mpich", "flavour": "upstream",
                                              "version": "5.0.2", "cma_enable_default": 1,
                                              "threshold_default_bytes": 8192,
                                              "defaults_source": "mpivars"})
-    use = A.usability([libev, sib, ev], facts)
+    use = US.usability([libev, sib, ev], facts)
     assert use.usable is False and use.causes[0].code == "seccomp"
-    adv = A.recommend([libev, sib, ev], facts)
+    adv = RC.recommend([libev, sib, ev], facts)
     assert f"{K.CMA_ENABLE}=0" in env_lines(adv)
     assert any(f.id == "cma-blocked" and "seccomp" in f.message for f in adv.findings)
 
@@ -181,7 +185,7 @@ def test_quick_measure_produces_a_sweep_with_buffer_kind():
     ev = probe.measure(ctx)
     assert time.monotonic() - t0 < 60
     # the paired in-launch mode (MPI_T) is the default now; separate launches only as fallback
-    sweep = [e for e in ev if e.id.startswith((A.PAIRED, A.SWEEP))]
+    sweep = [e for e in ev if e.id.startswith((EV.PAIRED, EV.SWEEP))]
     assert sweep and sweep[0].conditions.buffer_kind == "pageable"
     assert sweep[0].conditions.buffer_fill == "random"
     names = {s.name for s in sweep[0].series}
@@ -210,7 +214,7 @@ def test_mpi_ranks_in_separate_user_namespaces_fail_with_userns_cause():
     assert v["ok"] is False and v["errno"] == errno.EPERM, v
     assert v["rank_user_ns_distinct"] is True
     facts = Facts.model_validate({"mpi": {"implementation": "mpich", "version": "5.0.2"}})
-    use = A.usability([A.Evidence(id=A.SIBLING, values={"result": "ok", "errno": 0}), ev], facts)
+    use = US.usability([Evidence(id=EV.SIBLING, values={"result": "ok", "errno": 0}), ev], facts)
     assert not use.usable and use.causes[0].code == "user-namespace"
 
 
@@ -241,11 +245,11 @@ def test_launcher_that_cannot_start_is_not_blamed_on_cma(tmp_path):
                         timeout_s=30)
     assert ev.values["ok"] is False and ev.values["launch_failed"] is True
     facts = Facts.model_validate({"mpi": {"implementation": "mpich", "version": "5.0.2"}})
-    sib = A.Evidence(id=A.SIBLING, values={"result": "ok", "errno": 0})
-    adv = A.recommend([sib, ev], facts)
+    sib = Evidence(id=EV.SIBLING, values={"result": "ok", "errno": 0})
+    adv = RC.recommend([sib, ev], facts)
     assert not adv.recommendations
     assert not [f for f in adv.findings if f.id == "cma-blocked"]
-    assert A.usability([ev], facts).usable is False  # nothing ran: not tested
+    assert US.usability([ev], facts).usable is False  # nothing ran: not tested
 
 
 def test_probe_lint_flags_enable_only_where_cma_fails():

@@ -1,4 +1,4 @@
-"""The minimax-regret rule (``advisor_mpich_cma.recommend``) on constructed paired evidence.
+"""The minimax-regret rule (``advisor_mpich_cma.minimax``) on constructed paired evidence.
 
 The evidence is built the way the ``paired`` worker records it (one point per size, one value
 per round, index-aligned on/off), with a machine that flips between a fast and a slow state from
@@ -13,9 +13,12 @@ import pytest
 from cma_support import all_settings, env_lines, load_evidence
 
 from advisor.models import Evidence, Facts, Point, Series
-from advisor_mpich_cma import advice as A
+from advisor_mpich_cma import decision as DC
+from advisor_mpich_cma import evidence as EV
+from advisor_mpich_cma import recommend as RC
+from advisor_mpich_cma import threshold as TH
 from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma import recommend as R
+from advisor_mpich_cma import minimax as R
 
 FACTS_5 = Facts.model_validate({"mpi": {"implementation": "mpich", "flavour": "upstream",
                                         "version": "5.0.2"}})
@@ -30,11 +33,11 @@ TIE = {4 * KiB: 0.8, 8 * KiB: 0.8, 64 * KiB: 1.0, 1 * MiB: 2.0}
 
 
 def _library(enable: int = 1, threshold: int = 8192) -> list[Evidence]:
-    lib = Evidence(id=A.LIBRARY, values={"implementation": "mpich", "flavour": "upstream",
+    lib = Evidence(id=EV.LIBRARY, values={"implementation": "mpich", "flavour": "upstream",
                                          "version": "5.0.2", "cma_enable_default": enable,
                                          "threshold_default_bytes": threshold,
                                          "defaults_source": "mpivars"})
-    sib = Evidence(id=A.SIBLING, values={"kind": "siblings", "result": "ok", "errno": 0})
+    sib = Evidence(id=EV.SIBLING, values={"kind": "siblings", "result": "ok", "errno": 0})
     return [lib, sib]
 
 
@@ -64,7 +67,7 @@ def paired_evidence(truth: dict[int, float], *, rounds: int = 16, noise: float =
                                                               samples=list(n / off)))
     sers = [Series(name=k, unit="s" if k.startswith("latency") else "bytes/s", points=v)
             for k, v in sorted(series.items())]
-    return Evidence(id=A.PAIRED, series=sers, values={"paired": True, "rounds": rounds})
+    return Evidence(id=EV.PAIRED, series=sers, values={"paired": True, "rounds": rounds})
 
 
 def sweep_evidence(truth: dict[int, float], *, launches: int = 3, seed: int = 2) -> Evidence:
@@ -84,7 +87,7 @@ def sweep_evidence(truth: dict[int, float], *, launches: int = 3, seed: int = 2)
                         Point(x=n, label=f"run{rnd}", samples=list(vals)))
     sers = [Series(name=k, unit="s" if k.startswith("latency") else "bytes/s", points=v)
             for k, v in sorted(series.items())]
-    return Evidence(id=A.SWEEP, series=sers, values={"rounds": launches})
+    return Evidence(id=EV.SWEEP, series=sers, values={"rounds": launches})
 
 
 def _rec(adv, rid="cma-threshold"):
@@ -96,7 +99,7 @@ def _rec(adv, rid="cma-threshold"):
 def test_default_beaten_small_and_cma_losing_largest_gives_minimax_threshold():
     """(a) Default 8 KiB loses at 8-16 KiB, CMA loses only at 16 MiB: advice = 64 KiB (worst
     ratio 0.85, at 16 MiB) over the default (worst 0.8, at 8-16 KiB), not 'no advice'."""
-    adv = A.recommend(_library() + [paired_evidence(LOSES_SMALL_AND_LARGEST)], FACTS_5)
+    adv = RC.recommend(_library() + [paired_evidence(LOSES_SMALL_AND_LARGEST)], FACTS_5)
     rec = _rec(adv)
     assert dict(all_settings(adv))[K.CMA_THRESHOLD] == 64 * KiB
     assert env_lines(adv) == [f"{K.CMA_THRESHOLD}={64 * KiB}"]
@@ -107,8 +110,8 @@ def test_default_beaten_small_and_cma_losing_largest_gives_minimax_threshold():
 
 
 def test_regret_of_default_and_advice_are_recorded_per_size():
-    d = A.decision_of([paired_evidence(LOSES_SMALL_AND_LARGEST)],
-                      A.library_of(_library(), FACTS_5))
+    d = DC.decision_of([paired_evidence(LOSES_SMALL_AND_LARGEST)],
+                      EV.library_of(_library(), FACTS_5))
     v = d.as_values()
     assert v["advice_threshold_bytes"] == 64 * KiB and v["default_threshold_bytes"] == 8 * KiB
     assert v["regret_default"] == pytest.approx(0.2, abs=0.03)
@@ -116,24 +119,24 @@ def test_regret_of_default_and_advice_are_recorded_per_size():
     assert v["ratio_default:default:8192"] == pytest.approx(0.8, abs=0.03)
     assert v["ratio_advice:default:8192"] == 1.0 and v["stability"] == 1.0
     assert all(isinstance(x, (int, float, bool, str)) for x in v.values())  # Evidence.values
-    Evidence(id=A.DECISION, values=v)  # valid as recorded
+    Evidence(id=EV.DECISION, values=v)  # valid as recorded
 
 
 def test_separate_launch_sweep_without_a_single_threshold_still_gets_advice():
     """The defect of issue 13: the old rule said 'no single threshold holds, keep the default'
     although the default is beaten; the rounds of the sweep now go through minimax regret."""
     sweep = sweep_evidence(LOSES_SMALL_AND_LARGEST)
-    assert A.threshold_from(A.analyse_sweep(sweep)).nbytes is None  # the old rule gives up
-    adv = A.recommend(_library() + [sweep], FACTS_5)
+    assert TH.threshold_from(TH.analyse_sweep(sweep)).nbytes is None  # the old rule gives up
+    adv = RC.recommend(_library() + [sweep], FACTS_5)
     assert dict(all_settings(adv))[K.CMA_THRESHOLD] == 64 * KiB
     assert any(f.id == "cma-no-threshold" and f.severity == "info" for f in adv.findings)
 
 
 def test_stability_is_one_on_clean_data_and_confidence_high():
     """(b) clean paired data: every resample gives the same advice."""
-    d = A.decision_of([paired_evidence(CLEAN)], A.library_of(_library(), FACTS_5))
+    d = DC.decision_of([paired_evidence(CLEAN)], EV.library_of(_library(), FACTS_5))
     assert d.advice == 64 * KiB and d.stability == 1.0 and not d.losses
-    rec = _rec(A.recommend(_library() + [paired_evidence(CLEAN)], FACTS_5))
+    rec = _rec(RC.recommend(_library() + [paired_evidence(CLEAN)], FACTS_5))
     assert rec.confidence == "high"
 
 
@@ -141,10 +144,10 @@ def test_stability_is_low_when_two_candidates_tie_and_confidence_drops():
     """(b) CMA and the copy path tie at 64 KiB (within 2 % noise): thresholds 64 KiB and 1 MiB
     trade places from resample to resample; the advice is given but with low confidence."""
     ev = paired_evidence(TIE)
-    d = A.decision_of([ev], A.library_of(_library(), FACTS_5))
+    d = DC.decision_of([ev], EV.library_of(_library(), FACTS_5))
     assert d.advice in (64 * KiB, 1 * MiB) and not d.kept_default  # the default loses 20 %
     assert d.stability < R.STABLE_SHARE
-    adv = A.recommend(_library() + [ev], FACTS_5)
+    adv = RC.recommend(_library() + [ev], FACTS_5)
     rec = _rec(adv)
     assert rec.confidence == "low"
     assert f"stability {d.stability:.2f}" in rec.title and "flips on noise" in rec.rationale
@@ -154,7 +157,7 @@ def test_stability_is_low_when_two_candidates_tie_and_confidence_drops():
 def test_default_within_noise_of_the_best_is_kept():
     """Default 8 KiB vs a 16 KiB threshold that is better by less than the noise: keep it."""
     truth = {4 * KiB: 0.8, 8 * KiB: 0.995, 16 * KiB: 1.5, 1 * MiB: 2.0}
-    d = A.decision_of([paired_evidence(truth, noise=0.05)], A.library_of(_library(), FACTS_5))
+    d = DC.decision_of([paired_evidence(truth, noise=0.05)], EV.library_of(_library(), FACTS_5))
     assert d.advice == 8 * KiB
     assert d.kept_default or d.best == 8 * KiB
     assert d.stability >= R.STABLE_SHARE
@@ -168,10 +171,10 @@ def test_candidates_collapse_thresholds_that_route_every_size_alike():
 
 def test_decision_is_pure_and_deterministic():
     evs = _library() + [paired_evidence(TIE)]
-    assert A.recommend(evs, FACTS_5) == A.recommend(list(reversed(evs)), FACTS_5)
+    assert RC.recommend(evs, FACTS_5) == RC.recommend(list(reversed(evs)), FACTS_5)
 
 
 def test_recorded_sweep_still_decided_by_the_issue_4_rule():
     """Recorded separate-launch evidence where the old rule finds a threshold is unchanged."""
-    adv = A.recommend(load_evidence("sweep-5.0.2"), FACTS_5)
+    adv = RC.recommend(load_evidence("sweep-5.0.2"), FACTS_5)
     assert "cma-threshold" in {r.id for r in adv.recommendations}

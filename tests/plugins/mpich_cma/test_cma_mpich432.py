@@ -64,25 +64,27 @@ import json, sys, time
 from advisor.models import Facts
 from advisor.probe import MeasureContext
 from advisor_mpich_cma.plugin import CmaProbe
-from advisor_mpich_cma import advice as A
+from advisor_mpich_cma import decision as DC
+from advisor_mpich_cma import evidence as EV
+from advisor_mpich_cma import threshold as TH
 p = CmaProbe(); f = Facts()
 a = p.check(f)
 out = {"usable": a.usable, "reason": a.reason,
-       "library": [e.values for e in a.evidence if e.id == A.LIBRARY][0]}
+       "library": [e.values for e in a.evidence if e.id == EV.LIBRARY][0]}
 if a.usable and "measure" in sys.argv:
     ctx = MeasureContext(facts=f, deadline=time.monotonic() + 20, quick=True,
                          options={"sizes": "262144,1048576", "repeats": "3",
                                   "target_s": "0.01"})
     ev = p.measure(ctx)
     adv = p.recommend(a.evidence + ev, f)
-    paired = [e for e in ev if e.id.startswith(A.PAIRED)]
+    paired = [e for e in ev if e.id.startswith(EV.PAIRED)]
     if paired:  # MPI_T switched in one launch: the minimax decision is what was advised
-        d = A.decision_of(paired, A.library_of(a.evidence, f))
+        d = DC.decision_of(paired, EV.library_of(a.evidence, f))
         out.update(paired=True, threshold=d.advice, any_win=True, any_loss=True)
     else:
-        sweep = [e for e in ev if e.id.startswith(A.SWEEP)][0]
-        vs = A.analyse_sweep(sweep)
-        t = A.threshold_from(vs)
+        sweep = [e for e in ev if e.id.startswith(EV.SWEEP)][0]
+        vs = TH.analyse_sweep(sweep)
+        t = TH.threshold_from(vs)
         out.update(threshold=t.nbytes, any_win=t.any_win, any_loss=t.any_loss)
     out.update(
                settings=[(s.name, s.value, s.is_default) for r in adv.recommendations

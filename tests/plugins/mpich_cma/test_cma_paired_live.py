@@ -10,10 +10,11 @@ import pytest
 
 from advisor.measure import run_mpi
 from advisor.models import Facts
-from advisor_mpich_cma import advice as A
-from advisor_mpich_cma import plugin as P
-from advisor_mpich_cma import recommend as R
-from advisor_mpich_cma.worker import THRESHOLD_OFF, THRESHOLD_ON
+from advisor_mpich_cma import evidence as EV
+from advisor_mpich_cma import launch as LN
+from advisor_mpich_cma.workers import RANK
+from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma.workers.rank import THRESHOLD_OFF, THRESHOLD_ON
 from support import tool
 
 pytestmark = pytest.mark.integration
@@ -24,8 +25,8 @@ ROUNDS = 6
 
 def test_paired_worker_switches_through_mpi_t_in_one_launch():
     tool("mpiexec")
-    env = P.config_env("upstream", A.ON, 0)
-    res = run_mpi(P.WORKER, ["paired", "--sizes", ",".join(map(str, SIZES)),
+    env = LN.config_env("upstream", EV.ON, 0)
+    res = run_mpi(RANK, ["paired", "--sizes", ",".join(map(str, SIZES)),
                              "--target-s", "0.01", "--rounds", str(ROUNDS)],
                   env=env, timeout_s=60)
     assert "mpit_error" not in res, res.get("mpit_error")
@@ -39,7 +40,7 @@ def test_paired_worker_switches_through_mpi_t_in_one_launch():
             assert len(s[key]) == ROUNDS and all(v > 0 for v in s[key])
     # the probe's evidence keeps the pairs index-aligned and the decision runs on them
     from advisor.probe import MeasureContext
-    from advisor_mpich_cma.sweep import _paired_evidence
+    from advisor_mpich_cma.paired import _paired_evidence
 
     ctx = MeasureContext(facts=Facts(), deadline=0.0)
     ev = _paired_evidence("", None, res, env, ctx, ROUNDS)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from advisor_mpich_cma import evidence as EV
 from advisor_mpich_cma import states as S
+from advisor_mpich_cma import threshold as TH
 
 GB = 1e9
 
@@ -82,15 +84,15 @@ def test_bimodal_state_is_a_condition_not_a_verdict():
     is reported as an info finding."""
     from test_cma_minimax import CLEAN, FACTS_5, _library, paired_evidence
 
-    from advisor_mpich_cma import advice as A
+    from advisor_mpich_cma import recommend as RC
 
     ev = paired_evidence(CLEAN, rounds=24)
     off = {p.x: p.samples for s in ev.series if s.name == "bandwidth:cma-off" for p in s.points}
     vals, _ = S.state_of_paired(sorted(off.items()))
     assert vals["state.bimodal"] is True  # the constructed machine flips between 12 and 7.5 GB/s
     flagged = ev.model_copy(update={"values": {**ev.values, **vals}})
-    a = A.recommend(_library() + [flagged], FACTS_5)
-    b = A.recommend(_library() + [ev], FACTS_5)
+    a = RC.recommend(_library() + [flagged], FACTS_5)
+    b = RC.recommend(_library() + [ev], FACTS_5)
     assert [r.settings for r in a.recommendations] == [r.settings for r in b.recommendations]
     f = [x for x in a.findings if x.id == "cma-machine-state"]
     assert f and f[0].severity == "info" and "x1.6" in f[0].message
@@ -101,7 +103,6 @@ def _launch_sweep(states_gbps, rho: float = 1.1, seed: int = 5):
     """A separate-launch sweep at 64 KiB: launch i of both configs in state ``states_gbps[i]``
     (CMA-off bandwidth, GB/s), CMA on ``rho`` times better, 0.5 % noise per sample."""
     from advisor.models import Evidence, Point, Series
-    from advisor_mpich_cma import advice as A
 
     rng = np.random.default_rng(seed)
     series = {}
@@ -112,7 +113,7 @@ def _launch_sweep(states_gbps, rho: float = 1.1, seed: int = 5):
                 Point(x=65536, label=f"run{i}", samples=list(bw)))
             series.setdefault(f"latency:{cfg}", []).append(
                 Point(x=65536, label=f"run{i}", samples=list(65536 / bw)))
-    return Evidence(id=A.SWEEP, series=[
+    return Evidence(id=EV.SWEEP, series=[
         Series(name=k, unit="s" if k.startswith("lat") else "bytes/s", points=v)
         for k, v in series.items()])
 
@@ -122,12 +123,11 @@ def test_separate_launches_in_two_states_widen_the_noise_floor():
     better, and the kept (fastest) half still mixes the states: the measured swing (x1.67)
     becomes the floor, so no verdict is made from launches that differ by state, not setting.
     With the kept half in one state the floor is the A/A spread and the 10 % is found."""
-    from advisor_mpich_cma import advice as A
 
-    (v,) = A.analyse_sweep(_launch_sweep([7.5, 12.5, 7.5, 12.5, 7.5, 7.5]))
+    (v,) = TH.analyse_sweep(_launch_sweep([7.5, 12.5, 7.5, 12.5, 7.5, 7.5]))
     assert v.state_swing == pytest.approx(12.5 / 7.5 - 1, rel=0.05)
     assert min(v.bw_floor, v.lat_floor) >= v.state_swing * (1 - 1e-3)
     assert v.bw_verdict == v.lat_verdict == "indistinguishable"
     # most launches fast: the kept half is all fast, the comparison is within one state
-    (w,) = A.analyse_sweep(_launch_sweep([12.5, 7.5, 12.5, 12.5, 7.5, 12.5]))
+    (w,) = TH.analyse_sweep(_launch_sweep([12.5, 7.5, 12.5, 12.5, 7.5, 12.5]))
     assert w.state_swing == 0.0 and w.bw_verdict == w.lat_verdict == "better"

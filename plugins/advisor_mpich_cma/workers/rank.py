@@ -3,12 +3,12 @@ JSON object from rank 0 on stdout.
 
 Usage::
 
-    python -m advisor_mpich_cma.worker identity
-    python -m advisor_mpich_cma.worker smoke --bytes N
-    python -m advisor_mpich_cma.worker sweep --sizes 1024,2048 --target-s 0.05 [--cpus 0/1]
-    python -m advisor_mpich_cma.worker paired --sizes 4096,131072 --target-s 0.05 --rounds 16 \
+    python -m advisor_mpich_cma.workers.rank identity
+    python -m advisor_mpich_cma.workers.rank smoke --bytes N
+    python -m advisor_mpich_cma.workers.rank sweep --sizes 1024,2048 --target-s 0.05 [--cpus 0/1]
+    python -m advisor_mpich_cma.workers.rank paired --sizes 4096,131072 --target-s 0.05 --rounds 16 \
         [--pages base|thp]
-    python -m advisor_mpich_cma.worker paired --pages base,thp --sizes '4096,131072;131072' \
+    python -m advisor_mpich_cma.workers.rank paired --pages base,thp --sizes '4096,131072;131072' \
         --target-s '0.05;0.05' --rounds '16;8'
 
 * ``identity``: the library's own strings (``MPI_Get_library_version``, ``MPI_Get_version``).
@@ -337,7 +337,7 @@ def _paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: i
 
 
 def main(argv: Sequence[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m advisor_mpich_cma.worker")
+    ap = argparse.ArgumentParser(prog="python -m advisor_mpich_cma.workers.rank")
     ap.add_argument("mode", choices=("identity", "smoke", "sweep", "paired"))
     ap.add_argument("--bytes", type=int, default=1 << 20)
     ap.add_argument("--sizes", default="1024")

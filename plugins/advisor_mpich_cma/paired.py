@@ -1,38 +1,24 @@
-"""The timed part of the mpich-cma probe: CMA forced on at every size vs off.
-
-First choice (``run_paired``): one launch per rank pair with CMA enabled at init, the worker's
-``paired`` mode switching the threshold through MPI_T between adjacent batches, so both members
-of a pair see the same machine state.  When MPI_T cannot switch (``mpit_error``: no MPI_T, a
-write refused, a library other than upstream MPICH) the probe falls back to separate launches:
-
-Each launch runs ``advisor_mpich_cma.worker sweep`` under the launcher with one configuration's
-env overlay; ``advisor.measure.interleave`` alternates the configurations (on, off, on, off ...)
-across independent launches.  The result is one ``cma-sweep`` evidence per rank pair whose
-series keep every launch's raw samples (one point per launch and size), so ``recommend`` can
-measure the A/A noise floor and the CI itself.
-
-Budget: the plan (sizes, repeats, seconds per size) is scaled to ``ctx.remaining_s()``; a round
-that would not finish before the deadline is not started (at least one round always runs).
+"""The paired measurement: CMA switched on and off through MPI_T in adjacent batches of one
+launch (worker ``paired`` mode), for base-page and THP-backed buffers, the crossover then
+bisected between grid sizes; and the ``cma-decision`` evidence (the minimax-regret decision's
+figures over both buffer kinds and per kind).
 """
 
 from __future__ import annotations
 
-import time
-from typing import Optional
-
 from advisor.models import Evidence, MpiFacts, Point, Series
 from advisor.probe import MeasureContext
 
-from advisor_mpich_cma import advice as A
-from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma import plugin as P
+from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma.decision import decision_of, default_candidate, kind_values
+from advisor_mpich_cma.evidence import (BW, DECISION, LAT, OFF, ON, PAIRED, library_of,
+                                        usable_kinds)
+from advisor_mpich_cma.launch import LAUNCH_OVERHEAD_S, PER_SIZE_FACTOR, config_env, launch_estimate
+from advisor_mpich_cma.workers import RANK
 
-#: Rough cost of one launch beyond the timed loops (MPICH start, mpi4py import, buffers):
-#: measured here ~0.4-0.8 s; used only to plan the budget, then replaced by the measured time.
-LAUNCH_OVERHEAD_S = 0.8
-#: Per size and measure: calibration and warm-up on top of the timed seconds (a planning
-#: factor; the worker's own loops decide the real time).
-PER_SIZE_FACTOR = 2.5
+#: Rounds of (on, off) batches per size and measure in the paired (MPI_T) mode; at most the
+#: worker's MAX_ROUNDS (48, what a profile keeps per point).
+FULL_ROUNDS, QUICK_ROUNDS = 32, 16
 #: Buffer kinds of the paired measurement: base pages and THP-backed (``page_kinds``).
 BASE, THP = "base", "thp"
 #: THP-backed buffers are measured only from this size (bytes).  The buffer kind changed CMA's
@@ -54,151 +40,6 @@ THP_ROUNDS_DIVISOR = 2
 #: verdicts near a crossover tie (and the minimax is indifferent).
 MAX_REFINE_QUICK, MAX_REFINE_FULL = 2, 3
 
-
-def plan(ctx: MeasureContext) -> dict:
-    """Sizes, repeats and per-size target seconds for this context (budget-aware)."""
-    sizes = list(P.QUICK_SIZES if ctx.quick else P.FULL_SIZES)
-    repeats = P.QUICK_REPEATS if ctx.quick else P.FULL_REPEATS
-    target = P.QUICK_TARGET_S if ctx.quick else P.FULL_TARGET_S
-    if "sizes" in ctx.options:
-        sizes = sorted({int(x) for x in ctx.options["sizes"].split(",") if x.strip()})
-    if "repeats" in ctx.options:
-        repeats = max(2, int(ctx.options["repeats"]))
-    if "target_s" in ctx.options:
-        target = float(ctx.options["target_s"])
-    return {"sizes": sizes, "repeats": repeats, "target_s": target}
-
-
-def _launch_estimate(sizes, target_s: float) -> float:
-    return LAUNCH_OVERHEAD_S + len(sizes) * 2 * target_s * PER_SIZE_FACTOR
-
-
-def pairs(facts) -> list[tuple[str, Optional[str]]]:
-    """Rank pairs to sweep: ``[("", None)]`` on one NUMA node; with several, an intra-node pair
-    (two CPUs of node 0) and a cross-NUMA pair (node 0 and node 1), as ``--cpus A/B``."""
-    nodes = facts.memory.numa_node_cpus or {}
-    if (facts.memory.numa_nodes or 1) < 2 or len(nodes) < 2:
-        return [("", None)]
-    from advisor_mpich_cma.worker import _cpulist
-
-    keys = sorted(nodes, key=lambda k: int(k) if str(k).isdigit() else str(k))
-    n0 = sorted(_cpulist(nodes[keys[0]]))
-    n1 = sorted(_cpulist(nodes[keys[1]]))
-    out: list[tuple[str, Optional[str]]] = []
-    if len(n0) >= 2:
-        out.append(("same-numa", f"{n0[0]}/{n0[1]}"))
-    if n0 and n1:
-        out.append(("cross-numa", f"{n0[0]}/{n1[0]}"))
-    return out or [("", None)]
-
-
-def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
-    """Run the interleaved sweep for every rank pair; returns ``cma-sweep[.pair]`` evidence
-    (and a ``cma-mpi-smoke.launcher`` evidence first when ``ctx.launcher`` was given and fails).
-
-    Raises ``advisor.measure.LaunchError`` when a sweep launch fails for another reason than a
-    CMA failure (the runner records the probe as failed).
-    """
-    from advisor.measure import conditions, copy_ceiling, interleave, plausibility, run_mpi
-
-    out: list[Evidence] = []
-    flavour = mpi.flavour
-    if ctx.launcher:
-        thr = K.knob(K.CRAY_SIZE if flavour == K.CRAY else K.CMA_THRESHOLD).default_for(
-            mpi.version) or 0
-        ev = P.smoke_evidence(flavour, int(thr), launcher=ctx.launcher,
-                              ev_id=A.SMOKE + ".launcher",
-                              timeout_s=max(5.0, min(P.SMOKE_TIMEOUT_S, ctx.remaining_s())))
-        if ev.values.get("launch_failed"):
-            from advisor.errors import ProbeFailed
-
-            raise ProbeFailed(f"the launcher {' '.join(map(str, ctx.launcher))!r} could not run "
-                              f"a 2-rank MPI job: {ev.values.get('error', '')}")
-        out.append(ev)
-        if not ev.values.get("ok"):
-            return out
-    p = plan(ctx)
-    sizes, target = p["sizes"], p["target_s"]
-    todo = pairs(ctx.facts)
-    if flavour != K.CRAY and ctx.options.get("paired", "1") != "0":
-        paired, why_not = run_paired(ctx, mpi, p, todo)
-        if paired:
-            return out + paired + _decision(paired, ctx)
-        ctx.progress(f"paired MPI_T mode unavailable ({why_not}): separate launches", 0.0)
-    t_ceiling = time.monotonic()
-    ceiling = copy_ceiling(max(sizes), max_time_s=0.5 if ctx.quick else 1.0,
-                           deadline=ctx.deadline, seed=ctx.seed)
-    t_ceiling = time.monotonic() - t_ceiling
-    est = _launch_estimate(sizes, target)
-    configs = (A.ON, A.OFF)
-    for idx, (pair, cpus) in enumerate(todo):
-        share = ctx.remaining_s() / (len(todo) - idx)
-        # rounds that fit the share (each round = one launch per configuration)
-        repeats = max(1, min(p["repeats"], int(share // (est * len(configs))) or 1))
-        raw: dict[tuple[str, int], dict] = {}
-        envs = {c: P.config_env(flavour, c, 0) for c in configs}
-        args = ["sweep", "--sizes", ",".join(map(str, sizes)), "--target-s", str(target)]
-        if cpus:
-            args += ["--cpus", cpus]
-
-        def run_one(config: str, rnd: int) -> list[float]:
-            timeout = max(10.0, min(ctx.remaining_s() + 10.0, 20 * est))
-            res = run_mpi(P.WORKER, args, env=envs[config], timeout_s=timeout,
-                          launcher=ctx.launcher)
-            raw[(config, rnd)] = res
-            import statistics
-
-            return [statistics.median(s["lat_s"]) for s in res["sizes"]]
-
-        deadline = min(ctx.deadline, time.monotonic() + share) - est * len(configs)
-        res = interleave(configs, run_one, repeats=repeats, deadline=deadline,
-                         max_extra_rounds=0 if ctx.quick else 1, progress=ctx.progress)
-        out.append(_to_evidence(pair, raw, res.rounds, sizes, envs, ceiling, plausibility,
-                                conditions, ctx, cpus, p, t_ceiling))
-    return out
-
-
-def _to_evidence(pair, raw, rounds, sizes, envs, ceiling, plausibility, conditions, ctx, cpus,
-                 p, t_ceiling) -> Evidence:
-    series: dict[str, list[Point]] = {}
-    buffer = {}
-    artefacts = 0
-    for (config, rnd), res in sorted(raw.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        buffer = res.get("buffer") or buffer
-        for s in res["sizes"]:
-            n = int(s["bytes"])
-            series.setdefault(f"{A.LAT}:{config}", []).append(Point(
-                x=n, label=f"run{rnd}", samples=s["lat_s"], warmup=s["lat_warmup_s"]))
-            bw = [n * s["window"] / t for t in s["bw_window_s"] if t > 0]
-            bw_warm = [n * s["window"] / t for t in s["bw_warmup_s"] if t > 0]
-            import statistics
-
-            label = plausibility(statistics.median(bw), ceiling) if bw else None
-            if label:
-                artefacts += 1
-            series.setdefault(f"{A.BW}:{config}", []).append(Point(
-                x=n, label=f"run{rnd}", samples=[] if label else bw, warmup=bw_warm,
-                artefact=label))
-    sers = [Series(name=name, unit="s" if name.startswith(A.LAT) else "bytes/s",
-                   x_name="message size", x_unit="bytes", points=pts)
-            for name, pts in sorted(series.items())]
-    env_note = {f"{c}:{k}": v for c, e in envs.items() for k, v in e.items() if v is not None}
-    cond_fields = {k: v for k, v in buffer.items() if k in (
-        "buffer_kind", "buffer_fill", "hugepages", "align_bytes")}
-    cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
-                      notes={"pair": pair or "default", "cpus": cpus or "unbound",
-                             "configs": "cma-on: CMA forced at every size; cma-off: CMA disabled",
-                             **env_note},
-                      **cond_fields)
-    return Evidence(
-        id=A.SWEEP + (f".{pair}" if pair else ""),
-        description="CMA forced on at every size vs off: one-way ping-pong latency and "
-                    "osu_bw-style streaming bandwidth, interleaved across independent launches",
-        series=sers, conditions=cond,
-        values={"rounds": rounds, "sizes": len(sizes), "target_s_per_size": p["target_s"],
-                "copy_ceiling_bytes_per_s": float(ceiling.median),
-                "copy_ceiling_seconds": round(t_ceiling, 3),
-                "artefact_points": artefacts, "quick": bool(ctx.quick)})
 
 
 def page_kinds(ctx: MeasureContext) -> list[str]:
@@ -251,13 +92,12 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     """
     from advisor.measure import page_size, run_mpi
 
-    from advisor_mpich_cma import recommend as R
 
     sizes, target = p["sizes"], p["target_s"]
-    rounds = int(ctx.options.get("rounds", P.QUICK_ROUNDS if ctx.quick else P.FULL_ROUNDS))
+    rounds = int(ctx.options.get("rounds", QUICK_ROUNDS if ctx.quick else FULL_ROUNDS))
     # CMA enabled at init (MPICH's init check still applies); the threshold is switched at run
     # time, so its start value does not matter
-    env = P.config_env(mpi.flavour, A.ON, 0)
+    env = config_env(mpi.flavour, ON, 0)
     kinds = page_kinds(ctx)
     ksizes = {k: kind_sizes(k, sizes, ctx.quick) for k in kinds}
     # the kinds share the timed seconds one kind had before, so the probe keeps its duration
@@ -276,8 +116,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
                 "--rounds", ";".join(str(kind_rounds(k, rounds)) for k in ks)]
         if cpus:
             args += ["--cpus", cpus]
-        est = sum(_launch_estimate(szs, 2 * t) for szs, t in todo_kinds.values())
-        res = run_mpi(P.WORKER, args, env=env, launcher=ctx.launcher,
+        est = sum(launch_estimate(szs, 2 * t) for szs, t in todo_kinds.values())
+        res = run_mpi(RANK, args, env=env, launcher=ctx.launcher,
                       timeout_s=max(10.0, min(ctx.remaining_s() + 10.0, 20 * est)))
         if res.get("mpit_error") or not (res.get("kinds") or res.get("sizes")):
             return {"": res}
@@ -308,7 +148,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             per_batch[(kind, pair)] = ts[kind]
     # refinement between grid points, per kind (the pairs of a kind share one threshold); the
     # kinds bisect independently, their steps of the same rank share one launch
-    lib = A.library_of(list(ctx.applicability.evidence) if ctx.applicability else [], ctx.facts)
+    lib = library_of(list(ctx.applicability.evidence) if ctx.applicability else [], ctx.facts)
     steps: dict[str, list[int]] = {k: [] for k in kinds}
     active = list(kinds)
     for _ in range(refine_steps(ctx)):
@@ -319,7 +159,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
                    for pair, cpus in todo]
             data = [R.paired_from_evidence(e) for e in evs]
             try:
-                d = R.decide(data, A.default_candidate(lib))
+                d = R.decide(data, default_candidate(lib))
             except ValueError:
                 continue
             br = R.bracket(data, d.best)
@@ -330,7 +170,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
         cost = 0.0
         fit: dict[str, int] = {}
         for kind, m in mids.items():
-            c = sum(_launch_estimate([m], 2 * per_batch[(kind, pr)]) for pr, _ in todo)
+            c = sum(launch_estimate([m], 2 * per_batch[(kind, pr)]) for pr, _ in todo)
             if cost + c <= ctx.remaining_s():
                 fit[kind] = m
                 cost += c
@@ -363,7 +203,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
 
 def paired_id(pair: str, kind: str = "base") -> str:
     """Evidence id of a paired measurement: ``cma-paired[.thp][.<pair>]``."""
-    return A.PAIRED + (f".{THP}" if kind == THP else "") + (f".{pair}" if pair else "")
+    return PAIRED + (f".{THP}" if kind == THP else "") + (f".{pair}" if pair else "")
 
 
 def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: int,
@@ -373,12 +213,12 @@ def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: in
     series: dict[str, list[Point]] = {}
     for srow in res["sizes"]:
         n = int(srow["bytes"])
-        for metric, key in ((A.LAT, "lat"), (A.BW, "bw")):
-            unit_key = "s" if metric == A.LAT else "Bps"
-            for cfg, name in (("on", A.ON), ("off", A.OFF)):
+        for metric, key in ((LAT, "lat"), (BW, "bw")):
+            unit_key = "s" if metric == LAT else "Bps"
+            for cfg, name in (("on", ON), ("off", OFF)):
                 series.setdefault(f"{metric}:{name}", []).append(Point(
                     x=n, label="paired", samples=list(srow[f"{key}_{cfg}_{unit_key}"])))
-    sers = [Series(name=name, unit="s" if name.startswith(A.LAT) else "bytes/s",
+    sers = [Series(name=name, unit="s" if name.startswith(LAT) else "bytes/s",
                    x_name="message size", x_unit="bytes", points=pts)
             for name, pts in sorted(series.items())]
     buffer = res.get("buffer") or {}
@@ -416,18 +256,18 @@ def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: in
                 "quick": bool(ctx.quick), **state_values, **kind_values})
 
 
-def _decision(paired: list[Evidence], ctx: MeasureContext) -> list[Evidence]:
+def decision_evidence(paired: list[Evidence], ctx: MeasureContext) -> list[Evidence]:
     """The ``cma-decision`` evidence: the minimax-regret decision's figures (regret of the
     default and of the advice, per-size ratios, stability), computed by the same pure function
     ``recommend`` uses, so the profile records them."""
     evs = list(ctx.applicability.evidence) if ctx.applicability else []
-    lib = A.library_of(evs, ctx.facts)
-    used, _ = A.usable_kinds(paired)
-    d = A.decision_of(used, lib)
+    lib = library_of(evs, ctx.facts)
+    used, _ = usable_kinds(paired)
+    d = decision_of(used, lib)
     if d is None:
         return []
-    values = {**d.as_values(), **A.kind_values(used, lib)}
-    return [Evidence(id=A.DECISION, description="minimax-regret decision on the paired "
+    values = {**d.as_values(), **kind_values(used, lib)}
+    return [Evidence(id=DECISION, description="minimax-regret decision on the paired "
                      "evidence of every buffer kind together: ratios are performance over the "
                      "per-size best of CMA on/off (1 = best), regret = 1 - worst ratio; "
                      "thresholds in bytes, -1 = CMA off; advice_threshold_bytes:<kind> is the "

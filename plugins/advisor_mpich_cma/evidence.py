@@ -1,0 +1,139 @@
+"""Evidence of the mpich-cma probe: its ids and the typed readers of its records (pure).
+
+Evidence read (ids and keys are this plugin's own, written by ``advisor_mpich_cma.measure`` and ``.paired``):
+
+* ``cma-sibling``: live sibling ``process_vm_readv`` test; values ``result`` ("ok", "EPERM",
+  ...), ``errno``, ``parent_reads_child``, ``reader_seccomp``, ``reader_cap_eff``,
+  ``reader_user_ns``, ``target_user_ns``.
+* ``cma-library``: identity and effective defaults; values ``implementation``, ``flavour``,
+  ``version``, ``device``, ``cma_enable_default``, ``threshold_default_bytes``,
+  ``defaults_source``, ``mode_default`` (Cray).
+* ``cma-mpi-smoke``: a 2-rank run with CMA forced on; values ``ok``, ``errno``, ``error``,
+  ``rank_seccomp``, ``rank_user_ns_distinct``.
+* ``cma-paired`` (and ``cma-paired.<pair>``): CMA on vs off switched through MPI_T inside one
+  launch (worker ``paired`` mode); series ``latency:<config>`` / ``bandwidth:<config>`` with one
+  point per size whose samples are one value per round, index-aligned between the configs;
+  values ``paired`` True, ``rounds``, ``buffer_pages`` ("base": 4 KiB pages), ``state.*`` (the
+  fast/slow machine state, ``advisor_mpich_cma.states``: a condition, reported as the info
+  finding ``cma-machine-state``), ``refine.steps`` / ``refine.sizes`` (bisected sizes, bytes).
+  When present it decides the threshold by minimax regret (``advisor_mpich_cma.minimax``);
+  the separate-launch sweep is then not used.
+* ``cma-paired.thp`` (and ``cma-paired.thp.<pair>``): the same with THP-backed buffers
+  (``buffer_pages`` "thp", ``thp_backed_bytes_min_rank``: huge-page bytes the kernel gave).
+  Decided together with the base-page evidence (``minimax_advice`` explains why).
+* ``cma-sweep`` (and ``cma-sweep.<pair>`` for NUMA pairs): series ``latency:<config>`` (unit s,
+  one-way ping-pong time) and ``bandwidth:<config>`` (unit bytes/s, osu_bw-style window) with
+  x = message bytes and one point per independent launch (label ``run<i>``); configs
+  ``cma-on`` (forced at every size) and ``cma-off``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+from advisor.models import Evidence, Facts
+
+from advisor_mpich_cma import knobs as K
+
+SIBLING = "cma-sibling"
+LIBRARY = "cma-library"
+SMOKE = "cma-mpi-smoke"
+SWEEP = "cma-sweep"
+PAIRED = "cma-paired"
+DECISION = "cma-decision"
+#: Configurations (series name suffixes) and measures (series name prefixes).
+ON, OFF = "cma-on", "cma-off"
+LAT, BW = "latency", "bandwidth"
+
+
+def sweeps(evidence: Iterable[Evidence]) -> list[Evidence]:
+    """The separate-launch sweeps: ``cma-sweep`` and ``cma-sweep.<pair>``."""
+    return Evidence.family(evidence, SWEEP)
+
+
+def paired(evidence: Iterable[Evidence]) -> list[Evidence]:
+    """The MPI_T paired measurements: ``cma-paired`` and ``cma-paired.<kind/pair>``."""
+    return Evidence.family(evidence, PAIRED)
+
+
+def smokes(evidence: Iterable[Evidence]) -> list[Evidence]:
+    """The MPI smoke runs: ``cma-mpi-smoke`` and ``cma-mpi-smoke.launcher``."""
+    return Evidence.family(evidence, SMOKE)
+
+
+@dataclass(frozen=True)
+class Library:
+    implementation: Optional[str]
+    flavour: Optional[str]
+    version: Optional[str]
+    cma_enable_default: Optional[int]
+    threshold_default: Optional[int]
+    defaults_source: Optional[str]
+    mode_default: Optional[str] = None
+
+    @property
+    def cray(self) -> bool:
+        return self.flavour == K.CRAY
+
+    @property
+    def mpich(self) -> bool:
+        return (self.implementation or "").lower() == "mpich"
+
+    @property
+    def upstream_mpich(self) -> bool:
+        return self.mpich and not self.cray
+
+
+def library_of(evidence: Iterable[Evidence], facts: Facts) -> Library:
+    """Library identity and defaults: the ``cma-library`` evidence, else ``facts.mpi`` with the
+    knob table as labelled fallback."""
+    ev = Evidence.find(evidence, LIBRARY)
+    v = dict(ev.values) if ev else {}
+    impl = v.get("implementation") or facts.mpi.implementation
+    flavour = v.get("flavour") or facts.mpi.flavour or ("upstream" if impl == "mpich" else None)
+    version = v.get("version") or facts.mpi.version
+    src = v.get("defaults_source")
+    enable = v.get("cma_enable_default")
+    thr = v.get("threshold_default_bytes")
+    if src is None and impl == "mpich":
+        src = "built-in table (fallback: library not queried)"
+        if flavour == K.CRAY:
+            thr = K.knob(K.CRAY_SIZE).default_for(version)
+        else:
+            enable = K.knob(K.CMA_ENABLE).default_for(version)
+            thr = K.knob(K.CMA_THRESHOLD).default_for(version)
+    mode = v.get("mode_default") or (K.knob(K.CRAY_MODE).default_for(version)
+                                     if flavour == K.CRAY else None)
+    return Library(impl, flavour, version, _int(enable), _int(thr), src, mode)
+
+
+def _int(v) -> Optional[int]:
+    try:
+        return int(v) if v is not None and v != "" else None
+    except (TypeError, ValueError):
+        return None
+
+
+def buffer_pages(ev: Evidence) -> str:
+    """The buffer kind of a paired evidence: ``values['buffer_pages']`` ("base" / "thp"), else
+    from the id (``cma-paired.thp[...]``), else "base" (evidence recorded before kinds)."""
+    kind = ev.values.get("buffer_pages")
+    if kind:
+        return str(kind)
+    return "thp" if ev.id == PAIRED + ".thp" or ev.id.startswith(PAIRED + ".thp.") else "base"
+
+
+KIND_NAMES = {"base": "base (4 KiB) pages", "thp": "THP-backed (2 MiB) pages"}
+
+
+def usable_kinds(evs: Sequence[Evidence]) -> tuple[list[Evidence], list[Evidence]]:
+    """``(used, dropped)``: THP-kind evidence where the kernel gave a rank no huge pages
+    (``thp_backed_bytes_min_rank`` == 0) measured base pages under another name: dropped."""
+    used, dropped = [], []
+    for e in evs:
+        if buffer_pages(e) == "thp" and e.values.get("thp_backed_bytes_min_rank") == 0:
+            dropped.append(e)
+        else:
+            used.append(e)
+    return used, dropped

@@ -1,0 +1,335 @@
+"""What the mpich-cma probe runs through the harness: the check-time probes and the sweep.
+
+* ``check``: library identity and effective defaults (``mpivars``), the live sibling
+  ``process_vm_readv`` test, then a 2-rank MPI run with CMA forced on above the threshold; a
+  failure is recorded as evidence (its cause is worked out by ``recommend``), never raised.
+* ``measure``: CMA on vs off at every size, latency and bandwidth, switched through MPI_T in
+  adjacent batches of one launch (``cma-paired``, ``advisor_mpich_cma.paired``); where MPI_T
+  cannot switch it, interleaved across independent launches (``cma-sweep``, ``run_sweeps``);
+  one per rank pair (same / cross NUMA node when there are several).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Optional
+
+from advisor.models import Conditions, Evidence, Facts, MpiFacts, Point, Series
+from advisor.probe import Applicability, MeasureContext
+
+from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma.causes import classify_log
+from advisor_mpich_cma.evidence import BW, LAT, LIBRARY, OFF, ON, SIBLING, SMOKE, SWEEP
+from advisor_mpich_cma.identity import (cma_applicability, find_mpivars, library_defaults,
+                                        parse_mpivars, run_mpivars)
+from advisor_mpich_cma.launch import config_env, launch_estimate, shown
+from advisor_mpich_cma.paired import decision_evidence, run_paired
+from advisor_mpich_cma.usability import usability
+from advisor_mpich_cma.workers import RANK
+from advisor_mpich_cma.workers.rank import RANK_SECURITY_MARK, _cpulist
+
+#: Message sizes of the full sweep: powers of two from 1 KiB to 16 MiB (issue 4) plus points
+#: between them near the crossovers reported for MPICH (8 KiB cell size / default threshold and
+#: 16 KiB in 4.3.x; the AMD dip at 16 KiB in pmodels/mpich#7639).
+FULL_SIZES = tuple(sorted({1 << k for k in range(10, 25)} | {6144, 12288, 24576}))
+#: Quick sweep: a handful of sizes around the crossover and two large ones, plus 128 and
+#: 256 KiB: the crossover measured on this project's 2-core AMD VM is 128 KiB (background.md §4),
+#: which 64 KiB and 1 MiB alone cannot place.
+QUICK_SIZES = (4096, 8192, 16384, 65536, 131072, 262144, 1 << 20)
+#: Independent launches per configuration (A/A repeats give the noise floor: at least 2).
+FULL_REPEATS, QUICK_REPEATS = 5, 3
+#: Seconds of steady-state timing per size and measure inside one launch.
+FULL_TARGET_S, QUICK_TARGET_S = 0.04, 0.02
+#: Message of the smoke run: well above every default threshold (16384 max, see knobs).
+SMOKE_BYTES = 1 << 20
+#: Timeouts (seconds) of one smoke / identity launch: a 2-rank MPICH start takes ~0.4 s here.
+SMOKE_TIMEOUT_S = 60.0
+
+
+def mpi_facts(facts: Facts) -> MpiFacts:
+    if facts.mpi.implementation:
+        return facts.mpi
+    try:  # facts detection left MPI unknown (e.g. a hand-made Facts): ask the library
+        from advisor.facts.mpi import detect_mpi
+
+        return detect_mpi()
+    except Exception:  # lenient: identity stays unknown
+        return facts.mpi
+
+
+def library_evidence(mpi: MpiFacts) -> tuple[Evidence, Optional[dict[str, str]]]:
+    """The ``cma-library`` evidence: identity and defaults read with ``mpivars``."""
+    cvars = None
+    err = None
+    if (mpi.implementation or "") == "mpich" and mpi.flavour != K.CRAY:
+        path = find_mpivars()
+        if path:
+            try:
+                cvars = parse_mpivars(run_mpivars(path))
+            except Exception as exc:  # lenient: fall back to the labelled table
+                err = f"{type(exc).__name__}: {exc}"
+        else:
+            err = "mpivars not found next to the interpreter or on PATH"
+    d = library_defaults(mpi, cvars)
+    values = {"implementation": mpi.implementation, "flavour": mpi.flavour,
+              "version": mpi.version, "device": mpi.device,
+              "library_version": mpi.library_version,
+              "cma_enable_default": d.get("cma_enable"),
+              "threshold_default_bytes": d.get("threshold_bytes"),
+              "cell_size_default_bytes": d.get("cell_size_bytes"),
+              "mode_default": d.get("mode"), "defaults_source": d["source"],
+              "mpivars_error": err}
+    ev = Evidence(id=LIBRARY, description="MPI library identity and the effective defaults of "
+                  "its CMA settings (read from the installed library where possible)",
+                  values={k: v for k, v in values.items() if v is not None})
+    return ev, cvars
+
+
+def sibling_evidence(**kw) -> Evidence:
+    """Run the live sibling test (``advisor_mpich_cma.sibling``) and record it."""
+    from advisor_mpich_cma.sibling import sibling_probe  # imports only the stdlib
+
+    r = sibling_probe(**kw)
+    reader, target = r.get("reader") or {}, r.get("target") or {}
+    values = {"kind": "siblings", "result": r.get("result"),
+              "errno": r.get("errno") if r.get("errno") is not None else -1,
+              "verified": bool(r.get("verified", False)),
+              "parent_reads_child": r.get("parent_reads_child"),
+              "reader_seccomp": reader.get("seccomp"), "reader_cap_eff": reader.get("cap_eff"),
+              "reader_user_ns": reader.get("user_ns"), "target_user_ns": target.get("user_ns"),
+              "reader_ppid": reader.get("ppid"), "target_ppid": target.get("ppid"),
+              "error": r.get("error")}
+    return Evidence(id=SIBLING, description="two sibling processes: one reads the other's "
+                    "buffer with process_vm_readv (what MPI ranks do)",
+                    values={k: v for k, v in values.items() if v is not None})
+
+
+def _rank_security(stderr: str) -> list[dict]:
+    out = []
+    for line in (stderr or "").splitlines():
+        i = line.find(RANK_SECURITY_MARK)
+        if i >= 0:
+            try:
+                out.append(json.loads(line[i + len(RANK_SECURITY_MARK):]))
+            except ValueError:
+                pass
+    return out
+
+
+def smoke_evidence(flavour: Optional[str], threshold: int, *, launcher=None,
+                   timeout_s: float = SMOKE_TIMEOUT_S, ev_id: str = SMOKE) -> Evidence:
+    """A 2-rank run with CMA forced on from ``threshold`` and a message above it.
+
+    Never raises for a failed job: the failure (errno from the ranks' output, their security
+    state) is the evidence.
+    """
+    from advisor.measure import LaunchError, run_mpi
+
+    env = config_env(flavour, ON, threshold)
+    nbytes = max(SMOKE_BYTES, 4 * threshold)
+    values: dict = {"message_bytes": nbytes, "threshold_bytes": threshold}
+    try:
+        res = run_mpi(RANK, ["smoke", "--bytes", str(nbytes)], env=env, timeout_s=timeout_s,
+                      launcher=launcher)
+        values.update(ok=bool(res.get("ok")), seconds=float(res.get("seconds", 0.0)))
+        if not res.get("ok"):
+            values["error"] = "message content differs after the exchange"
+    except LaunchError as exc:
+        err = exc.stderr or str(exc)
+        code = classify_log(err)
+        ranks = _rank_security(err)
+        values.update(ok=False, errno=code if code is not None else -1,
+                      error=_first_error(err) if code is not None else str(exc)[:500],
+                      timed_out=bool(exc.timed_out))
+        if code is None:  # no CMA error in the output: the job itself did not run
+            values["launch_failed"] = True
+        if ranks:
+            values["rank_seccomp"] = max(int(r.get("seccomp") or 0) for r in ranks)
+            values["rank_user_ns_distinct"] = len({r.get("user_ns") for r in ranks}) > 1
+            values["rank_cap_eff"] = ranks[0].get("cap_eff") or ""
+    return Evidence(id=ev_id, description="2-rank MPI run with CMA forced on above the "
+                    "threshold (must complete)",
+                    conditions=Conditions(env=shown(env), launcher=list(launcher) if launcher
+                                          else None),
+                    values={k: v for k, v in values.items() if v is not None})
+
+
+def _first_error(text: str) -> str:
+    for line in text.splitlines():
+        if "process_vm" in line or "Fatal error" in line or "Abort" in line:
+            return line.strip()[:300]
+    return text.strip()[-300:]
+
+
+def check(facts: Facts) -> Applicability:
+    """The probe's ``check``: is CMA usable here (see the module docstring)?"""
+    mpi = mpi_facts(facts)
+    lib_ev, cvars = library_evidence(mpi)
+    evidence = [lib_ev]
+    evidence.append(sibling_evidence())
+    applicable, why = cma_applicability(mpi, cvars)
+    if applicable and evidence[-1].values.get("result") == "ok":
+        from advisor.measure import mpi_launch_available
+
+        ok, launch = mpi_launch_available()
+        if ok:
+            thr = int(lib_ev.values.get("threshold_default_bytes") or 0)
+            evidence.append(smoke_evidence(mpi.flavour, thr))
+        else:
+            why += f"; no 2-rank MPI run possible ({launch})"
+    use = usability(evidence, facts)
+    smoke = [e for e in evidence if e.id == SMOKE]
+    if smoke and smoke[0].values.get("launch_failed"):
+        return Applicability(usable=False, evidence=evidence, reason=(
+            "the 2-rank MPI run could not be done (not a CMA failure): "
+            + str(smoke[0].values.get("error", ""))))
+    if not applicable:
+        return Applicability(usable=False, reason=why, evidence=evidence)
+    return Applicability(usable=use.usable, reason=use.reason if not use.usable else why,
+                         evidence=evidence)
+
+
+def measure(ctx: MeasureContext) -> list[Evidence]:
+    """The probe's ``measure``: ``run_sweeps`` for the MPI library of ``ctx.facts``."""
+    return run_sweeps(ctx, mpi_facts(ctx.facts))
+
+
+def plan(ctx: MeasureContext) -> dict:
+    """Sizes, repeats and per-size target seconds for this context (budget-aware)."""
+    sizes = list(QUICK_SIZES if ctx.quick else FULL_SIZES)
+    repeats = QUICK_REPEATS if ctx.quick else FULL_REPEATS
+    target = QUICK_TARGET_S if ctx.quick else FULL_TARGET_S
+    if "sizes" in ctx.options:
+        sizes = sorted({int(x) for x in ctx.options["sizes"].split(",") if x.strip()})
+    if "repeats" in ctx.options:
+        repeats = max(2, int(ctx.options["repeats"]))
+    if "target_s" in ctx.options:
+        target = float(ctx.options["target_s"])
+    return {"sizes": sizes, "repeats": repeats, "target_s": target}
+
+
+def pairs(facts) -> list[tuple[str, Optional[str]]]:
+    """Rank pairs to sweep: ``[("", None)]`` on one NUMA node; with several, an intra-node pair
+    (two CPUs of node 0) and a cross-NUMA pair (node 0 and node 1), as ``--cpus A/B``."""
+    nodes = facts.memory.numa_node_cpus or {}
+    if (facts.memory.numa_nodes or 1) < 2 or len(nodes) < 2:
+        return [("", None)]
+    keys = sorted(nodes, key=lambda k: int(k) if str(k).isdigit() else str(k))
+    n0 = sorted(_cpulist(nodes[keys[0]]))
+    n1 = sorted(_cpulist(nodes[keys[1]]))
+    out: list[tuple[str, Optional[str]]] = []
+    if len(n0) >= 2:
+        out.append(("same-numa", f"{n0[0]}/{n0[1]}"))
+    if n0 and n1:
+        out.append(("cross-numa", f"{n0[0]}/{n1[0]}"))
+    return out or [("", None)]
+
+
+def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
+    """Run the interleaved sweep for every rank pair; returns ``cma-sweep[.pair]`` evidence
+    (and a ``cma-mpi-smoke.launcher`` evidence first when ``ctx.launcher`` was given and fails).
+
+    Raises ``advisor.measure.LaunchError`` when a sweep launch fails for another reason than a
+    CMA failure (the runner records the probe as failed).
+    """
+    from advisor.measure import conditions, copy_ceiling, interleave, plausibility, run_mpi
+
+    out: list[Evidence] = []
+    flavour = mpi.flavour
+    if ctx.launcher:
+        thr = K.knob(K.CRAY_SIZE if flavour == K.CRAY else K.CMA_THRESHOLD).default_for(
+            mpi.version) or 0
+        ev = smoke_evidence(flavour, int(thr), launcher=ctx.launcher,
+                              ev_id=SMOKE + ".launcher",
+                              timeout_s=max(5.0, min(SMOKE_TIMEOUT_S, ctx.remaining_s())))
+        if ev.values.get("launch_failed"):
+            from advisor.errors import ProbeFailed
+
+            raise ProbeFailed(f"the launcher {' '.join(map(str, ctx.launcher))!r} could not run "
+                              f"a 2-rank MPI job: {ev.values.get('error', '')}")
+        out.append(ev)
+        if not ev.values.get("ok"):
+            return out
+    p = plan(ctx)
+    sizes, target = p["sizes"], p["target_s"]
+    todo = pairs(ctx.facts)
+    if flavour != K.CRAY and ctx.options.get("paired", "1") != "0":
+        paired, why_not = run_paired(ctx, mpi, p, todo)
+        if paired:
+            return out + paired + decision_evidence(paired, ctx)
+        ctx.progress(f"paired MPI_T mode unavailable ({why_not}): separate launches", 0.0)
+    t_ceiling = time.monotonic()
+    ceiling = copy_ceiling(max(sizes), max_time_s=0.5 if ctx.quick else 1.0,
+                           deadline=ctx.deadline, seed=ctx.seed)
+    t_ceiling = time.monotonic() - t_ceiling
+    est = launch_estimate(sizes, target)
+    configs = (ON, OFF)
+    for idx, (pair, cpus) in enumerate(todo):
+        share = ctx.remaining_s() / (len(todo) - idx)
+        # rounds that fit the share (each round = one launch per configuration)
+        repeats = max(1, min(p["repeats"], int(share // (est * len(configs))) or 1))
+        raw: dict[tuple[str, int], dict] = {}
+        envs = {c: config_env(flavour, c, 0) for c in configs}
+        args = ["sweep", "--sizes", ",".join(map(str, sizes)), "--target-s", str(target)]
+        if cpus:
+            args += ["--cpus", cpus]
+
+        def run_one(config: str, rnd: int) -> list[float]:
+            timeout = max(10.0, min(ctx.remaining_s() + 10.0, 20 * est))
+            res = run_mpi(RANK, args, env=envs[config], timeout_s=timeout,
+                          launcher=ctx.launcher)
+            raw[(config, rnd)] = res
+            import statistics
+
+            return [statistics.median(s["lat_s"]) for s in res["sizes"]]
+
+        deadline = min(ctx.deadline, time.monotonic() + share) - est * len(configs)
+        res = interleave(configs, run_one, repeats=repeats, deadline=deadline,
+                         max_extra_rounds=0 if ctx.quick else 1, progress=ctx.progress)
+        out.append(to_evidence(pair, raw, res.rounds, sizes, envs, ceiling, plausibility,
+                                conditions, ctx, cpus, p, t_ceiling))
+    return out
+
+
+def to_evidence(pair, raw, rounds, sizes, envs, ceiling, plausibility, conditions, ctx, cpus,
+                 p, t_ceiling) -> Evidence:
+    series: dict[str, list[Point]] = {}
+    buffer = {}
+    artefacts = 0
+    for (config, rnd), res in sorted(raw.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        buffer = res.get("buffer") or buffer
+        for s in res["sizes"]:
+            n = int(s["bytes"])
+            series.setdefault(f"{LAT}:{config}", []).append(Point(
+                x=n, label=f"run{rnd}", samples=s["lat_s"], warmup=s["lat_warmup_s"]))
+            bw = [n * s["window"] / t for t in s["bw_window_s"] if t > 0]
+            bw_warm = [n * s["window"] / t for t in s["bw_warmup_s"] if t > 0]
+            import statistics
+
+            label = plausibility(statistics.median(bw), ceiling) if bw else None
+            if label:
+                artefacts += 1
+            series.setdefault(f"{BW}:{config}", []).append(Point(
+                x=n, label=f"run{rnd}", samples=[] if label else bw, warmup=bw_warm,
+                artefact=label))
+    sers = [Series(name=name, unit="s" if name.startswith(LAT) else "bytes/s",
+                   x_name="message size", x_unit="bytes", points=pts)
+            for name, pts in sorted(series.items())]
+    env_note = {f"{c}:{k}": v for c, e in envs.items() for k, v in e.items() if v is not None}
+    cond_fields = {k: v for k, v in buffer.items() if k in (
+        "buffer_kind", "buffer_fill", "hugepages", "align_bytes")}
+    cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
+                      notes={"pair": pair or "default", "cpus": cpus or "unbound",
+                             "configs": "cma-on: CMA forced at every size; cma-off: CMA disabled",
+                             **env_note},
+                      **cond_fields)
+    return Evidence(
+        id=SWEEP + (f".{pair}" if pair else ""),
+        description="CMA forced on at every size vs off: one-way ping-pong latency and "
+                    "osu_bw-style streaming bandwidth, interleaved across independent launches",
+        series=sers, conditions=cond,
+        values={"rounds": rounds, "sizes": len(sizes), "target_s_per_size": p["target_s"],
+                "copy_ceiling_bytes_per_s": float(ceiling.median),
+                "copy_ceiling_seconds": round(t_ceiling, 3),
+                "artefact_points": artefacts, "quick": bool(ctx.quick)})

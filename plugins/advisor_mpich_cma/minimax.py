@@ -1,0 +1,320 @@
+"""The CMA threshold decided by minimax regret over paired on/off measurements (pure: no I/O).
+
+Input (``Paired``): per rank pair and message size, CMA-on and CMA-off results taken in pairs
+(index ``r`` of ``lat_on``/``lat_off``/``bw_on``/``bw_off`` come from adjacent batches of one
+launch in the ``paired`` worker mode, or from the two launches of one interleave round of the
+separate-launch sweep).  Latencies in seconds, bandwidths in bytes/s.
+
+Rule (DESIGN.md "Advice (what makes it trustworthy)"):
+
+* Per size the on/off ratio is the median over pairs of the per-pair ratio, oriented so > 1 means
+  CMA is better (bandwidth on/off, latency off/on); taking it per adjacent pair cancels the
+  machine's fast/slow state, which moves both members of a pair alike.
+* A candidate is a threshold ``T`` (sizes >= T use CMA, smaller ones the copy path): the library
+  default, CMA off (``T = None``) and every measured size.  At a size, a candidate that uses CMA
+  scores ``min(1, ratio)``, one that does not ``min(1, 1/ratio)`` (its performance over the best
+  of the two paths: 1 = best); its score at the size is the smaller of latency and bandwidth, and
+  its worst ratio the smallest over sizes and rank pairs (regret = 1 - worst ratio).
+* The advice is the candidate with the highest worst ratio (ties: the default, then the smaller
+  threshold).  The default is kept when its worst ratio is within noise of the advice: the 95 %
+  percentile-bootstrap CI (pairs resampled per size) of ``worst(advice) - worst(default)``
+  reaches 0.
+* Stability: the share of ``N_STABILITY`` bootstrap resamples whose decision (same rule, the
+  default kept when within the CI half-width found on the full data) equals the advice.
+* A loss no threshold can fix (the advice measurably below the best at a size: the bootstrap CI
+  of its ratio there ends below 1, e.g. CMA losing at the largest sizes where MPICH has no upper
+  CMA threshold) is reported as ``losses``, not a reason to give no advice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.models import Evidence
+
+#: Resamples of the stability and noise bootstrap.  200 is what the decision can afford in
+#: ``recommend`` (milliseconds per resample set); Efron & Tibshirani (1993, ch. 6) give 25-200
+#: resamples as enough for a standard error, which is the use here (a share, not a tail quantile).
+N_STABILITY = 200
+#: Two-sided level of the CI of the improvement and of the per-size ratios.
+LEVEL = 0.95
+#: Seed of every resampling (fixed: recommend is a pure function).
+SEED = 0
+#: Below this stability the advice's confidence is "low".  A chosen policy: advice that changes
+#: in more than one of five resamples of the same evidence is advice that flips on noise
+#: (DESIGN.md: "Advice that flips on noise is a defect").
+STABLE_SHARE = 0.8
+
+OFF = None  # the candidate "CMA off" (no size uses CMA)
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Paired results of one rank pair: ``sizes[j]`` with index-aligned lists per round."""
+
+    name: str
+    sizes: tuple[int, ...]
+    lat_on: tuple[tuple[float, ...], ...]
+    lat_off: tuple[tuple[float, ...], ...]
+    bw_on: tuple[tuple[float, ...], ...]
+    bw_off: tuple[tuple[float, ...], ...]
+
+    def pair_ratios(self, j: int) -> tuple["list[float]", "list[float]"]:
+        """Per-pair ratios at size ``j``: (latency off/on, bandwidth on/off); > 1: CMA better."""
+        lat = [off / on for on, off in zip(self.lat_on[j], self.lat_off[j]) if on > 0 and off > 0]
+        bw = [on / off for on, off in zip(self.bw_on[j], self.bw_off[j]) if on > 0 and off > 0]
+        return lat, bw
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Result of ``decide``.
+
+    Attributes:
+        advice: chosen threshold in bytes (None: CMA off everywhere).
+        default: the library default as a candidate (None: CMA off by default).
+        kept_default: the default was kept because it is within noise of the best candidate.
+        best: the candidate with the highest worst ratio (== advice unless the default was kept).
+        worst: candidate -> worst ratio over sizes and pairs (1 - regret), full data.
+        per_size_default, per_size_advice: ``(pair, bytes) -> ratio`` to the per-size best.
+        improvement_ci: 95 % CI of ``worst(best) - worst(default)``.
+        stability: share of resamples giving the same advice (0..1).
+        losses: ``(pair, bytes, ratio, ci_high)`` where the advice is measurably below the best.
+        pairs: number of paired rounds per size (smallest over sizes and pairs).
+    """
+
+    advice: Optional[int]
+    default: Optional[int]
+    kept_default: bool
+    best: Optional[int]
+    worst: Mapping[Optional[int], float]
+    per_size_default: Mapping[tuple[str, int], float]
+    per_size_advice: Mapping[tuple[str, int], float]
+    improvement_ci: tuple[float, float]
+    stability: float
+    losses: tuple[tuple[str, int, float, float], ...] = field(default_factory=tuple)
+    pairs: int = 0
+
+    @property
+    def regret_default(self) -> float:
+        return 1.0 - self.worst[self.default]
+
+    @property
+    def regret_advice(self) -> float:
+        return 1.0 - self.worst[self.advice]
+
+    def as_values(self) -> dict:
+        """Flat ``Evidence.values`` (str -> scalar): thresholds in bytes (-1: CMA off), worst
+        ratios, regrets, stability and per-size ratios ``ratio_default:<pair>:<bytes>`` /
+        ``ratio_advice:<pair>:<bytes>`` (performance over the per-size best, 1 = best)."""
+        def thr(t):
+            return -1 if t is None else int(t)
+
+        v: dict = {"advice_threshold_bytes": thr(self.advice),
+                   "default_threshold_bytes": thr(self.default),
+                   "kept_default": self.kept_default, "best_threshold_bytes": thr(self.best),
+                   "worst_ratio_default": self.worst[self.default],
+                   "worst_ratio_advice": self.worst[self.advice],
+                   "regret_default": self.regret_default, "regret_advice": self.regret_advice,
+                   "improvement_ci_low": self.improvement_ci[0],
+                   "improvement_ci_high": self.improvement_ci[1],
+                   "stability": self.stability, "stability_resamples": N_STABILITY,
+                   "paired_rounds": self.pairs, "unfixable_losses": len(self.losses)}
+        for (pair, n), r in sorted(self.per_size_default.items()):
+            v[f"ratio_default:{pair or 'default'}:{n}"] = r
+        for (pair, n), r in sorted(self.per_size_advice.items()):
+            v[f"ratio_advice:{pair or 'default'}:{n}"] = r
+        return v
+
+
+def candidates(data: Sequence[Paired], default: Optional[int]) -> list[Optional[int]]:
+    """Distinct candidates, default first, then measured sizes ascending, then CMA off.
+    Two thresholds are the same candidate when they send every measured size the same way."""
+    sizes = sorted({n for p in data for n in p.sizes})
+    out: list[Optional[int]] = []
+    seen = set()
+    for t in [default, *sizes, OFF]:
+        sig = tuple(t is not None and n >= t for n in sizes)
+        if sig not in seen:
+            seen.add(sig)
+            out.append(t)
+    return out
+
+
+def _scores(cands: Sequence[Optional[int]], sizes: Sequence[int], lat, bw):
+    """``(candidates, sizes)`` matrix of ratios to the per-size best; ``lat``/``bw`` arrays of
+    per-size on/off ratios (> 1: CMA better), shape (sizes,) or (resamples, sizes)."""
+    import numpy as np
+
+    lat, bw = np.asarray(lat, float), np.asarray(bw, float)
+    use = np.array([[t is not None and n >= t for n in sizes] for t in cands])  # (C, S)
+    on = np.minimum(np.minimum(1.0, lat), np.minimum(1.0, bw))        # (..., S)
+    off = np.minimum(np.minimum(1.0, 1 / lat), np.minimum(1.0, 1 / bw))
+    return np.where(use, on[..., None, :], off[..., None, :])          # (..., C, S)
+
+
+def _pick(worst) -> int:
+    """Index of the highest worst ratio; ties go to the default (index 0), then smaller T."""
+    import numpy as np
+
+    return int(np.argmax(worst))  # argmax takes the first maximum: default, then ascending
+
+
+def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_STABILITY,
+           seed: int = SEED, level: float = LEVEL) -> Decision:
+    """The minimax-regret threshold with its noise test and stability (see module docstring).
+
+    :param data: paired results of each rank pair (sizes with no valid pair are skipped).
+    :param default: the library default threshold in bytes, or None when CMA is off by default.
+    :raises ValueError: no size with paired results.
+    """
+    import numpy as np
+
+    cols = []  # (pair, size, lat pair ratios, bw pair ratios)
+    for p in data:
+        for j, n in enumerate(p.sizes):
+            lat, bw = p.pair_ratios(j)
+            if lat and bw:
+                cols.append((p.name, int(n), np.asarray(lat), np.asarray(bw)))
+    if not cols:
+        raise ValueError("no message size has paired on/off results")
+    cands = candidates(data, default)
+    sizes = [c[1] for c in cols]
+    lat = np.array([np.median(c[2]) for c in cols])
+    bw = np.array([np.median(c[3]) for c in cols])
+    full = _scores(cands, sizes, lat, bw)            # (C, S)
+    worst = full.min(axis=1)
+    b = _pick(worst)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    blat = np.empty((n_boot, len(cols)))
+    bbw = np.empty((n_boot, len(cols)))
+    for j, (_, _, lr, br) in enumerate(cols):
+        idx = rng.integers(0, lr.size, size=(n_boot, lr.size))
+        blat[:, j] = np.median(lr[idx], axis=1)
+        idx = rng.integers(0, br.size, size=(n_boot, br.size))
+        bbw[:, j] = np.median(br[idx], axis=1)
+    boot = _scores(cands, sizes, blat, bbw)          # (B, C, S)
+    bworst = boot.min(axis=2)                        # (B, C)
+    alpha = (1 - level) / 2
+    delta = bworst[:, b] - bworst[:, 0]
+    lo, hi = (float(x) for x in np.quantile(delta, [alpha, 1 - alpha]))
+    kept = b != 0 and lo <= 0.0
+    chosen = 0 if kept else b
+    # stability: the same rule on every resample; "within noise" = the CI half-width found above
+    tol = (hi - lo) / 2 if b != 0 else 0.0
+    picks = np.argmax(bworst, axis=1)
+    best_w = bworst[np.arange(n_boot), picks]
+    picks = np.where(bworst[:, 0] >= best_w - tol, 0, picks)
+    stability = float(np.mean(picks == chosen))
+    # losses of the advice no threshold fixes: its ratio's CI at a size ends below 1
+    losses = []
+    for j, (pair, n, _, _) in enumerate(cols):
+        r = float(full[chosen, j])
+        r_hi = float(np.quantile(boot[:, chosen, j], 1 - alpha))
+        if r_hi < 1.0:
+            losses.append((pair, n, r, r_hi))
+    return Decision(
+        advice=cands[chosen], default=default, kept_default=kept, best=cands[b],
+        worst={t: float(w) for t, w in zip(cands, worst)},
+        per_size_default={(c[0], c[1]): float(full[0, j]) for j, c in enumerate(cols)},
+        per_size_advice={(c[0], c[1]): float(full[chosen, j]) for j, c in enumerate(cols)},
+        improvement_ci=(lo, hi), stability=stability, losses=tuple(losses),
+        pairs=int(min(min(c[2].size, c[3].size) for c in cols)))
+
+
+def paired_from_evidence(ev: "Evidence", *, on: str = "cma-on", off: str = "cma-off",
+                         lat: str = "latency", bw: str = "bandwidth") -> Paired:
+    """``Paired`` from a ``cma-paired`` evidence (one point per size, samples = one value per
+    round, index-aligned between on and off) or a separate-launch ``cma-sweep`` (one point per
+    launch labelled ``run<i>``; a pair is the two launches of one round, each reduced to its
+    median).  Artefact points (no samples) drop their round at that size."""
+    import numpy as np
+
+    paired = bool(ev.values.get("paired"))
+    table: dict[tuple[str, int], dict[str, list[float]]] = {}
+    for s in ev.series:
+        metric, _, config = s.name.partition(":")
+        if metric not in (lat, bw) or config not in (on, off):
+            continue
+        for pt in s.points:
+            if pt.x is None:
+                continue
+            cell = table.setdefault((metric, int(pt.x)), {})
+            if paired:
+                cell[config] = list(pt.samples) if not pt.artefact else []
+            elif pt.samples and not pt.artefact:
+                cell.setdefault(f"{config}@{pt.label}", [float(np.median(pt.samples))])
+    sizes = sorted({n for (_, n) in table})
+
+    def aligned(metric: str, n: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        cell = table.get((metric, n), {})
+        if paired:
+            a, b = cell.get(on, []), cell.get(off, [])
+            k = min(len(a), len(b))
+            return tuple(a[:k]), tuple(b[:k])
+        labels = sorted({k.split("@", 1)[1] for k in cell})
+        both = [lb for lb in labels if f"{on}@{lb}" in cell and f"{off}@{lb}" in cell]
+        return (tuple(cell[f"{on}@{lb}"][0] for lb in both),
+                tuple(cell[f"{off}@{lb}"][0] for lb in both))
+
+    la = [aligned(lat, n) for n in sizes]
+    ba = [aligned(bw, n) for n in sizes]
+    pair = ev.id.split(".", 1)[1] if "." in ev.id else ""
+    return Paired(pair, tuple(sizes), tuple(x[0] for x in la), tuple(x[1] for x in la),
+                  tuple(x[0] for x in ba), tuple(x[1] for x in ba))
+
+
+# --------------------------------------------------------------------------- refinement (B)
+
+
+def cma_better(data: Sequence[Paired]) -> dict[int, bool]:
+    """Per measured size (bytes): True when CMA on scores higher than off on the median per-pair
+    ratios (the ``_scores`` of a threshold at that size vs CMA off), in every rank pair that
+    measured the size; sizes where pairs disagree are left out."""
+    import numpy as np
+
+    votes: dict[int, set[bool]] = {}
+    for p in data:
+        for j, n in enumerate(p.sizes):
+            lat, bw = p.pair_ratios(j)
+            if not (lat and bw):
+                continue
+            lr, br = float(np.median(lat)), float(np.median(bw))
+            on = min(1.0, lr, br)
+            off = min(1.0, 1 / lr, 1 / br)
+            votes.setdefault(int(n), set()).add(on > off)
+    return {n: v.pop() for n, v in votes.items() if len(v) == 1}
+
+
+def bracket(data: Sequence[Paired], threshold: Optional[int]) -> Optional[tuple[int, int]]:
+    """The measured sizes ``(lo, hi)`` (bytes) around a crossover to refine: ``hi`` is the
+    chosen ``threshold`` (a measured size), ``lo`` the next smaller measured size, and the
+    on/off verdicts (``cma_better``) differ there (off better at ``lo``, on at ``hi``).
+    None when the threshold is CMA off, the smallest size, or the verdicts agree (the
+    threshold then sits on a grid point for a reason other than a crossover)."""
+    if threshold is None:
+        return None
+    better = cma_better(data)
+    below = [n for n in better if n < threshold]
+    if threshold not in better or not below:
+        return None
+    lo = max(below)
+    return (lo, int(threshold)) if better[threshold] and not better[lo] else None
+
+
+def midpoint(lo: int, hi: int, quantum: int) -> Optional[int]:
+    """The geometric midpoint of ``lo`` and ``hi`` (bytes; bisection in log2 size) rounded to a
+    multiple of ``quantum`` (the base page size: ``process_vm_readv`` works on pages, so a
+    finer point says nothing new about the crossover); None when no such
+    multiple lies strictly between them (the interval cannot be split further).
+
+    :raises ValueError: non-positive arguments or ``lo >= hi``.
+    """
+    import math
+
+    if lo <= 0 or hi <= lo or quantum <= 0:
+        raise ValueError(f"need 0 < lo < hi and quantum > 0, got {lo}, {hi}, {quantum}")
+    m = int(round(math.sqrt(lo * hi) / quantum)) * quantum
+    return m if lo < m < hi else None
