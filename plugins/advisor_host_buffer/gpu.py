@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from advisor.models import Point, Series
 
-from .analysis import BPS, RANDOM, UNTOUCHED
+from .evidence import BPS, RANDOM, UNTOUCHED
 
 
 def cupy_available() -> bool:

@@ -27,7 +27,7 @@ Options (``--option key=value``): ``nbytes`` (bytes of the single-size stages),
 
 Faults (which copies run in the advisor's own process, and why that is safe):
 
-- in a child (``run_python`` -> :mod:`advisor_host_buffer.worker`): the memcpy sweep, glibc
+- in a child (``run_python`` -> :mod:`advisor_host_buffer.workers.memory`): the memcpy sweep, glibc
   ``malloc`` + ``memset`` through ctypes (raw pointers), NUMA placement (both nodes' copies in
   one child);
 - in-process, stages 1 and 2: ``numpy.copyto`` and numpy slice writes between ``host_buffer``
@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from typing import Any, Callable, Optional
 
@@ -73,9 +74,13 @@ from advisor.measure import (
 from advisor.glibc import list_tunables
 from advisor.measure.launch import child_env
 from advisor.models import Evidence, Facts, Point, Series
-from advisor.probe import MeasureContext
+from advisor.probe import Applicability, MeasureContext
 
-from . import analysis as A
+from . import cliff as CL
+from . import evidence as E
+from . import thp as THP
+from . import zero_page as ZP
+from .workers import MEMORY
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -91,7 +96,7 @@ TARGET_S = {"default": 50.0, "quick": 13.0}
 #: the sweep's largest buffers (two of them) stay below this fraction of physical memory
 MEMORY_FRACTION = 16
 
-WORKER = "advisor_host_buffer.worker"
+WORKER = MEMORY
 
 
 # --------------------------------------------------------------------------- tunables
@@ -112,7 +117,7 @@ def tunables_evidence() -> Evidence:
     if os.environ.get("GLIBC_TUNABLES"):
         values["GLIBC_TUNABLES"] = os.environ["GLIBC_TUNABLES"]
     values["list_tunables_available"] = bool(t)
-    return Evidence(id=A.EV_TUNABLES, description="glibc tunables in effect (ld.so --list-tunables)",
+    return Evidence(id=E.EV_TUNABLES, description="glibc tunables in effect (ld.so --list-tunables)",
                     values=values)
 
 
@@ -151,7 +156,7 @@ def _sampler(ctx: MeasureContext, quick: bool) -> Callable[[Callable[[], Any]], 
 def _thp(facts: Facts) -> Optional[str]:
     from advisor.measure import thp_mode
 
-    return A.thp_mode(facts.memory.thp_enabled) or thp_mode()
+    return THP.thp_mode(facts.memory.thp_enabled) or thp_mode()
 
 
 def _pmd_bytes(facts: Facts) -> int:
@@ -174,8 +179,8 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
     points: list[Point] = []
     conds = {}
     notes = {}
-    for label, fill, huge in ((A.UNTOUCHED, "untouched", False), ("untouched-huge", "untouched", True),
-                              (A.ZEROS, "zeros", None), (A.RANDOM, "random", None)):
+    for label, fill, huge in ((E.UNTOUCHED, "untouched", False), ("untouched-huge", "untouched", True),
+                              (E.ZEROS, "zeros", None), (E.RANDOM, "random", None)):
         # a fresh placed pair per source: the destination is random-filled (touched) before
         # timing and never a power of two from the source (no 4K aliasing); see placed_pair
         src, dst, notes[label] = placed_pair(nbytes, src_fill=fill, dst_fill="random",
@@ -185,35 +190,35 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
             x=float(nbytes), label=label, per_call_bytes=nbytes, seed=ctx.seed))
         del src, dst
     by = {p.label: p for p in points}
-    ceiling = by[A.RANDOM].stats
+    ceiling = by[E.RANDOM].stats
     # the random-source copy is the ceiling's own kernel (numpy.copyto between a random-filled,
     # touched placed_pair of nbytes): later stages and probes of this run reuse it
-    remember_ceiling(Ceiling(ceiling, notes[A.RANDOM]), nbytes=nbytes,
-                     source=f"host-buffer {A.EV_ZERO_MEMCPY}")
+    remember_ceiling(Ceiling(ceiling, notes[E.RANDOM]), nbytes=nbytes,
+                     source=f"host-buffer {E.EV_ZERO_MEMCPY}")
     values: dict[str, Any] = {"nbytes": nbytes}
-    for label in (A.UNTOUCHED, "untouched-huge", A.ZEROS):
-        c = compare(by[A.RANDOM].samples, by[label].samples, higher_is_better=True, seed=ctx.seed)
-        key = "copy" if label == A.UNTOUCHED else f"copy.{label}"
+    for label in (E.UNTOUCHED, "untouched-huge", E.ZEROS):
+        c = compare(by[E.RANDOM].samples, by[label].samples, higher_is_better=True, seed=ctx.seed)
+        key = "copy" if label == E.UNTOUCHED else f"copy.{label}"
         values[f"{key}.inflation"] = c.ratio
         values[f"{key}.inflation_ci_low"] = c.ci_low
         values[f"{key}.inflation_ci_high"] = c.ci_high
     values["ceiling_bytes_per_s"] = ceiling.median
     pts = []
     for p in points:
-        if p.label.startswith(A.UNTOUCHED):
-            p = p.model_copy(update={"artefact": A.ZERO_PAGE_ARTEFACT})
+        if p.label.startswith(E.UNTOUCHED):
+            p = p.model_copy(update={"artefact": E.ZERO_PAGE_ARTEFACT})
         pts.append(p)
     ev = Evidence(
-        id=A.EV_ZERO_MEMCPY,
+        id=E.EV_ZERO_MEMCPY,
         description="numpy.copyto of one buffer from untouched / zero-filled / random-filled "
                     "sources into a random-filled destination",
-        series=[Series(name="copy", unit=A.BPS, x_name="nbytes", x_unit="bytes", points=pts)],
-        conditions=conditions(**{k: v for k, v in conds[A.RANDOM].items() if k != "notes"},
+        series=[Series(name="copy", unit=E.BPS, x_name="nbytes", x_unit="bytes", points=pts)],
+        conditions=conditions(**{k: v for k, v in conds[E.RANDOM].items() if k != "notes"},
                               thp_enabled=_thp(ctx.facts),
-                              notes={**conds[A.RANDOM].get("notes", {}), **notes[A.RANDOM], **{
+                              notes={**conds[E.RANDOM].get("notes", {}), **notes[E.RANDOM], **{
                                   f"{label}.placement_near_power_of_two":
                                       n["placement_near_power_of_two"]
-                                  for label, n in notes.items() if label != A.RANDOM}}),
+                                  for label, n in notes.items() if label != E.RANDOM}}),
         values=values,
     )
     return ev
@@ -245,7 +250,7 @@ def first_touch(ctx: MeasureContext, nbytes: int) -> Evidence:
         res[label].to_point(x=float(nbytes), label=label, seed=ctx.seed) for label in ("base", "huge")
     ] + [rewrite.to_point(x=float(nbytes), label="rewrite", seed=ctx.seed)])
     return Evidence(
-        id=A.EV_FIRST_TOUCH,
+        id=E.EV_FIRST_TOUCH,
         description="first use of a fresh buffer (mmap, madvise, write every page, munmap) with "
                     "MADV_NOHUGEPAGE (base) vs MADV_HUGEPAGE (huge); rewrite = the same write "
                     "on resident pages; fault cost = first use - rewrite",
@@ -278,14 +283,14 @@ def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
     series, info = measure_opencl(nbytes, _sampler(ctx, ctx.quick), seed=ctx.seed)
     ceil = _ceiling(ctx, nbytes, "zero-page-opencl")
     ceiling = ceil.stats
-    h2d = A.find_series(Evidence(id="x", series=series), "h2d")
-    u, r = A.find_point(h2d, A.UNTOUCHED), A.find_point(h2d, A.RANDOM)
+    h2d = (Evidence(id="x", series=series)).series_named("h2d")
+    u, r = (h2d).point(E.UNTOUCHED), (h2d).point(E.RANDOM)
     values: dict[str, Any] = {"nbytes": nbytes, **info, "ceiling_bytes_per_s": ceiling.median}
     c = compare(r.samples, u.samples, higher_is_better=True, seed=ctx.seed)
     values.update({"h2d.inflation": c.ratio, "h2d.inflation_ci_low": c.ci_low,
                    "h2d.inflation_ci_high": c.ci_high})
     ev = Evidence(
-        id=A.EV_ZERO_OPENCL,
+        id=E.EV_ZERO_OPENCL,
         description="OpenCL enqueue_copy (blocking) host-to-device and device-to-host from "
                     "untouched / random-filled pageable and pinned (ALLOC_HOST_PTR) host memory; "
                     "'mapped' = map+unmap of a device buffer (zero-copy)",
@@ -296,7 +301,7 @@ def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
                                      "opencl_device": info["device"], **_ceiling_notes(ceil)}),
         values=values,
     )
-    return A.label_artefacts(ev, ceiling)
+    return ZP.label_artefacts(ev, ceiling)
 
 
 def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
@@ -307,10 +312,10 @@ def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
     ceil = _ceiling(ctx, nbytes, "zero-page-cuda")
     ceiling = ceil.stats
     h2d = series[0]
-    u, r = A.find_point(h2d, A.UNTOUCHED), A.find_point(h2d, A.RANDOM)
+    u, r = (h2d).point(E.UNTOUCHED), (h2d).point(E.RANDOM)
     c = compare(r.samples, u.samples, higher_is_better=True, seed=ctx.seed)
     ev = Evidence(
-        id=A.EV_ZERO_CUDA,
+        id=E.EV_ZERO_CUDA,
         description="CuPy ndarray.set / get (synchronised) from untouched / random-filled "
                     "pageable and pinned (cudaHostAlloc) host memory",
         series=series,
@@ -321,7 +326,7 @@ def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
                 "h2d.inflation": c.ratio, "h2d.inflation_ci_low": c.ci_low,
                 "h2d.inflation_ci_high": c.ci_high},
     )
-    return A.label_artefacts(ev, ceiling)
+    return ZP.label_artefacts(ev, ceiling)
 
 
 def _sweep_run(sizes: list[int], env: Optional[dict[str, str]], quick: bool, seed: int,
@@ -344,7 +349,7 @@ def plateau_capped(sizes: list[int], current: int) -> list[int]:
 
     glibc streams every copy at or above the threshold (non-temporal stores,
     sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S): those sizes are all the one plateau
-    ``analysis.find_cliff`` compares the cliff with, and the tuning does not change them.  The
+    ``cliff.find_cliff`` compares the cliff with, and the tuning does not change them.  The
     first such size stands for it; a larger one adds nothing the advice reads but its buffer
     fill and copy time (512 MiB was 0.65 s of a 1.9 s default sweep on the 2-core VM, its
     median within 2 % of 256 MiB's, two sweeps).  Unchanged when no size reaches ``current``."""
@@ -413,7 +418,7 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
         values["noise_floor.within_run"] = floor
     if current is not None:
         values["nt_threshold.default_bytes"] = current
-    cliff = A.find_cliff(A.sweep_points(Series(name="d", unit=A.BPS, points=first)),
+    cliff = CL.find_cliff(E.sweep_points(Series(name="d", unit=E.BPS, points=first)),
                          noise_floor=floor or 0.0,
                          threshold_bytes=int(current) if current is not None else None)
     env_tuned = None
@@ -423,7 +428,7 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     if cliff is not None:
         values.update({"cliff.start_bytes": cliff.start_bytes, "cliff.end_bytes": cliff.end_bytes,
                        "cliff.depth": cliff.depth})
-        tuned = A.choose_nt_threshold(
+        tuned = CL.choose_nt_threshold(
             cliff, minimum=tun.values.get("glibc.cpu.x86_non_temporal_threshold.min"))
         values["nt_threshold.tuned_bytes"] = tuned
         env_tuned = {"GLIBC_TUNABLES": merged_tunables(
@@ -473,7 +478,7 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
                 by.setdefault(int(p.x), []).extend(p.samples)
                 per_run.setdefault(int(p.x), []).append(p.samples)
         pooled[cfg] = by
-        series.append(Series(name=cfg, unit=A.BPS, x_name="nbytes", x_unit="bytes", points=[
+        series.append(Series(name=cfg, unit=E.BPS, x_name="nbytes", x_unit="bytes", points=[
             Point(x=float(n), label=cfg, samples=s, stats=summarize(s, seed=ctx.seed),
                   warmup=[w for run in rr for p in run if int(p.x) == n for w in p.warmup])
             for n, s in sorted(by.items())]))
@@ -509,7 +514,7 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
             if tuned_b is not None and current is not None:
                 values[f"gain.{n}.affected"] = int(tuned_b) <= n < int(current)
     return Evidence(
-        id=A.EV_SWEEP,
+        id=E.EV_SWEEP,
         description="memcpy (numpy.copyto, random-filled 64 B-aligned buffers) across sizes, "
                     "one fresh process per run: current GLIBC_TUNABLES ('default') vs a tuned "
                     "glibc.cpu.x86_non_temporal_threshold ('tuned'), interleaved",
@@ -550,7 +555,7 @@ def malloc_hugetlb(ctx: MeasureContext, budget: Budget) -> Optional[Evidence]:
     nf = noise_floor_from_aa(runs["default"]) if len(runs["default"]) >= 2 else 0.0
     c = compare(a, b, higher_is_better=False, noise_floor=nf, seed=ctx.seed)
     return Evidence(
-        id=A.EV_MALLOC_HUGETLB,
+        id=E.EV_MALLOC_HUGETLB,
         description="glibc malloc + memset(1) + free of one large block in fresh processes, "
                     "current GLIBC_TUNABLES vs glibc.malloc.hugetlb=1 added",
         series=[Series(name=cfg, unit="s", x_name="nbytes", x_unit="bytes",
@@ -594,9 +599,9 @@ def numa(ctx: MeasureContext, nbytes: int) -> Optional[Evidence]:
     except OSError:
         pass
     return Evidence(
-        id=A.EV_NUMA, description="first touch by one pinned thread, copies from a thread on "
+        id=E.EV_NUMA, description="first touch by one pinned thread, copies from a thread on "
                                   "the same and on another NUMA node; pages per node from numa_maps",
-        series=[Series(name="copy", unit=A.BPS, points=pts)],
+        series=[Series(name="copy", unit=E.BPS, points=pts)],
         conditions=conditions(thp_enabled=_thp(ctx.facts), buffer_kind="pageable",
                               buffer_fill="random", align_bytes=64),
         values=values,
@@ -612,23 +617,23 @@ def reference(evidence: list[Evidence]) -> Optional[Evidence]:
         if p is None or p.artefact or p.stats is None:
             return
         values.update({f"{name}.value": p.stats.median, f"{name}.lower": p.stats.p5,
-                       f"{name}.upper": p.stats.p95, f"{name}.unit": A.BPS})
+                       f"{name}.upper": p.stats.p95, f"{name}.unit": E.BPS})
 
-    z = A.find_evidence(evidence, A.EV_ZERO_MEMCPY)
+    z = Evidence.find(evidence, E.EV_ZERO_MEMCPY)
     if z is not None:
-        add(f"memcpy_{int(z.values['nbytes'])}", A.find_point(z.series[0], A.RANDOM))
-    for ev_id, api in ((A.EV_ZERO_OPENCL, "opencl"), (A.EV_ZERO_CUDA, "cuda")):
-        o = A.find_evidence(evidence, ev_id)
+        add(f"memcpy_{int(z.values['nbytes'])}", (z.series[0]).point(E.RANDOM))
+    for ev_id, api in ((E.EV_ZERO_OPENCL, "opencl"), (E.EV_ZERO_CUDA, "cuda")):
+        o = Evidence.find(evidence, ev_id)
         if o is None:
             continue
         for d in ("h2d", "d2h"):
-            s = A.find_series(o, d)
-            for label in (A.RANDOM, "pinned"):
+            s = (o).series_named(d)
+            for label in (E.RANDOM, "pinned"):
                 add(f"{api}_{d}_{label}_{int(o.values['nbytes'])}",
-                    A.find_point(s, label) if s else None)
+                    (s).point(label) if s else None)
     if not values:
         return None
-    return Evidence(id=A.EV_REFERENCE, description="reference bandwidths of this machine "
+    return Evidence(id=E.EV_REFERENCE, description="reference bandwidths of this machine "
                     "(value = median, lower = p5, upper = p95, bytes/s)", values=values)
 
 
@@ -667,7 +672,7 @@ def run_all(ctx: MeasureContext, tun: Evidence) -> list[Evidence]:
         if cupy_available():
             stages.append(("zero-page-cuda", 5.0, lambda: cuda(ctx, nbytes)))
     stages.append(("first-touch", 3.0, lambda: first_touch(ctx, nbytes)))
-    g = A.glibc_at_least(facts, "2.35")
+    g = E.glibc_at_least(facts, "2.35")
     if _thp(facts) == "madvise" and g is not False and tun.values.get("list_tunables_available"):
         stages.append(("malloc-hugetlb", 4.0, lambda: malloc_hugetlb(ctx, budget)))
     if len(facts.memory.numa_node_cpus) >= 2:
@@ -687,3 +692,24 @@ def run_all(ctx: MeasureContext, tun: Evidence) -> list[Evidence]:
                             values={"skipped": ", ".join(budget.skipped)}))
     ctx.progress("done", 1.0)
     return out
+
+
+def check(facts: Facts) -> Applicability:
+    """The probe's ``check``: usable on Linux (zero page, THP, numa_maps and glibc tunables are
+    Linux features), with the ``glibc-tunables`` evidence (current values from
+    ``ld.so --list-tunables``) when usable."""
+    if not sys.platform.startswith("linux"):
+        return Applicability(usable=False, reason=f"needs Linux, this is {sys.platform}")
+    try:
+        import numpy  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - numpy is a dependency
+        return Applicability(usable=False, reason=f"numpy missing: {exc}")
+    return Applicability(usable=True, evidence=[tunables_evidence()])
+
+
+def measure(ctx: MeasureContext) -> list[Evidence]:
+    """The probe's ``measure``: ``run_all`` with the ``glibc-tunables`` evidence of ``check``
+    (read again when ``check`` gave none)."""
+    app = ctx.applicability
+    tun = Evidence.find(app.evidence, E.EV_TUNABLES) if app else None
+    return run_all(ctx, tun or tunables_evidence())

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 
 from advisor.models import Point, Series
 
-from .analysis import BPS, RANDOM, UNTOUCHED
+from .evidence import BPS, RANDOM, UNTOUCHED
 
 
 def platforms() -> list[tuple[str, str]]:

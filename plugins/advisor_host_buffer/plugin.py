@@ -9,14 +9,15 @@ stages and :mod:`advisor_host_buffer.recommend` for the advice rules.
 
 from __future__ import annotations
 
-import sys
 from typing import Sequence
 
 from advisor import hookimpl
 from advisor.models import Advice, Evidence, Facts
 from advisor.probe import Applicability, MeasureContext
 
+from . import measure as M
 from . import recommend as _rec
+from . import verify as V
 from .knobs import knobs
 
 
@@ -29,29 +30,12 @@ class HostBufferProbe:
                    "non-temporal threshold, NUMA first touch")
 
     def check(self, facts: Facts) -> Applicability:
-        """Usable on Linux (zero page, THP, numa_maps and glibc tunables are Linux features).
-
-        Returns ``Applicability`` with the ``glibc-tunables`` evidence (current values from
-        ``ld.so --list-tunables``) when usable.
-        """
-        if not sys.platform.startswith("linux"):
-            return Applicability(usable=False, reason=f"needs Linux, this is {sys.platform}")
-        try:
-            import numpy  # noqa: F401
-        except ImportError as exc:  # pragma: no cover - numpy is a dependency
-            return Applicability(usable=False, reason=f"numpy missing: {exc}")
-        from .measure import tunables_evidence
-
-        return Applicability(usable=True, evidence=[tunables_evidence()])
+        """Usable on Linux; evidence ``glibc-tunables`` (``measure.check``)."""
+        return M.check(facts)
 
     def measure(self, ctx: MeasureContext) -> list[Evidence]:
-        """Run the stages within ``ctx.deadline``; returns the evidence gathered."""
-        from .analysis import EV_TUNABLES, find_evidence
-        from .measure import run_all, tunables_evidence
-
-        app = ctx.applicability
-        tun = find_evidence(app.evidence, EV_TUNABLES) if app else None
-        return run_all(ctx, tun or tunables_evidence())
+        """Run the stages within ``ctx.deadline`` (``measure.measure``)."""
+        return M.measure(ctx)
 
     def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice:
         """Pure: see :func:`advisor_host_buffer.recommend.recommend`."""
@@ -62,9 +46,7 @@ class HostBufferProbe:
 
     def verify(self, recommendation, ctx: MeasureContext):
         """``advisor verify`` hook: re-measure one recommendation (``verify.py``)."""
-        from .verify import verify
-
-        return verify(recommendation, ctx)
+        return V.verify(recommendation, ctx)
 
 
 @hookimpl

@@ -3,7 +3,7 @@
 No I/O, no clock, no environment: every figure in a message comes from ``evidence`` (measured
 here or recorded elsewhere) and every decision from ``facts``.  Advice is given only where it was
 measured to help (the glibc tunables, the huge-page host pool); hygiene findings carry the measured
-inflation.  See :mod:`advisor_host_buffer.analysis` for the evidence vocabulary.
+inflation.  See :mod:`advisor_host_buffer.evidence` for the evidence vocabulary.
 """
 
 from __future__ import annotations
@@ -13,7 +13,10 @@ from typing import Optional, Sequence
 from advisor.measure import classify_series, first_touch_artefact
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
-from . import analysis as A
+from . import cliff as CL
+from . import evidence as E
+from . import thp as THP
+from . import zero_page as ZP
 
 #: GLIBC_TUNABLES items are ``name=value`` pairs separated by ``:`` (glibc manual, "Tunables",
 #: https://www.gnu.org/software/libc/manual/html_node/Tunables.html).
@@ -88,15 +91,15 @@ def recommend(evidence: Sequence[Evidence], facts: Facts, *, noise_floor: float 
 
 
 def _zero_page(ev: list[Evidence], findings: list[Finding]) -> None:
-    for ev_id, what, suffix in ((A.EV_ZERO_MEMCPY, "memcpy", ""),
-                                (A.EV_ZERO_OPENCL, "OpenCL host-to-device", "-opencl"),
-                                (A.EV_ZERO_CUDA, "CUDA host-to-device", "-cuda")):
-        e = A.find_evidence(ev, ev_id)
+    for ev_id, what, suffix in ((E.EV_ZERO_MEMCPY, "memcpy", ""),
+                                (E.EV_ZERO_OPENCL, "OpenCL host-to-device", "-opencl"),
+                                (E.EV_ZERO_CUDA, "CUDA host-to-device", "-cuda")):
+        e = Evidence.find(ev, ev_id)
         if e is None:
             continue
-        inf = A.zero_page_inflation(e, None if ev_id == A.EV_ZERO_MEMCPY else "h2d")
+        inf = ZP.zero_page_inflation(e, None if ev_id == E.EV_ZERO_MEMCPY else "h2d")
         if inf is None:
-            only = A.untouched_only(e)
+            only = ZP.untouched_only(e)
             if only:
                 findings.append(Finding(
                     id=f"zero-page-untouched-only{suffix}",
@@ -116,7 +119,7 @@ def _zero_page(ev: list[Evidence], findings: list[Finding]) -> None:
                 message=(
                     f"{what} from an untouched host buffer reads {inf.ratio:.2f}x faster"
                     f"{_ci(inf.ci_low, inf.ci_high)} than from a random-filled one "
-                    f"({A.fmt_bw(inf.untouched_bps)} vs {A.fmt_bw(inf.touched_bps)}): untouched "
+                    f"({E.fmt_bw(inf.untouched_bps)} vs {E.fmt_bw(inf.touched_bps)}): untouched "
                     "pages map the shared zero page, so benchmarks that skip initialisation "
                     "overstate bandwidth; the untouched figure is labelled a zero-page artefact"
                 ),
@@ -133,27 +136,27 @@ def _zero_page(ev: list[Evidence], findings: list[Finding]) -> None:
                 ),
                 evidence=[ev_id],
             ))
-    for ev_id, api in ((A.EV_ZERO_OPENCL, "opencl"), (A.EV_ZERO_CUDA, "cuda")):
+    for ev_id, api in ((E.EV_ZERO_OPENCL, "opencl"), (E.EV_ZERO_CUDA, "cuda")):
         _transfers(ev, ev_id, api, findings)
 
 
 def _transfers(ev: list[Evidence], ev_id: str, api: str, findings: list[Finding]) -> None:
-    e = A.find_evidence(ev, ev_id)
+    e = Evidence.find(ev, ev_id)
     if e is not None:
         parts = []
         for direction in ("h2d", "d2h"):
-            s = A.find_series(e, direction)
+            s = (e).series_named(direction)
             if s is None:
                 continue
             for p in s.points:
-                if p.label == A.UNTOUCHED:
+                if p.label == E.UNTOUCHED:
                     continue
                 if p.artefact:  # never shown as a bandwidth: only its label
                     parts.append(f"{direction} {p.label}: artefact, not a bandwidth")
                     continue
-                m = A.point_median(p)
+                m = E.point_median(p)
                 if m is not None:
-                    parts.append(f"{direction} {p.label} {A.fmt_bw(m)}")
+                    parts.append(f"{direction} {p.label} {E.fmt_bw(m)}")
         if parts:
             findings.append(Finding(
                 id=f"{api}-transfer-bandwidth",
@@ -188,7 +191,7 @@ def _placement_and_touch(ev: list[Evidence], findings: list[Finding], nf: float)
         if dst_fill != "untouched":
             continue
         for s in e.series:
-            if s.unit != A.BPS:
+            if s.unit != E.BPS:
                 continue
             label = first_touch_artefact(
                 [(p.x, p.samples) for p in s.points if p.x is not None and not p.artefact],
@@ -217,7 +220,7 @@ def _nt_cache_size(ev: list[Evidence], facts: Facts, findings: list[Finding]) ->
     l3 = facts.cpu.cache_l3_bytes
     if l3:  # reported and non-zero
         return
-    tun = A.find_evidence(ev, A.EV_TUNABLES)
+    tun = Evidence.find(ev, E.EV_TUNABLES)
     nt = tun.values.get("glibc.cpu.x86_non_temporal_threshold.value") if tun else None
     shared = tun.values.get("glibc.cpu.x86_shared_cache_size.value") if tun else None
     vm = facts.cpu.virtualization
@@ -229,32 +232,32 @@ def _nt_cache_size(ev: list[Evidence], facts: Facts, findings: list[Finding]) ->
             + (f" (virtualization: {vm})" if vm and vm != "none" else "")
             + f"; glibc derives its memcpy non-temporal threshold from the shared cache size "
             f"({NT_SOURCE}), so the threshold in effect"
-            + (f" ({A.fmt_bytes(int(nt))}" + (f", from a shared cache of {A.fmt_bytes(int(shared))})"
+            + (f" ({E.fmt_bytes(int(nt))}" + (f", from a shared cache of {E.fmt_bytes(int(shared))})"
                                               if isinstance(shared, int) else ")")
                if isinstance(nt, int) else "")
             + " rests on a missing cache size, not on this machine's memory"),
         remedy=("measure the memcpy sweep ('advisor probe --plugin host-buffer') and set "
                 "glibc.cpu.x86_non_temporal_threshold from its cliff; on a VM, ask for the host's "
                 "cache topology to be passed through (e.g. QEMU -cpu host,l3-cache=on)"),
-        evidence=[A.EV_TUNABLES] if tun else []))
+        evidence=[E.EV_TUNABLES] if tun else []))
 
 
 # --------------------------------------------------------------------------- first use
 
 
 def _first_use(ev: list[Evidence], findings: list[Finding], nf: float) -> None:
-    e = A.find_evidence(ev, A.EV_FIRST_USE)
+    e = Evidence.find(ev, E.EV_FIRST_USE)
     if e is None or not e.series:
         return
     s = e.series[0]
-    values = [A.point_median(p) for p in sorted(s.points, key=lambda p: (p.x is None, p.x))]
+    values = [E.point_median(p) for p in sorted(s.points, key=lambda p: (p.x is None, p.x))]
     values = [v for v in values if v is not None]
     if len(values) < 3:
         return
-    fu = classify_series(values, higher_is_better=(s.unit == A.BPS))
+    fu = classify_series(values, higher_is_better=(s.unit == E.BPS))
     if fu.kind == "rising":
         unit = s.unit
-        ss = A.fmt_bw(fu.steady_median) if unit == A.BPS else f"{fu.steady_median:g} {unit}"
+        ss = E.fmt_bw(fu.steady_median) if unit == E.BPS else f"{fu.steady_median:g} {unit}"
         findings.append(Finding(
             id="first-touch-not-done",
             severity="warning",
@@ -263,7 +266,7 @@ def _first_use(ev: list[Evidence], findings: list[Finding], nf: float) -> None:
                 f"{fu.warmup} runs (steady state {ss}); the first runs paid the page faults"
             ),
             remedy=PREFAULT_REMEDY + "; report warm-up runs apart from the steady state",
-            evidence=[A.EV_FIRST_USE],
+            evidence=[E.EV_FIRST_USE],
         ))
 
 
@@ -271,11 +274,11 @@ def _first_use(ev: list[Evidence], findings: list[Finding], nf: float) -> None:
 
 
 def _thp(ev: list[Evidence], facts: Facts, findings: list[Finding], recs: list[Recommendation]) -> None:
-    mode = A.thp_mode(facts.memory.thp_enabled)
-    e = A.find_evidence(ev, A.EV_FIRST_TOUCH)
+    mode = THP.thp_mode(facts.memory.thp_enabled)
+    e = Evidence.find(ev, E.EV_FIRST_TOUCH)
     if mode is None and e is not None:
-        mode = A.thp_mode(e.conditions.thp_enabled)
-    text = A.thp_explanation(mode, facts.memory.thp_defrag)
+        mode = THP.thp_mode(e.conditions.thp_enabled)
+    text = THP.thp_explanation(mode, facts.memory.thp_defrag)
     speed = None
     if e is not None:
         base = e.values.get("fault_s_per_gib.base")
@@ -295,7 +298,7 @@ def _thp(ev: list[Evidence], facts: Facts, findings: list[Finding], recs: list[R
         id=f"thp-{mode or 'unknown'}",
         severity="info",
         message=text,
-        evidence=[A.EV_FIRST_TOUCH] if e is not None else [],
+        evidence=[E.EV_FIRST_TOUCH] if e is not None else [],
     ))
     if mode != "madvise":
         return
@@ -317,7 +320,7 @@ def _host_pool(e: Evidence, facts: Facts, speed, recs: list[Recommendation]) -> 
         return
     recs.append(Recommendation(
         id="host-pool-hugepages",
-        title=f"Host pool: {A.fmt_bytes(huge)}-aligned chunks with MADV_HUGEPAGE before first touch",
+        title=f"Host pool: {E.fmt_bytes(huge)}-aligned chunks with MADV_HUGEPAGE before first touch",
         settings=[
             Setting(library="host-pool", name="chunk_alignment", value=huge, type="bytes",
                     unit="bytes", kind="config"),
@@ -329,19 +332,19 @@ def _host_pool(e: Evidence, facts: Facts, speed, recs: list[Recommendation]) -> 
         rationale=(
             f"THP is in madvise mode, so only regions that ask get huge pages; first touch of "
             f"huge-page-advised memory was {ratio:.2f}x faster{_ci(lo, hi)} here. Allocate host "
-            f"pool backing blocks as multiples of {A.fmt_bytes(huge)}, aligned to it, and call "
+            f"pool backing blocks as multiples of {E.fmt_bytes(huge)}, aligned to it, and call "
             "madvise(MADV_HUGEPAGE) before the first write."
         ),
         confidence="high" if lo is not None else "medium",
-        evidence=[A.EV_FIRST_TOUCH],
+        evidence=[E.EV_FIRST_TOUCH],
         verifiable=lo is not None,
     ))
 
 
 def _malloc_hugetlb(ev: list[Evidence], facts: Facts, findings: list[Finding],
                     recs: list[Recommendation]) -> None:
-    m = A.find_evidence(ev, A.EV_MALLOC_HUGETLB)
-    if m is None or A.glibc_at_least(facts, "2.35") is False:
+    m = Evidence.find(ev, E.EV_MALLOC_HUGETLB)
+    if m is None or E.glibc_at_least(facts, "2.35") is False:
         return
     sp = m.values.get("speedup")
     lo, hi = m.values.get("speedup.ci_low"), m.values.get("speedup.ci_high")
@@ -352,7 +355,7 @@ def _malloc_hugetlb(ev: list[Evidence], facts: Facts, findings: list[Finding],
             id="glibc-malloc-hugetlb-no-gain", severity="info",
             message=f"GLIBC_TUNABLES=glibc.malloc.hugetlb=1 did not measurably speed up first "
                     f"touch of malloc'ed memory here ({float(sp or 0):.2f}x{_ci(lo, hi)})",
-            evidence=[A.EV_MALLOC_HUGETLB]))
+            evidence=[E.EV_MALLOC_HUGETLB]))
         return
     recs.append(Recommendation(
         id="glibc-malloc-hugetlb",
@@ -364,7 +367,7 @@ def _malloc_hugetlb(ev: list[Evidence], facts: Facts, findings: list[Finding],
             f"buffer was {float(sp):.2f}x faster{_ci(lo, hi)} here."
         ),
         confidence="high" if lo is not None else "medium",
-        evidence=[A.EV_MALLOC_HUGETLB],
+        evidence=[E.EV_MALLOC_HUGETLB],
         verifiable=True,
     ))
 
@@ -373,16 +376,16 @@ def _malloc_hugetlb(ev: list[Evidence], facts: Facts, findings: list[Finding],
 
 
 def _sweep(ev, facts, findings, recs, nf) -> None:
-    e = A.find_evidence(ev, A.EV_SWEEP)
+    e = Evidence.find(ev, E.EV_SWEEP)
     if e is None:
         return
-    d = A.find_series(e, "default")
+    d = (e).series_named("default")
     if d is None:
         return
     # the cliff is a candidate (CIs and the within-process A/A floor decide); the advice needs
     # the A/B gain beyond the A/A noise floor measured between processes at each size
     current = e.values.get("nt_threshold.default_bytes")
-    cliff = A.find_cliff(A.sweep_points(d),
+    cliff = CL.find_cliff(E.sweep_points(d),
                          noise_floor=float(e.values.get("noise_floor.within_run", 0.0)),
                          threshold_bytes=int(current) if current is not None else None)
     if cliff is None:
@@ -390,15 +393,15 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
             id="memcpy-no-cliff", severity="info",
             message="memcpy bandwidth has no mid-size cliff with the current glibc tunables: "
                     "no non-temporal threshold advice",
-            evidence=[A.EV_SWEEP]))
+            evidence=[E.EV_SWEEP]))
         return
     tuned = e.values.get("nt_threshold.tuned_bytes")
-    gain = A.sweep_gain(e, noise_floor=nf)
-    span = (A.fmt_bytes(cliff.start_bytes) if cliff.start_bytes == cliff.end_bytes
-            else f"{A.fmt_bytes(cliff.start_bytes)}-{A.fmt_bytes(cliff.end_bytes)}")
+    gain = CL.sweep_gain(e, noise_floor=nf)
+    span = (E.fmt_bytes(cliff.start_bytes) if cliff.start_bytes == cliff.end_bytes
+            else f"{E.fmt_bytes(cliff.start_bytes)}-{E.fmt_bytes(cliff.end_bytes)}")
     cliff_txt = (
         f"copies of {span} run "
-        f"{cliff.depth:.2f}x slower than larger ones ({A.fmt_bw(cliff.plateau_bps)})"
+        f"{cliff.depth:.2f}x slower than larger ones ({E.fmt_bw(cliff.plateau_bps)})"
     )
     if tuned is None or gain is None or not gain.helps or gain.best is None:
         why = ("this glibc has no glibc.cpu.x86_non_temporal_threshold"
@@ -406,12 +409,12 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
                f"a --quick probe measures no tuned run (the full probe A/Bs "
                f"{hex(int(tuned))} in fresh processes)" if e.values.get("ab_skipped") and tuned
                else "no tuned run" if tuned is None or gain is None else (
-            f"the tuned threshold lost at {A.fmt_bytes(gain.worst_loss)}" if gain.worst_loss
+            f"the tuned threshold lost at {E.fmt_bytes(gain.worst_loss)}" if gain.worst_loss
             else "the tuned threshold gave no gain beyond the noise floor"))
         findings.append(Finding(
             id="memcpy-cliff", severity="info",
             message=f"memcpy cliff: {cliff_txt}; {why}, so no tunable is advised",
-            evidence=[A.EV_SWEEP]))
+            evidence=[E.EV_SWEEP]))
         return
     eff = e.values.get("nt_threshold.tuned_effective_bytes")
     if eff is not None and int(eff) != int(tuned):
@@ -419,10 +422,10 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
             id="memcpy-cliff", severity="info",
             message=f"memcpy cliff: {cliff_txt}; glibc did not take the tuned threshold "
                     f"{hex(int(tuned))} (ld.so --list-tunables shows {hex(int(eff))})",
-            evidence=[A.EV_SWEEP]))
+            evidence=[E.EV_SWEEP]))
         return
-    supported_cpu = A.glibc_at_least(facts, "2.28")
-    supported_tune = A.glibc_at_least(facts, "2.26")
+    supported_cpu = E.glibc_at_least(facts, "2.28")
+    supported_tune = E.glibc_at_least(facts, "2.26")
     if supported_tune is False:
         return
     item = ("glibc.cpu.x86_non_temporal_threshold" if supported_cpu is not False
@@ -432,22 +435,22 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
     findings.append(Finding(
         id="memcpy-cliff", severity="warning",
         message=(f"memcpy cliff: {cliff_txt}: glibc keeps using cached stores up to its "
-                 f"non-temporal threshold ({A.fmt_bytes(current) if current else 'unknown'}), "
+                 f"non-temporal threshold ({E.fmt_bytes(current) if current else 'unknown'}), "
                  "chosen from the cache size the machine reports"),
         remedy=f"set GLIBC_TUNABLES={item}={hex(int(tuned))}",
-        evidence=[A.EV_SWEEP]))
+        evidence=[E.EV_SWEEP]))
     recs.append(Recommendation(
         id="glibc-non-temporal-threshold",
-        title=f"glibc memcpy: non-temporal stores from {A.fmt_bytes(int(tuned))}",
+        title=f"glibc memcpy: non-temporal stores from {E.fmt_bytes(int(tuned))}",
         settings=[_tunable_setting(item, hex(int(tuned)),
                                    hex(int(current)) if current else None, versions)],
         rationale=(
-            f"{cliff_txt}. With {item}={hex(int(tuned))} a {A.fmt_bytes(gain.best)} copy ran "
+            f"{cliff_txt}. With {item}={hex(int(tuned))} a {E.fmt_bytes(gain.best)} copy ran "
             f"{r:.2f}x faster{_ci(lo, hi)} in a fresh process and no swept size the setting affects got "
             "slower beyond its A/A noise floor."
         ),
         confidence="high" if lo != r else "medium",
-        evidence=[A.EV_SWEEP],
+        evidence=[E.EV_SWEEP],
         verifiable=True,
     ))
 
@@ -457,7 +460,7 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
 
 def _numa(ev: list[Evidence], facts: Facts, findings: list[Finding]) -> None:
     nodes = facts.memory.numa_nodes or len(facts.memory.numa_node_cpus) or None
-    e = A.find_evidence(ev, A.EV_NUMA)
+    e = Evidence.find(ev, E.EV_NUMA)
     if not nodes or nodes < 2:
         return
     placement = ""
@@ -468,8 +471,8 @@ def _numa(ev: list[Evidence], facts: Facts, findings: list[Finding]) -> None:
             placement = " Placement achieved: " + ", ".join(
                 f"{k[len('pages.'):]}={v}" for k, v in sorted(pages.items())) + " pages."
         if "local_bps" in e.values and "remote_bps" in e.values:
-            placement += (f" Local {A.fmt_bw(float(e.values['local_bps']))} vs remote "
-                          f"{A.fmt_bw(float(e.values['remote_bps']))}.")
+            placement += (f" Local {E.fmt_bw(float(e.values['local_bps']))} vs remote "
+                          f"{E.fmt_bw(float(e.values['remote_bps']))}.")
         pinned = e.values.get("pinned")
         init = e.values.get("init")
         if init is not None:
@@ -486,5 +489,5 @@ def _numa(ev: list[Evidence], facts: Facts, findings: list[Finding]) -> None:
                 "timed kernel, or bind memory explicitly (numactl --membind / mbind); set pinning "
                 "(OMP_PROC_BIND/OMP_PLACES, taskset, the MPI launcher's binding) and record the "
                 "per-node page placement from /proc/<pid>/numa_maps"),
-        evidence=[A.EV_NUMA] if e is not None else [],
+        evidence=[E.EV_NUMA] if e is not None else [],
     ))

@@ -62,7 +62,7 @@ def test_verify_host_pool_hugepages_has_a_measured_floor():
 
     reg = load(only_probes=["host-buffer"])
     facts = detect(reg.fact_detectors, opencl=False)
-    from advisor_host_buffer.analysis import thp_mode
+    from advisor_host_buffer.thp import thp_mode
 
     if thp_mode(facts.memory.thp_enabled) in ("never", None):
         pytest.skip("THP is 'never' here: no huge pages to compare")

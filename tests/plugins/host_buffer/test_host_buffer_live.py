@@ -14,7 +14,10 @@ from advisor.measure import ALIAS_SKEW_BYTES
 
 from advisor.models import Facts
 from advisor.probe import MeasureContext
-from advisor_host_buffer import analysis as A
+from advisor_host_buffer import cliff as CL
+from advisor_host_buffer import evidence as E
+from advisor_host_buffer import thp as THP
+from advisor_host_buffer import zero_page as ZP
 from advisor_host_buffer import measure as M
 from advisor_host_buffer.plugin import HostBufferProbe
 from advisor_host_buffer.recommend import recommend
@@ -77,13 +80,13 @@ def test_zero_page_memcpy_inflation_ci_excludes_one():
     ev = _retry(lambda: M.zero_page_memcpy(_ctx(facts), 128 * MiB),
                 lambda e: e.values["copy.inflation_ci_low"] > 1.0)
     assert ev.values["copy.inflation_ci_low"] > 1.0, ev.values
-    inf = A.zero_page_inflation(ev)
+    inf = ZP.zero_page_inflation(ev)
     assert inf.significant() and inf.ratio > 1.0
     copy = ev.series[0]
-    assert "zero-page" in A.find_point(copy, A.UNTOUCHED).artefact
-    assert A.find_point(copy, A.RANDOM).artefact is None
+    assert "zero-page" in (copy).point(E.UNTOUCHED).artefact
+    assert (copy).point(E.RANDOM).artefact is None
     # conditions next to the bandwidth: THP mode and the buffer fill
-    assert ev.conditions.thp_enabled == A.thp_mode(facts.memory.thp_enabled)
+    assert ev.conditions.thp_enabled == THP.thp_mode(facts.memory.thp_enabled)
     assert ev.conditions.buffer_fill == "random" and ev.conditions.align_bytes >= 64
     # source and destination fills and their placement (never a power of two apart)
     notes = ev.conditions.notes
@@ -118,16 +121,16 @@ def test_opencl_zero_page_and_zero_copy_artefact():
     ev = _retry(lambda: M.opencl(_ctx(facts), 64 * MiB),
                 lambda e: e.values["h2d.inflation_ci_low"] > 1.0)
     assert ev.values["h2d.inflation_ci_low"] > 1.0, ev.values
-    h2d = A.find_series(ev, "h2d")
+    h2d = (ev).series_named("h2d")
     # map/unmap on a CPU device moves nothing: far above the ceiling -> artefact, no samples kept
-    mapped = A.find_point(h2d, "mapped")
+    mapped = (h2d).point("mapped")
     assert mapped.artefact and "ceiling" in mapped.artefact
     assert mapped.samples == [] and mapped.stats is None
-    assert "zero-page" in A.find_point(h2d, A.UNTOUCHED).artefact
-    for label in (A.RANDOM, "pinned"):
-        assert A.find_point(h2d, label).artefact is None
-    assert {p.label for p in A.find_series(ev, "d2h").points} == {A.RANDOM, "pinned"}
-    refs = A.reference_bandwidths([ev, M.reference([ev])])
+    assert "zero-page" in (h2d).point(E.UNTOUCHED).artefact
+    for label in (E.RANDOM, "pinned"):
+        assert (h2d).point(label).artefact is None
+    assert {p.label for p in (ev).series_named("d2h").points} == {E.RANDOM, "pinned"}
+    refs = E.reference_bandwidths([ev, M.reference([ev])])
     assert refs and not any("mapped" in k or "untouched" in k for k in refs)
 
 
@@ -136,7 +139,7 @@ def test_first_touch_cost_and_thp_recorded():
     ev = M.first_touch(_ctx(facts), 64 * MiB)
     assert ev.values["fault_s_per_gib.base"] > 0
     assert ev.values["huge_page_bytes"] >= 2 * MiB
-    assert ev.conditions.thp_enabled == A.thp_mode(facts.memory.thp_enabled)
+    assert ev.conditions.thp_enabled == THP.thp_mode(facts.memory.thp_enabled)
 
 
 def _sweep(facts, tun, sizes: str = SWEEP_MIB):
@@ -175,7 +178,7 @@ def test_glibc_threshold_advice_appears_with_measured_gain():
     assert s.value == f"glibc.cpu.x86_non_temporal_threshold={hex(tuned)}"
     assert s.default == (f"glibc.cpu.x86_non_temporal_threshold="
                          f"{hex(int(tun.values['glibc.cpu.x86_non_temporal_threshold.value']))}")
-    gain = A.sweep_gain(ev, noise_floor=0.0)
+    gain = CL.sweep_gain(ev, noise_floor=0.0)
     assert f"{gain.gains[gain.best][0]:.2f}x faster" in rec.rationale
 
 
@@ -200,7 +203,7 @@ def test_glibc_threshold_advice_absent_without_cliff(monkeypatch):
 
 def test_malloc_hugetlb_measured_before_advised():
     facts = _facts()
-    if A.thp_mode(facts.memory.thp_enabled) != "madvise" or A.glibc_at_least(facts, "2.35") is not True:
+    if THP.thp_mode(facts.memory.thp_enabled) != "madvise" or E.glibc_at_least(facts, "2.35") is not True:
         pytest.skip("needs THP madvise mode and glibc >= 2.35")
     ctx = _ctx(facts)
     ev = _retry(lambda: M.malloc_hugetlb(ctx, M.Budget(ctx)), lambda e: e.values["verdict"] == "better")
@@ -225,13 +228,13 @@ def test_probe_registered_with_knobs():
         assert ("glibc", item) in names
     probe = HostBufferProbe()
     app = probe.check(_facts())
-    assert app.usable and app.evidence[0].id == A.EV_TUNABLES
+    assert app.usable and app.evidence[0].id == E.EV_TUNABLES
 
 
 def test_numa_placement_worker_reports_pages_per_node():
     """The NUMA stage's worker on this machine: first touch by one pinned thread, copy from
     another; the placement achieved comes from /proc/self/numa_maps."""
-    from advisor_host_buffer.worker import numa_placement
+    from advisor_host_buffer.workers.memory import numa_placement
 
     if not os.path.exists("/proc/self/numa_maps"):
         pytest.skip("kernel without NUMA support: no /proc/self/numa_maps to read placement from")
@@ -249,7 +252,7 @@ def test_numa_placement_worker_batches_several_run_sets():
     """Several copying CPU sets in one child: one point per set, the first also as "point"."""
     import os
 
-    from advisor_host_buffer.worker import numa_placement
+    from advisor_host_buffer.workers.memory import numa_placement
 
     cpus = sorted(os.sched_getaffinity(0))
     out = numa_placement(8 * MiB, [cpus[0]], [cpus[0]], min_samples=3, max_time_s=0.05,

@@ -173,7 +173,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
-    """``python -m advisor_host_buffer.worker '<json request>'``: run it and ``report`` the result
+    """``python -m advisor_host_buffer.workers.memory '<json request>'``: run it and ``report`` the result
     as one JSON line on stdout (the ``run_python`` protocol)."""
     import json
     import sys

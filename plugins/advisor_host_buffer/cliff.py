@@ -1,0 +1,163 @@
+"""The glibc memcpy cliff: the copy size from which bandwidth drops (the x86 non-temporal
+threshold) and the threshold to advise (pure).
+
+- :func:`find_cliff` / :func:`choose_nt_threshold` / :func:`sweep_gain` on ``memcpy-sweep``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from advisor.models import Evidence
+
+from advisor_host_buffer.evidence import SweepPoint, sweep_points
+
+
+@dataclass(frozen=True)
+class Cliff:
+    """A range of copy sizes that run slower than both smaller and larger copies.
+
+    ``start_bytes`` / ``end_bytes``: smallest and largest swept size inside the cliff;
+    ``last_fast_bytes``: the largest size before it; ``plateau_bps``: bandwidth of the first size
+    after it (the streaming-store plateau); ``depth``: plateau / slowest cliff bandwidth.
+    """
+
+    start_bytes: int
+    end_bytes: int
+    last_fast_bytes: Optional[int]
+    plateau_bps: float
+    depth: float
+
+
+def find_cliff(points: Sequence[SweepPoint], *, noise_floor: float,
+               threshold_bytes: Optional[int] = None) -> Optional[Cliff]:
+    """The cliff of a default-tunables sweep, or None.
+
+    A size is in the cliff when the upper CI bound of its bandwidth, raised by ``noise_floor``
+    (fraction), is below the lower CI bound of the plateau: copies that grew out of the cache
+    but are still below glibc's non-temporal threshold run slower than the larger, streamed
+    copies.  The cliff is the contiguous run of such sizes just below the plateau, and a faster
+    size must lie below it.
+
+    ``threshold_bytes``: glibc's current non-temporal threshold when known.  glibc streams
+    copies at or above it (sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S), so the plateau
+    is the sizes >= it (its slowest point) and only sizes below it can be in the cliff.  Without
+    it the plateau is the largest contiguous group of sizes, scanned from the largest down, that
+    are not significantly slower than the largest.
+    """
+    pts = sorted(points, key=lambda p: p.nbytes)
+    if len(pts) < 3:
+        return None
+    if threshold_bytes is not None:
+        above = [p for p in pts if p.nbytes >= threshold_bytes]
+        if not above:
+            return None
+        plateau = min(above, key=lambda p: p.median)
+        i = pts.index(above[0])
+    else:
+        i = len(pts) - 1
+        plateau = pts[i]
+        while i > 0 and pts[i - 1].ci_high * (1 + noise_floor) >= plateau.ci_low:
+            i -= 1
+            plateau = pts[i] if pts[i].median < plateau.median else plateau
+    j = i - 1
+    cliff = []
+    while j >= 0 and pts[j].ci_high * (1 + noise_floor) < plateau.ci_low:
+        cliff.append(pts[j])
+        j -= 1
+    if not cliff or j < 0:  # a cliff needs a faster (cache-resident) size below it
+        return None
+    last_fast = pts[j]
+    if last_fast.ci_low <= cliff[-1].ci_high * (1 + noise_floor):
+        return None  # no recovery below: the sizes just decline, nothing glibc-specific
+    slowest = min(c.median for c in cliff)
+    return Cliff(
+        start_bytes=cliff[-1].nbytes,
+        end_bytes=cliff[0].nbytes,
+        last_fast_bytes=last_fast.nbytes,
+        plateau_bps=plateau.median,
+        depth=plateau.median / slowest,
+    )
+
+
+def choose_nt_threshold(cliff: Cliff, *, minimum: Optional[int] = None) -> int:
+    """Tuned ``glibc.cpu.x86_non_temporal_threshold`` (bytes) from a measured cliff.
+
+    The tunable is documented in the glibc manual, "Tunables" -> "Hardware Capability Tunables"
+    (https://www.gnu.org/software/libc/manual/html_node/Hardware-Capability-Tunables.html); it
+    is set through ``GLIBC_TUNABLES`` and read once at process start.
+
+    glibc uses non-temporal stores for copies at or above the threshold
+    (sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S), so the threshold must be at most the
+    first slow size: the cliff start rounded down to a power of two, and no lower than the largest
+    fast size (copies that still gained from the cache); above glibc's ``minimum`` (from
+    ``ld.so --list-tunables``), which glibc itself would ignore.
+    """
+    t = 1 << int(math.floor(math.log2(cliff.start_bytes)))
+    if cliff.last_fast_bytes is not None and t < cliff.last_fast_bytes:
+        t = cliff.last_fast_bytes
+    if minimum is not None and t <= minimum:
+        # glibc keeps its default unless minimum < value <= maximum (sysdeps/x86/dl-cacheinfo.h;
+        # checked with ld.so --list-tunables: the minimum itself is ignored on 2.36)
+        t = 1 << int(minimum).bit_length()
+    return t
+
+
+@dataclass(frozen=True)
+class SweepGain:
+    """Tuned vs default sweep: per-size ratio tuned/default (>1 = tuned faster) with CI.
+
+    ``gains``: ``{nbytes: (ratio, ci_low, ci_high)}``; ``helps``: some size gains beyond its
+    noise floor (CI low > 1 + floor) and no size loses beyond it (CI high < 1 / (1 + floor)),
+    the harness ``compare`` verdict rule; ``best``: the winning size with the largest lower
+    bound; ``worst_loss``: the size that lost most, if any.
+    """
+
+    gains: dict[int, tuple[float, float, float]]
+    helps: bool
+    best: Optional[int]
+    worst_loss: Optional[int]
+
+
+def sweep_gain(ev: Evidence, *, noise_floor: float) -> Optional[SweepGain]:
+    """Read the per-size comparison written by the measurement (``ev.values`` keys
+    ``gain.<nbytes>``, ``gain.<nbytes>.ci_low``, ``gain.<nbytes>.ci_high`` and the per-size A/A
+    floor ``gain.<nbytes>.noise_floor``, else ``noise_floor``; sizes flagged
+    ``gain.<nbytes>.affected = False`` run the same glibc code path in both configurations and
+    are left out) or, without them,
+    the ratio of the medians of the ``default`` and ``tuned`` series (CI = the ratio)."""
+    gains: dict[int, tuple[float, float, float]] = {}
+    for k, v in ev.values.items():
+        m = re.fullmatch(r"gain\.(\d+)", k)
+        if m:
+            n = int(m.group(1))
+            gains[n] = (
+                float(v),
+                float(ev.values.get(f"{k}.ci_low", v)),
+                float(ev.values.get(f"{k}.ci_high", v)),
+            )
+    if not gains:
+        d, t = ev.series_named("default"), ev.series_named("tuned")
+        if d is None or t is None:
+            return None
+        dp = {p.nbytes: p for p in sweep_points(d)}
+        for p in sweep_points(t):
+            if p.nbytes in dp:
+                r = p.median / dp[p.nbytes].median
+                gains[p.nbytes] = (r, r, r)
+    if not gains:
+        return None
+    # sizes the setting cannot change (flag written by the measurement) are controls only
+    gains = {n: g for n, g in gains.items() if ev.values.get(f"gain.{n}.affected", True)}
+    if not gains:
+        return None
+    floors = {n: float(ev.values.get(f"gain.{n}.noise_floor", noise_floor)) for n in gains}
+    winners = [n for n, g in gains.items() if g[1] > 1 + floors[n]]
+    losers = [n for n, g in gains.items() if g[2] < 1 / (1 + floors[n])]
+    best = max(winners, key=lambda n: gains[n][1]) if winners else None
+    helps = bool(winners) and not losers
+    worst = min(losers, key=lambda n: gains[n][0]) if losers else None
+    return SweepGain(gains, helps, best, worst)
