@@ -14,15 +14,16 @@ The host's large page is the THP size from ``Facts.memory.thp_pmd_size_bytes``.
 
 from __future__ import annotations
 
-import mmap
 from typing import Sequence
 
 from advisor import hookimpl
 from advisor.models import Advice, Evidence, Facts
 from advisor.probe import Applicability, MeasureContext
 
-from . import advice, knobs
-from . import workload as wl
+from . import knobs
+from . import lint as L
+from . import measure as M
+from . import recommend as R
 
 
 class HostPoolProbe:
@@ -30,22 +31,17 @@ class HostPoolProbe:
     description = "host memory pool: large-page-multiple blocks, MADV_HUGEPAGE vs base-page first touch"
 
     def check(self, facts: Facts) -> Applicability:
-        if not hasattr(mmap, "MADV_HUGEPAGE"):
-            return Applicability(usable=False, reason="this platform has no madvise(MADV_HUGEPAGE)")
-        return Applicability(usable=True)
+        return M.check_host(facts)
 
     def measure(self, ctx: MeasureContext) -> list[Evidence]:
-        from .measure_host import measure_host
-
-        w = wl.parse_options(ctx.options)
-        return [wl.to_evidence(w)] + measure_host(ctx)
+        return M.measure(ctx, "host")
 
     def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice:
-        return advice.recommend_host(evidence, facts)
+        return R.recommend_host(evidence, facts)
 
     def lint(self, env: dict, facts: Facts) -> list:
-        """``advisor lint``: the host pool's DLA-Future settings (``advice.lint_env``)."""
-        return advice.lint_env(env, facts, "host")
+        """``advisor lint``: the host pool's DLA-Future settings (``lint.lint_env``)."""
+        return L.lint_env(env, facts, "host")
 
 
 class DevicePoolProbe:
@@ -53,27 +49,17 @@ class DevicePoolProbe:
     description = "GPU memory pool: backing blocks vs the GPU large page, grow-by, CuPy limit"
 
     def check(self, facts: Facts) -> Applicability:
-        if not facts.cuda:
-            return Applicability(usable=False, reason="no CUDA device")
-        from .measure_device import cupy_available
-
-        ok, why = cupy_available()
-        if not ok:
-            return Applicability(usable=False, reason=f"device measurements need CuPy: {why}")
-        return Applicability(usable=True)
+        return M.check_device(facts)
 
     def measure(self, ctx: MeasureContext) -> list[Evidence]:
-        from .measure_device import measure_device
-
-        w = wl.parse_options(ctx.options)
-        return [wl.to_evidence(w)] + measure_device(ctx)
+        return M.measure(ctx, "device")
 
     def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice:
-        return advice.recommend_device(evidence, facts)
+        return R.recommend_device(evidence, facts)
 
     def lint(self, env: dict, facts: Facts) -> list:
-        """``advisor lint``: the device pool's DLA-Future settings (``advice.lint_env``)."""
-        return advice.lint_env(env, facts, "device")
+        """``advisor lint``: the device pool's DLA-Future settings (``lint.lint_env``)."""
+        return L.lint_env(env, facts, "device")
 
 
 @hookimpl
@@ -86,5 +72,3 @@ def advisor_register_probes(register):
 def advisor_register_knobs(register):
     for k in knobs.knobs():
         register(k)
-
-

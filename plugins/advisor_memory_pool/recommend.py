@@ -3,17 +3,7 @@
 No I/O, no clock, no environment: everything comes from the evidence (the ``workload`` item and
 measured series) and the facts, so the advice can be re-derived from a recorded profile.
 
-Evidence ids read (all optional):
-
-* ``workload`` (see ``workload.py``): allocation sizes, ranks per GPU, pool limit, current pool.
-* ``host-first-touch``: series ``first-touch`` and/or ``register`` (seconds per chunk), points
-  labelled ``huge`` (MADV_HUGEPAGE) and ``nohuge`` (base pages); ``values.chunk_bytes``.
-* ``device-first-use``: series ``first-use``: one point per buffer size (x, bytes); ``warmup``
-  holds first-use seconds, ``samples`` the later (steady) seconds.
-* ``device-free-memory``: series ``free`` (bytes) over x = iteration; ``values``:
-  ``first_alloc_bytes``, ``growth_per_iteration_bytes``.
-* ``device-alloc-latency``: series ``alloc`` (seconds) over x = bytes.
-* ``device-granularity``: ``values.large_page_bytes`` (the GPU's large page, measured).
+Evidence ids read (all optional) are described in ``advisor_memory_pool.evidence``.
 """
 
 from __future__ import annotations
@@ -22,66 +12,28 @@ import statistics
 from typing import Optional, Sequence
 
 from advisor.knobs import version_in
-from advisor.models import Advice, Evidence, Facts, Finding, Point, Recommendation, Setting
+from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
 from . import knobs, model
+from .evidence import (DEVICE_ALLOC, DEVICE_FIRST_USE, DEVICE_FREE, HOST_FIRST_TOUCH,
+                       device_large_page, host_large_page)
 from .workload import WORKLOAD_ID, Workload, from_evidence
-
-HOST_FIRST_TOUCH = "host-first-touch"
-DEVICE_FIRST_USE = "device-first-use"
-DEVICE_FREE = "device-free-memory"
-DEVICE_ALLOC = "device-alloc-latency"
-DEVICE_GRANULARITY = "device-granularity"
-FACTS_EXTRA = "memory-pool"  # Facts.extra key of this plugin's fact detector
 
 #: CuPy versions whose MemoryPool raises OutOfMemoryError under a limit without first freeing its
 #: cached blocks: cupy/cupy#7678, fixed by #7679 (merged 2023-07-04, backported to the v12 line;
 #: the v12.2.0 release notes list the backport).  set_limit exists since v6.0.0 (PR #2113).
 CUPY_LIMIT_BUG = ">=6.0,<12.2"
+
+
 CUPY_LIMIT_BUG_SOURCE = "cupy/cupy#7678, fix #7679 (2023), backported in v12.2.0"
+
 
 #: glibc malloc asks for THP on its own mappings with this tunable since glibc 2.35 (glibc NEWS 2.35).
 GLIBC_HUGETLB_SINCE = "2.35"
 
 
-def _by_id(evidence: Sequence[Evidence], ident: str) -> Optional[Evidence]:
-    return next((e for e in reversed(list(evidence)) if e.id == ident), None)
-
-
-def _median(p: Point) -> Optional[float]:
-    if p.stats is not None:
-        return p.stats.median
-    return statistics.median(p.samples) if p.samples else None
-
-
 def _mib(n: int) -> str:
     return f"{n} B ({n / model.MiB:.6g} MiB)"
-
-
-# --------------------------------------------------------------------------- large pages
-
-
-def host_large_page(facts: Facts) -> tuple[int, str]:
-    """The host's large page (bytes) and where the number comes from."""
-    pmd = facts.memory.thp_pmd_size_bytes
-    if not pmd:  # profiles from before the fact existed carried it as this plugin's extra
-        pmd = facts.extra.get(FACTS_EXTRA, {}).get("hpage_pmd_size_bytes")
-    if isinstance(pmd, int) and pmd > 0:
-        return pmd, "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
-    if facts.memory.huge_page_sizes_bytes:
-        return min(facts.memory.huge_page_sizes_bytes), "smallest size in /sys/kernel/mm/hugepages"
-    return model.X86_64_PMD_BYTES, "x86-64 PMD size (Linux transhuge.rst); host value unknown"
-
-
-def device_large_page(evidence: Sequence[Evidence]) -> tuple[int, str]:
-    """The GPU's large page (bytes): measured allocation granularity, else NVIDIA's 2 MiB."""
-    ev = _by_id(evidence, DEVICE_GRANULARITY)
-    if ev is not None and isinstance(ev.values.get("large_page_bytes"), int):
-        return int(ev.values["large_page_bytes"]), "measured (cuMemGetAllocationGranularity)"
-    return model.NVIDIA_DEVICE_LARGE_PAGE_BYTES, "NVIDIA GPU large page (LLNL/Umpire#881 reproducer)"
-
-
-# --------------------------------------------------------------------------- settings
 
 
 def dlaf_settings(side: str, cfg: model.PoolConfig) -> list[Setting]:
@@ -109,9 +61,6 @@ def umpire_settings(side: str, cfg: model.PoolConfig) -> list[Setting]:
                            kind="config", versions=">=4.0" if arg == "alignment" else None,
                            is_default=value == default))
     return out
-
-
-# --------------------------------------------------------------------------- shared pool findings
 
 
 def _pool_findings(side: str, w: Workload, choice: model.Choice, large_page: int,
@@ -267,9 +216,6 @@ def _next_block_caveat(side: str, choice: model.Choice) -> str:
             f"ALIGNMENT_BYTES={alt.config.alignment_bytes} instead (waste {alt.waste_ratio:.2%}).")
 
 
-# --------------------------------------------------------------------------- host
-
-
 def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     """Host pool advice: THP mode, measured huge vs base page first touch, pool blocks."""
     w = from_evidence(evidence)
@@ -279,7 +225,7 @@ def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     findings: list[Finding] = []
     recs: list[Recommendation] = []
 
-    measured, speedup_txt, real = _host_speedup(_by_id(evidence, HOST_FIRST_TOUCH))
+    measured, speedup_txt, real = _host_speedup(Evidence.find(evidence, HOST_FIRST_TOUCH))
     if measured:
         findings.append(Finding(id="host-hugepage-first-touch", severity="info",
                                 message=speedup_txt, evidence=[HOST_FIRST_TOUCH]))
@@ -352,7 +298,7 @@ def _host_speedup(ev: Optional[Evidence]) -> tuple[bool, str, bool]:
         huge, base = pts.get("huge"), pts.get("nohuge")
         if huge is None or base is None:
             continue
-        mh, mb = _median(huge), _median(base)
+        mh, mb = huge.median(), base.median()
         if not mh or not mb:
             continue
         verdict = ev.values.get(f"{s.name}_verdict")  # harness compare(nohuge, huge)
@@ -371,9 +317,6 @@ def _host_speedup(ev: Optional[Evidence]) -> tuple[bool, str, bool]:
                   + (f" (THP {thp})" if thp else "")), real
 
 
-# --------------------------------------------------------------------------- device
-
-
 def recommend_device(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     """Device pool advice; "not applicable: no CUDA device" as an info finding without a GPU."""
     if not facts.cuda:
@@ -389,7 +332,7 @@ def recommend_device(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     findings: list[Finding] = []
     recs: list[Recommendation] = []
 
-    churn = _churn(_by_id(evidence, DEVICE_FREE))
+    churn = _churn(Evidence.find(evidence, DEVICE_FREE))
     sizes = list(w.sizes)
     if churn is not None:
         sizes.append(churn["largest_bytes"])
@@ -406,7 +349,7 @@ def recommend_device(evidence: Sequence[Evidence], facts: Facts) -> Advice:
 
     confidence = "medium"
     extra = ""
-    fu = _by_id(evidence, DEVICE_FIRST_USE)
+    fu = Evidence.find(evidence, DEVICE_FIRST_USE)
     if fu is not None:
         f, penalised = _first_use_finding(fu, lp)
         if f is not None:
@@ -414,14 +357,14 @@ def recommend_device(evidence: Sequence[Evidence], facts: Facts) -> Advice:
             if penalised:
                 confidence = "high"
                 extra = " " + f.message
-    alloc = _by_id(evidence, DEVICE_ALLOC)
+    alloc = Evidence.find(evidence, DEVICE_ALLOC)
     if alloc is not None:
-        pts = [p for s in alloc.series for p in s.points if p.x and _median(p)]
+        pts = [p for s in alloc.series for p in s.points if p.x and p.median()]
         if pts:
             findings.append(Finding(
                 id="device-alloc-latency", severity="info",
                 message="device allocation latency: " + ", ".join(
-                    f"{int(p.x)} B {_median(p):.3g} s" for p in pts)
+                    f"{int(p.x)} B {p.median():.3g} s" for p in pts)
                 + "; a larger grow-by pays it less often",
                 evidence=[DEVICE_ALLOC]))
     recs.append(_pool_recommendation("device", choice, lp, lp_src, confidence, ev_ids, extra))
@@ -486,8 +429,8 @@ def _first_use_finding(ev: Evidence, lp: int) -> tuple[Optional[Finding], bool]:
 def _churn(ev: Optional[Evidence]) -> Optional[dict]:
     if ev is None:
         return None
-    pts = sorted(((p.x, _median(p)) for s in ev.series for p in s.points
-                  if p.x is not None and _median(p) is not None), key=lambda t: t[0])
+    pts = sorted(((p.x, p.median()) for s in ev.series for p in s.points
+                  if p.x is not None and p.median() is not None), key=lambda t: t[0])
     if len(pts) < 2:
         return None
     (x0, f0), (x1, f1) = pts[0], pts[-1]
@@ -569,58 +512,3 @@ def _cupy_recommendation(facts: Facts, w: Workload, device_total: Optional[int])
                    f"CuPy has no setting for pool alignment: round large buffer sizes up to "
                    f"2 MiB multiples in code."),
         confidence="medium", evidence=[WORKLOAD_ID])
-
-
-# --------------------------------------------------------------------------- lint
-
-
-def _env_int(env: dict, name: str) -> tuple[Optional[str], Optional[int]]:
-    """``(name, value)`` when ``env`` sets ``name``; the value as a plain non-negative integer,
-    else None (the lint engine reports bad values from the knob records)."""
-    if name not in env:
-        return None, None
-    text = str(env[name]).strip()
-    return name, int(text) if text.isdigit() else None
-
-
-def lint_env(env: dict, facts: Facts, side: str) -> list[Finding]:
-    """``advisor lint`` checks of one pool side ("host"/"device") of DLA-Future's Umpire pools.
-
-    * an alignment that is not a power of two is an error: Umpire's aligned allocation rounds
-      addresses with the mask ``~(alignment - 1)`` (``src/umpire/strategy/mixins/
-      AlignedAllocation.cpp``), which only aligns for powers of two;
-    * a next block whose backing allocation (block + alignment, LLNL/Umpire#881) is not a
-      multiple of the large page (host: the THP PMD size of ``facts``, not checked with THP
-      'never'; device: NVIDIA's 2 MiB) is a warning: every new block is slow on first use.
-      Unset fields take DLA-Future's defaults.
-    """
-    out: list[Finding] = []
-    an, align = _env_int(env, knobs.dlaf_name(side, "ALIGNMENT_BYTES"))
-    bn, block = _env_int(env, knobs.dlaf_name(side, "NEXT_BLOCK_BYTES"))
-    if an and align is not None and (align <= 0 or align & (align - 1)):
-        out.append(Finding(
-            id=f"{side}-pool-alignment-not-power-of-two", severity="error",
-            message=(f"{an}={align} is not a power of two: Umpire aligns with the mask "
-                     "~(alignment - 1), so allocations come back misaligned"),
-            remedy=f"use a power of two, e.g. {1 << max(0, align.bit_length() - 1) or 1}"))
-        return out
-    if not (an or bn) or (an and align is None) or (bn and block is None):
-        return out
-    if side == "host" and model.parse_thp_mode(facts.memory.thp_enabled) == "never":
-        return out  # base pages whatever the alignment: nothing to gain
-    d = model.DLAF_DEFAULT
-    block = d.next_block_bytes if block is None else block
-    align = d.alignment_bytes if align is None else align
-    lp, lp_src = (host_large_page(facts) if side == "host" else
-                  (model.NVIDIA_DEVICE_LARGE_PAGE_BYTES, "NVIDIA GPU large page"))
-    backing = model.umpire_backing_bytes(block, align)
-    if block and not model.is_multiple(backing, lp):
-        out.append(Finding(
-            id=f"{side}-pool-block-not-large-page-multiple", severity="warning",
-            message=(f"{bn or an}: {side} pool blocks are backed by {block} + {align} = "
-                     f"{backing} B, not a multiple of the {lp} B large page ({lp_src}): each "
-                     "new block is slow on first use (LLNL/Umpire#881)"),
-            remedy=(f"choose {knobs.dlaf_name(side, 'NEXT_BLOCK_BYTES')} and "
-                    f"{knobs.dlaf_name(side, 'ALIGNMENT_BYTES')} so that their sum is a multiple "
-                    f"of {lp} B ('advisor probe --plugin memory-pool' computes them)")))
-    return out

@@ -1,7 +1,7 @@
 """Worker: open a CUDA IPC memory handle (hex on argv) and report the seconds it took.
 
 Run by ``measure_device`` through ``advisor.measure.run_python`` as
-``python -m advisor_memory_pool.ipc_worker HANDLE_HEX``; prints ``{"open_s": seconds}``.
+``python -m advisor_memory_pool.workers.ipc HANDLE_HEX``; prints ``{"open_s": seconds}``.
 """
 
 from __future__ import annotations
