@@ -7,9 +7,9 @@ state is a *condition* of the measurement, recorded next to it; it must not deci
 * paired (MPI_T) evidence takes every ratio between two adjacent batches, which share the state,
   so the state cancels and nothing else is done about it;
 * the separate-launch fallback compares launches that may sit in different states.  Its
-  fastest-half trimming (``advice.kept_runs``) already compares within the fast mode when at
+  fastest-half trimming (``threshold.kept_runs``) already compares within the fast mode when at
   least half of a configuration's launches are fast; where a configuration's per-launch medians
-  are bimodal *and* its kept launches still hold both modes, ``advice.analyse_sweep`` widens
+  are bimodal *and* its kept launches still hold both modes, ``threshold.analyse_sweep`` widens
   the noise floor to the measured state swing (the ratio of the two modes' centres minus 1), so
   a difference smaller than the swing is never called real.  Comparing only launches of the
   same mode was the other option; it was not taken because the 3-5 launches per configuration

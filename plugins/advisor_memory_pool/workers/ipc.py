@@ -1,6 +1,6 @@
 """Worker: open a CUDA IPC memory handle (hex on argv) and report the seconds it took.
 
-Run by ``measure_device`` through ``advisor.measure.run_python`` as
+Run by ``measure.measure_device`` (``workers.IPC``) through ``advisor.measure.run_python`` as
 ``python -m advisor_memory_pool.workers.ipc HANDLE_HEX``; prints ``{"open_s": seconds}``.
 """
 
