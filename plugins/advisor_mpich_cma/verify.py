@@ -27,7 +27,7 @@ import time
 from typing import Mapping, Optional
 
 from advisor.models import Evidence, Recommendation, Verification
-from advisor.probe import JointEnv, MeasureContext
+from advisor.probe import Baseline, JointEnv, MeasureContext
 
 from advisor_mpich_cma import advice as A
 from advisor_mpich_cma import knobs as K
@@ -121,7 +121,7 @@ def verify(rec: Recommendation, ctx: MeasureContext,
     from advisor.measure import conditions, copy_ceiling, interleave, plausibility, run_mpi
 
     env_now = os.environ if environ is None else environ
-    against_env = ctx.against == "env"
+    against_env = ctx.against is Baseline.ENV
     mpi = P._mpi_facts(ctx.facts)
     lib_ev, _ = P.library_evidence(mpi)
     lv = lib_ev.values
