@@ -173,10 +173,14 @@ def run_step(fn: Callable[[], Any], *, step: str, timeout_s: Optional[float],
     if expect is not None and not isinstance(value, expect):
         bad = f"{step}() returned {type(value).__name__}, not {expect.__name__}"
     elif each is not None:
-        value = list(value or [])
-        wrong = [type(v).__name__ for v in value if not isinstance(v, each)]
-        if wrong:
-            bad = f"{step}() returned non-{each.__name__} items: {', '.join(wrong)}"
+        try:
+            value = list(value or [])
+        except TypeError:
+            bad = f"{step}() returned {type(value).__name__}, not a list of {each.__name__}"
+        else:
+            wrong = [type(v).__name__ for v in value if not isinstance(v, each)]
+            if wrong:
+                bad = f"{step}() returned non-{each.__name__} items: {', '.join(wrong)}"
     if bad is not None:
         exc = TypeError(bad)
         return StepOutcome(step, "failed", error=f"{step}: {why(exc)}", exc=exc)
