@@ -661,8 +661,8 @@ def verify(
     from advisor.errors import ProfileError
     from advisor.facts import detect
     from advisor.profile import check_writable, rescue_profile, save_profile
-    from advisor.verify import (has_failure, has_regression, joint_rows, reversal_findings,
-                                table_rows, to_json, verify_profile)
+    from advisor.verify import (Baseline, has_failure, has_regression, joint_rows,
+                                reversal_findings, table_rows, to_json, verify_profile)
 
     path = _profile_path(profile)
     prof = _load(profile)
@@ -675,7 +675,8 @@ def verify(
         _warn(f"profile from another machine: {d}")
     updated, outcomes = verify_profile(
         prof, reg.probes, facts=facts, knobs=reg.knobs, plugins=set(plugin) if plugin else None,
-        time_budget_s=time_budget, quick=quick, against_env=against_env, joint=not alone,
+        time_budget_s=time_budget, quick=quick, joint=not alone,
+        against=Baseline.ENV if against_env else Baseline.DEFAULTS,
         launcher=launcher_argv, options=_parse_options(option), seed=seed,
         on_event=lambda key, msg, frac: _err(f"{key}: {msg}") if msg != "done" else None)
     try:

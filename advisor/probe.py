@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
+from advisor.baseline import Baseline
 from advisor.models import Advice, Evidence, Facts, Finding, Model
 
 #: ``progress(message, fraction)``: fraction in [0, 1] of this probe's work, or None if unknown.
@@ -46,10 +47,9 @@ class Applicability(Model):
     evidence: list[Evidence] = []
 
 
-#: What ``advisor verify`` compares the advice with: ``"defaults"`` (the library defaults: the
-#: advised variables removed) or ``"env"`` (the current environment as it is).
-Against = Literal["defaults", "env"]
-AGAINST_VALUES: tuple[str, ...] = ("defaults", "env")
+#: Former names of :class:`Baseline` and its values (kept for third-party code).
+Against = Baseline
+AGAINST_VALUES: tuple[str, ...] = tuple(b.value for b in Baseline)
 
 
 @dataclass(frozen=True)
@@ -86,9 +86,10 @@ class MeasureContext:
         progress: callback for progress events; silent unless the CLI installs one.
         seed: seed for every pseudo-random choice (bootstrap, fill patterns).
         applicability: what ``check`` returned (its evidence may be reused).
-        against: ``advisor verify`` only: the baseline, ``"defaults"`` or ``"env"``.  The legacy
-            string option ``options["against"] == "env"`` is honoured and kept in step (third-
-            party verifiers may still read it).
+        against: ``advisor verify`` only: the :class:`Baseline`.  A string ``"defaults"`` or
+            ``"env"`` is converted (``ValueError`` for any other); the legacy string option
+            ``options["against"] == "env"`` is honoured and kept in step (third-party verifiers
+            may still read it).
         joint: ``advisor verify`` only: the whole emitted environment (``JointEnv``) when the
             verification is joint; ``None``: verify the recommendation's own settings alone.
     """
@@ -101,16 +102,17 @@ class MeasureContext:
     progress: ProgressCallback = _no_progress
     seed: int = 12345
     applicability: Optional[Applicability] = None
-    against: Against = "defaults"
+    against: Baseline = Baseline.DEFAULTS
     joint: Optional[JointEnv] = None
 
     def __post_init__(self) -> None:
         if self.against not in AGAINST_VALUES:
             raise ValueError(f"against must be one of {AGAINST_VALUES}, not {self.against!r}")
-        if self.options.get("against") == "env":
-            self.against = "env"
-        if self.against == "env":
-            self.options["against"] = "env"
+        self.against = Baseline(self.against)
+        if self.options.get("against") == Baseline.ENV:
+            self.against = Baseline.ENV
+        if self.against is Baseline.ENV:
+            self.options["against"] = Baseline.ENV.value
 
     def remaining_s(self) -> float:
         """Seconds left before ``deadline`` (never negative)."""

@@ -1,26 +1,25 @@
 """Run the registered probes into a Profile, isolating faults and sharing one time budget.
 
 Order per probe: ``check(facts)``; when usable, ``measure(ctx)``; always ``recommend(evidence,
-facts)`` (see ``advisor.probe``).  Each step runs in a worker thread so that a probe that hangs
-past its deadline (plus a grace period) is abandoned and recorded as ``failed``; the remaining
-probes still run and the profile is still written.  Subprocesses started through the harness carry
-their own timeouts and are killed with their process group.
+facts)`` (see ``advisor.probe``).  Each step runs through ``advisor.steps.StepRunner`` (the
+executor ``advisor verify`` uses too) so that a probe that hangs past its deadline (plus a grace
+period) is abandoned and recorded as ``failed`` with the processes it started killed; the
+remaining probes still run and the profile is still written.  Subprocesses started through the
+harness carry their own timeouts and are killed with their process group.
 """
 
 from __future__ import annotations
 
 import socket
-import sys
-import threading
 import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Sequence
 
-from advisor import __version__
+from advisor import __version__, steps
 from advisor.models import (Advice, Evidence, Facts, Finding, PluginResult, Profile,
                             Provenance)
 from advisor.probe import Applicability, MeasureContext
-from advisor.steps import StepTimeout, call_with_timeout
+from advisor.steps import StepRunner
 
 #: ``on_event(probe, message, fraction)``; fraction of that probe's work in [0, 1] or None.
 EventCallback = Callable[[str, str, Optional[float]], None]
@@ -30,76 +29,9 @@ EventCallback = Callable[[str, str, Optional[float]], None]
 DEFAULT_BUDGET_S = 300.0
 QUICK_BUDGET_S = 60.0
 
-#: Extra time a step may run past its deadline before it is abandoned: the harness checks the
-#: deadline between samples, so a well-behaved step overruns by at most one sample or launch.
-GRACE_S = 15.0
-
-#: Most seconds the next probe waits for an abandoned step to return once the processes it
-#: started are killed.  A step blocked on a child it launched through the harness returns as
-#: soon as the child dies: with the fault-hang test plugin it had always returned before the
-#: next probe started.  This bounds the wait for one that unwinds more slowly; a step still
-#: running after it is reported beside the next probes' measurements.
-ABANDONED_JOIN_S = 1.0
-
-
-def _children() -> set[int]:
-    """PIDs of this process's live descendants (all generations)."""
-    import psutil
-
-    try:
-        return {p.pid for p in psutil.Process().children(recursive=True)}
-    except psutil.Error:
-        return set()
-
-
-#: ``PR_SET_CHILD_SUBREAPER`` from <linux/prctl.h> (Linux >= 3.4, prctl(2)): orphaned
-#: descendants are re-parented to this process instead of init, so they can still be found.
-PR_SET_CHILD_SUBREAPER = 36
-
-
-def _set_subreaper(on: bool) -> bool:
-    """Make this process a child subreaper (Linux) so that a daemon a probe leaves behind (a
-    double fork, a launcher's detached proxy) stays a descendant that ``_reap_new_children``
-    finds.  Best effort: False where prctl is not available."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def _reap_new_children(before: set[int]) -> list[str]:
-    """Kill (SIGKILL) descendants of this process that are not in ``before``: the processes an
-    abandoned probe step started (the harness puts each job in its own session, so they would
-    otherwise outlive ``advisor``) or a probe left running.  Zombies (orphans re-parented here
-    that already ended) are only reaped.  Returns the names of the live processes killed."""
-    import psutil
-
-    try:
-        procs = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
-    except psutil.Error:
-        return []
-    killed = []
-    for p in procs:
-        try:
-            if p.status() != psutil.STATUS_ZOMBIE:
-                name = p.name()
-                p.kill()
-                killed.append(name)
-        except psutil.Error:
-            pass
-    psutil.wait_procs(procs, timeout=GRACE_S)
-    return killed
-
-
-def _why(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    first = text[0] if text else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+#: Re-exported from ``advisor.steps``, the one executor of plugin code.
+GRACE_S = steps.GRACE_S
+ABANDONED_JOIN_S = steps.ABANDONED_JOIN_S
 
 
 #: Raw samples kept per point in a profile.  Statistics are computed by the harness on every
@@ -140,12 +72,22 @@ def run_probe(
     options: Optional[dict[str, str]] = None,
     on_event: Optional[EventCallback] = None,
     seed: int = 12345,
-    abandoned: Optional[list[tuple[str, threading.Thread]]] = None,
+    runner: Optional[StepRunner] = None,
 ) -> PluginResult:
-    """Run one probe; never raises for the probe's own faults (they become ``failed``).
+    """Run one probe; never raises for the probe's own faults (they become ``failed`` with the
+    step's error text, ``advisor.steps``).
 
-    A step abandoned at its deadline is appended to ``abandoned`` as ``(name, thread)`` when a
-    list is given: ``run_probes`` uses it to flag later measurements taken beside it."""
+    :param deadline: ``time.monotonic()`` value by which ``check`` and ``measure`` must return
+        (each step may overrun it by ``runner.grace_s``; ``recommend`` gets ``grace_s`` alone).
+    :param runner: the ``StepRunner`` of the whole run (``run_probes``: it remembers abandoned
+        steps, to flag later measurements taken beside them); None: one of its own, entered
+        and left here.
+    """
+    if runner is None:
+        with StepRunner() as own:
+            return run_probe(name, probe, plugin, facts, deadline=deadline, quick=quick,
+                             launcher=launcher, options=options, on_event=on_event, seed=seed,
+                             runner=own)
     t0 = time.monotonic()
     findings: list = []
     evidence: list[Evidence] = []
@@ -156,15 +98,12 @@ def run_probe(
         if on_event is not None:
             on_event(name, message, fraction)
 
-    def remaining() -> float:
-        return deadline - time.monotonic()
-
-    before = _children()
-    step = "check"
-    try:
-        app = call_with_timeout(lambda: probe.check(facts), max(remaining(), 0) + GRACE_S)
-        if not isinstance(app, Applicability):
-            raise TypeError(f"check() returned {type(app).__name__}, not Applicability")
+    checked = runner.run(lambda: probe.check(facts), step="check", owner=name,
+                         deadline=deadline, expect=Applicability)
+    app = checked.value
+    if not checked.ok:
+        status, reason = "failed", checked.error
+    else:
         findings.extend(app.findings)
         evidence.extend(app.evidence)
         if not app.usable:
@@ -174,40 +113,22 @@ def run_probe(
                                  options=dict(options or {}), progress=progress, seed=seed,
                                  applicability=app)
             progress("measuring", 0.0)
-            step = "measure"
-            measured = call_with_timeout(lambda: probe.measure(ctx), max(remaining(), 0) + GRACE_S)
-            measured = list(measured or [])
-            bad = [type(e).__name__ for e in measured if not isinstance(e, Evidence)]
-            if bad:
-                raise TypeError(f"measure() returned non-Evidence items: {', '.join(bad)}")
-            evidence.extend(thin_evidence(e) for e in measured)
-    except StepTimeout as exc:
-        status, reason = "failed", f"{step}: exceeded its time budget: {exc}"
-        if abandoned is not None and exc.thread is not None:
-            abandoned.append((name, exc.thread))
-        killed = _reap_new_children(before)
-        if killed:
-            reason += f"; {len(killed)} process(es) it started were killed"
-    except Exception as exc:
-        status, reason = "failed", f"{step}: {_why(exc)}"
+            measured = runner.run(lambda: probe.measure(ctx), step="measure", owner=name,
+                                  deadline=deadline, each=Evidence)
+            if measured.ok:
+                evidence.extend(thin_evidence(e) for e in measured.value)
+            else:
+                status, reason = "failed", measured.error
 
     recs: list = []
-    try:
-        advice = call_with_timeout(lambda: probe.recommend(list(evidence), facts), GRACE_S)
-        if not isinstance(advice, Advice):
-            raise TypeError(f"recommend() returned {type(advice).__name__}, not Advice")
-        findings.extend(advice.findings)
-        recs = list(advice.recommendations)
-    except StepTimeout as exc:
-        _reap_new_children(before)
-        if abandoned is not None and exc.thread is not None:
-            abandoned.append((name, exc.thread))
-        if status != "failed":
-            status, reason = "failed", f"recommend: exceeded its time budget: {exc}"
-    except Exception as exc:
-        if status != "failed":
-            status, reason = "failed", f"recommend: {_why(exc)}"
-    left = _reap_new_children(before)
+    advice = runner.run(lambda: probe.recommend(list(evidence), facts), step="recommend",
+                        owner=name, timeout_s=runner.grace_s, expect=Advice)
+    if advice.ok:
+        findings.extend(advice.value.findings)
+        recs = list(advice.value.recommendations)
+    elif status != "failed":
+        status, reason = "failed", advice.error
+    left = runner.reap()
     if left:  # a well-behaved probe leaves nothing running: say what was left, and killed
         findings.append(Finding(
             id="advisor-leftover-processes", severity="warning",
@@ -217,19 +138,6 @@ def run_probe(
     return PluginResult(plugin=plugin, probe=name, status=status, reason=reason,
                         duration_s=round(time.monotonic() - t0, 3), findings=findings,
                         recommendations=recs, evidence=evidence)
-
-
-def _still_running(abandoned: list[tuple[str, threading.Thread]], before: set[int]) -> list[str]:
-    """Names of probes whose abandoned step is still running after its processes were killed
-    and it was given ``ABANDONED_JOIN_S`` to return."""
-    alive = [(n, th) for n, th in abandoned if th.is_alive()]
-    if not alive:
-        return []
-    _reap_new_children(before)
-    end = time.monotonic() + ABANDONED_JOIN_S
-    for _, th in alive:
-        th.join(max(0.0, end - time.monotonic()))
-    return sorted({n for n, th in alive if th.is_alive()})
 
 
 def _beside_finding(names: list[str]) -> Finding:
@@ -280,42 +188,36 @@ def run_probes(
     names = sorted(probes)
     weights = {n: float(getattr(probes[n], "budget_weight", 1.0) or 1.0) for n in names}
     results: list[PluginResult] = []
-    before = _children()
-    subreaper = _set_subreaper(True)
     interrupted: Optional[str] = None
-    abandoned: list[tuple[str, threading.Thread]] = []
-    for i, name in enumerate(names):
-        plugin = probe_plugin.get(name, "?")
-        if interrupted is not None:
-            results.append(PluginResult(plugin=plugin, probe=name, status="failed",
-                                        reason=f"not run: advisor was interrupted ({interrupted})"))
-            continue
-        t_start = time.monotonic()
-        try:
-            left = max(0.0, end - time.monotonic())
-            share = left * weights[name] / sum(weights[n] for n in names[i:])
-            beside = _still_running(abandoned, before)
-            res = run_probe(name, probes[name], plugin, facts,
-                            deadline=time.monotonic() + share, quick=quick,
-                            launcher=launcher, options=options, on_event=on_event,
-                            seed=seed, abandoned=abandoned)
-            if beside and res.evidence:
-                res = res.model_copy(update={"findings": [*res.findings,
-                                                          _beside_finding(beside)]})
-            results.append(res)
-        except KeyboardInterrupt as exc:
-            # SIGINT, or SIGTERM/SIGHUP (a batch system's time limit) turned into
-            # KeyboardInterrupt by the CLI: keep what completed, record the rest as failed
-            interrupted = str(exc) or "SIGINT"
-            results.append(PluginResult(
-                plugin=plugin, probe=name, status="failed",
-                reason=f"interrupted ({interrupted}) while running",
-                duration_s=round(time.monotonic() - t_start, 3)))
-    # a step abandoned at its deadline may still be running and may have started processes
-    # since; none may outlive the run (well-behaved probes leave none: the harness reaps them)
-    _reap_new_children(before)
-    if subreaper:
-        _set_subreaper(False)
+    with StepRunner() as runner:  # on leaving: what steps left running is killed
+        for i, name in enumerate(names):
+            plugin = probe_plugin.get(name, "?")
+            if interrupted is not None:
+                results.append(PluginResult(
+                    plugin=plugin, probe=name, status="failed",
+                    reason=f"not run: advisor was interrupted ({interrupted})"))
+                continue
+            t_start = time.monotonic()
+            try:
+                left = max(0.0, end - time.monotonic())
+                share = left * weights[name] / sum(weights[n] for n in names[i:])
+                beside = runner.still_running()
+                res = run_probe(name, probes[name], plugin, facts,
+                                deadline=time.monotonic() + share, quick=quick,
+                                launcher=launcher, options=options, on_event=on_event,
+                                seed=seed, runner=runner)
+                if beside and res.evidence:
+                    res = res.model_copy(update={"findings": [*res.findings,
+                                                              _beside_finding(beside)]})
+                results.append(res)
+            except KeyboardInterrupt as exc:
+                # SIGINT, or SIGTERM/SIGHUP (a batch system's time limit) turned into
+                # KeyboardInterrupt by the CLI: keep what completed, record the rest as failed
+                interrupted = str(exc) or "SIGINT"
+                results.append(PluginResult(
+                    plugin=plugin, probe=name, status="failed",
+                    reason=f"interrupted ({interrupted}) while running",
+                    duration_s=round(time.monotonic() - t_start, 3)))
     prov = Provenance(advisor_version=__version__, command=command, created=created,
                       duration_s=round(time.monotonic() - t0, 3),
                       hostname=facts.hostname or socket.gethostname())

@@ -76,19 +76,16 @@ def run_extra(extra: Mapping[str, Callable[[], dict]], notes: Notes) -> dict[str
     A detector that raises or returns a non-dict adds a warning and contributes nothing; a bad
     key or value is dropped with a warning naming it.
     """
-    from advisor.steps import StepAborted, StepTimeout, call_with_timeout
+    from advisor.steps import run_step
 
     out: dict[str, dict] = {}
     for name, fn in extra.items():
-        try:
-            result = call_with_timeout(fn, FACT_DETECTOR_TIMEOUT_S)
-        except StepTimeout:
-            notes.warn(f"facts plugin {name!r}", f"abandoned: no answer within "
-                       f"{FACT_DETECTOR_TIMEOUT_S:.0f} s")
+        # same executor and error texts as probe and verify steps; SystemExit included
+        done = run_step(fn, step="detect", timeout_s=FACT_DETECTOR_TIMEOUT_S)
+        if not done.ok:
+            notes.warn(f"facts plugin {name!r}", done.error or done.kind)
             continue
-        except (StepAborted, Exception) as exc:  # lenient by contract, SystemExit included
-            notes.warn(f"facts plugin {name!r}", exc)
-            continue
+        result = done.value
         if result is None:
             continue
         if not isinstance(result, dict):

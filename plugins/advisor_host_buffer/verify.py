@@ -31,7 +31,7 @@ from typing import Optional
 
 from advisor.glibc import list_tunables
 from advisor.models import Evidence, Recommendation, Verification
-from advisor.probe import MeasureContext
+from advisor.probe import Baseline, MeasureContext
 
 from . import measure as M
 
@@ -55,11 +55,11 @@ def _envs(rec: Recommendation, ctx: MeasureContext) -> tuple[dict, dict, dict[st
         return dict(ctx.joint.advised), dict(ctx.joint.baseline), items
     now = os.environ.get("GLIBC_TUNABLES")
     kept = {k: v for k, v in _items(now or "").items() if k not in items}
-    if ctx.against == "env":
+    if ctx.against is Baseline.ENV:
         base = {"GLIBC_TUNABLES": now}
     else:
         base = {"GLIBC_TUNABLES": ":".join(f"{k}={v}" for k, v in kept.items()) or None}
-    adv_items = {**kept, **items} if ctx.against != "env" else {
+    adv_items = {**kept, **items} if ctx.against is not Baseline.ENV else {
         **_items(now or ""), **items}
     return {"GLIBC_TUNABLES": ":".join(f"{k}={v}" for k, v in adv_items.items())}, base, items
 

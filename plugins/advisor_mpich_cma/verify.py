@@ -27,7 +27,7 @@ import time
 from typing import Mapping, Optional
 
 from advisor.models import Evidence, Recommendation, Verification
-from advisor.probe import JointEnv, MeasureContext
+from advisor.probe import Baseline, JointEnv, MeasureContext
 
 from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma.launch import clear, launch_estimate
@@ -122,7 +122,7 @@ def verify(rec: Recommendation, ctx: MeasureContext,
     from advisor.measure import conditions, copy_ceiling, interleave, plausibility, run_mpi
 
     env_now = os.environ if environ is None else environ
-    against_env = ctx.against == "env"
+    against_env = ctx.against is Baseline.ENV
     mpi = mpi_facts(ctx.facts)
     lib_ev, _ = library_evidence(mpi)
     lv = lib_ev.values

@@ -18,7 +18,7 @@ import sys
 from support import StubProbe, sample_profile
 
 from advisor.models import Evidence, Recommendation, Setting, Verification
-from advisor.probe import Applicability
+from advisor.probe import Applicability, Baseline
 from advisor.verify import all_default, has_regression, verify_profile
 
 PERTURB = "glibc.malloc.perturb=165"
@@ -124,7 +124,7 @@ def test_against_env_confirms_removing_a_bad_setting(monkeypatch):
                 type="list", separator=":")]})
     prof = _profile_with([rec])
     _, out = verify_profile(prof, {"perturb-demo": PerturbProbe()}, facts=prof.facts,
-                            time_budget_s=60, against_env=True)
+                            time_budget_s=60, against=Baseline.ENV)
     assert out[0].verdict == "confirmed", out[0].to_dict()
     assert out[0].verification.ci_low > 1
 

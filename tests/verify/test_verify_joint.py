@@ -17,6 +17,7 @@ from support import StubProbe, sample_profile
 from advisor import hookimpl
 from advisor.models import Evidence, PluginResult, Recommendation, Setting, Verification
 from advisor.plugins import collect, make_plugin_manager
+from advisor.probe import Baseline
 from advisor.verify import (JOINT_SUFFIX, REVERSAL_ID, has_regression, has_reversal,
                             joint_environment, joint_rows, redo_command, reversal_findings,
                             to_json, verify_profile)
@@ -114,7 +115,7 @@ def test_joint_environment_is_what_emit_writes():
     assert dict(env.baseline) == {"GLIBC_TUNABLES": None, "MPIR_CVAR_DEMO": None}
     assert env.sources["GLIBC_TUNABLES"] == ("malloc-demo/hugetlb", "malloc-demo/nt")
     # against the environment: appended to the current value, as sourcing the file does
-    now = joint_environment(prof, against_env=True,
+    now = joint_environment(prof, against=Baseline.ENV,
                             environ={"GLIBC_TUNABLES": "glibc.malloc.perturb=1"})
     assert now.advised["GLIBC_TUNABLES"] == f"glibc.malloc.perturb=1:{HUGETLB}:{NT}"
     assert now.baseline == {"GLIBC_TUNABLES": "glibc.malloc.perturb=1", "MPIR_CVAR_DEMO": None}
