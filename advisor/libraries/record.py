@@ -101,6 +101,13 @@ class ValueGrammar:
             return text in self.bool_words
         return text.strip().lower() in self.bool_words
 
+    def bool_problem(self, name: str, value: str) -> Optional[Problem]:
+        """None when ``value`` is a boolean the library reads, else the problem."""
+        if self.is_bool(value):
+            return None
+        return Problem("error", f"{short(value)} is not a boolean ({self.bool_text})",
+                       f"write {name}=1 or {name}=0")
+
     def check_listed(self, name: str, value: str, entry: CatalogueEntry, source: str,
                      knob: Optional["Knob"]) -> tuple[Optional[Problem], bool]:
         """Check ``value`` against the library's own list entry.  Returns ``(problem, done)``:
