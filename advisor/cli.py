@@ -613,7 +613,9 @@ def lint(
     if env:
         entries.extend(L.live_env_entries())
     findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs,
-                              catalogues=L.installed_catalogues(facts), probes=reg.probes)
+                              catalogues=L.installed_catalogues(facts, reg.libraries),
+                              probes=reg.probes, libraries=reg.libraries,
+                              issues=[i for i in reg.issues if not plugin or i.plugin in plugin])
     _out(L.format_json(findings) if json_ else L.format_text(findings))
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}
     read = {(e.path, e.name) for e in entries if e.problem is None}
