@@ -90,6 +90,7 @@ class StrtoulValues(ValueGrammar):
 def record() -> Library:
     return Library(name=NAME, list_variable=LIST_VARIABLE, item_separator=":",
                    item_prefix="glibc.", version=version, catalogue=catalogue,
+                   version_field="kernel.glibc_version",
                    values=StrtoulValues(), description="glibc tunables (GLIBC_TUNABLES)",
                    source="glibc manual, Tunables; elf/dl-tunables.c")
 

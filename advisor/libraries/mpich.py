@@ -230,7 +230,7 @@ def history() -> NameHistory:
 def record() -> Library:
     return Library(
         name=NAME, prefixes=PREFIXES, canonical_prefix=CANONICAL_PREFIX,
-        weak_prefixes=("MPICH_",), version=version, flavour=flavour,
+        weak_prefixes=("MPICH_",), version=version, flavour=flavour, version_field="mpi.version",
         catalogue_flavours=(UPSTREAM,), catalogue=catalogue, values=MplValues(),
         history=history(), description="MPICH control variables (CVARs)",
         source="MPICH src/util/mpir_cvars.c, src/mpl/src/str/mpl_env.c; mpivars")

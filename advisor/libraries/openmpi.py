@@ -56,7 +56,7 @@ def catalogue(facts: Optional["Facts"]) -> Optional[Catalogue]:
 
 def record() -> Library:
     return Library(name=NAME, prefixes=("OMPI_MCA_",), version=version, catalogue=catalogue,
-                   knobs=KNOBS, renamed_prefixes=RENAMED_PREFIXES,
+                   knobs=KNOBS, renamed_prefixes=RENAMED_PREFIXES, version_field="mpi.version",
                    description="Open MPI MCA parameters", source=SM_DOC)
 
 

@@ -165,6 +165,9 @@ class Library:
     :ivar knobs: knob records the library record carries itself (Open MPI).
     :ivar renamed_prefixes: ``(old, new, since)``: every name under ``old`` is read as ``new``
         from version ``since`` on (Open MPI 5: ``btl_vader_`` -> ``btl_sm_``), with ``source``.
+    :ivar version_field: the ``Facts`` field the version is read from when it is not a Python
+        distribution (``mpi.version``, ``kernel.glibc_version``); the machine comparison
+        reports that field itself.
     :ivar source: where the facts above come from.
     """
 
@@ -183,6 +186,7 @@ class Library:
     history: Optional["NameHistory"] = None
     knobs: tuple["Knob", ...] = ()
     renamed_prefixes: tuple[tuple[str, str, str], ...] = ()
+    version_field: Optional[str] = None
     description: str = ""
     source: str = ""
 
