@@ -174,8 +174,9 @@ def _owner_not_loaded(checker: _Checker, issues: Sequence[Any]) -> None:
         seen.add(e.path)
         names = sorted({x.name for x in checker.unclaimed if x.path == e.path})
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        which = "this name" if len(names) == 1 else "these names"
         checker.add(e, "owner-not-loaded", "error",
-                    f"{shown}: no loaded plugin or library checks {'this name' if len(names) == 1 else 'these names'}, "
+                    f"{shown}: no loaded plugin or library checks {which}, "
                     f"and {plugins}; if it owns them, their values were not checked",
                     "fix the plugin (advisor plugins shows the error), or disable it "
                     "(ADVISOR_DISABLE_PLUGINS=name) to lint without it")
