@@ -381,11 +381,9 @@ def emit(
     # This machine's facts for the "profile from another machine" check: started first so
     # that its subprocess (mpichversion) runs while the profile is read.  It never raises.
     here = start_step(detect_fingerprint_facts, name="advisor-detect")
-    # The core's formats need no plugin: skip importing every plugin (start-up time) unless the
-    # format is not a core one or the list of all formats is asked for.
-    reg = collect(make_plugin_manager(entry_points=False))
-    if list_ or format not in reg.emitters:
-        reg = collect(make_plugin_manager())
+    # Plugins are loaded even for a core format: their knob records' version ranges decide
+    # which settings the recorded library versions read (advisor.emit.common.drop_reason).
+    reg = collect(make_plugin_manager())
     if list_:
         width = max((len(n) for n in reg.emitters), default=4)
         _out("".join(f"{n:<{width}}  {e.description}\n" for n, e in sorted(reg.emitters.items())))
@@ -410,7 +408,8 @@ def emit(
             _warn(f"profile from another machine: {d}")
     _check_profile_plugins(prof, plugin)
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
-                       plugins=frozenset(plugin) if plugin else None)
+                       plugins=frozenset(plugin) if plugin else None, knobs=tuple(reg.knobs),
+                       libraries=reg.libraries)
     text = render(prof, format, reg.emitters, opts)
     if output is not None:
         from advisor.profile import atomic_write_text, check_writable
@@ -613,7 +612,9 @@ def lint(
     if env:
         entries.extend(L.live_env_entries())
     findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs,
-                              catalogues=L.installed_catalogues(facts), probes=reg.probes)
+                              catalogues=L.installed_catalogues(facts, reg.libraries),
+                              probes=reg.probes, libraries=reg.libraries,
+                              issues=[i for i in reg.issues if not plugin or i.plugin in plugin])
     _out(L.format_json(findings) if json_ else L.format_text(findings))
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}
     read = {(e.path, e.name) for e in entries if e.problem is None}

@@ -77,3 +77,23 @@ def advisor_register_facts(register):
     :return: ignored.
     Called by: ``advisor facts``, ``advisor probe``.
     """
+
+
+@hookspec
+def advisor_register_libraries(register):
+    """Register library records: what the core knows about one library (``advisor.libraries``).
+
+    :param register: ``register(library)`` with an ``advisor.libraries.Library``: its ``name``
+        (PEP 503 normalised, matching ``[a-z0-9][a-z0-9-]*``; the ``Knob.library`` and
+        ``Setting.library`` it answers for), environment-variable ``prefixes`` and
+        ``canonical_prefix``, an optional ``list_variable`` (``GLIBC_TUNABLES``),
+        ``version(facts) -> str | None``, an optional ``catalogue(facts) -> Catalogue | None``
+        (the library's own list of names; must not raise), its value grammar (``values``, an
+        ``advisor.libraries.ValueGrammar``), its name history (``history``) and knob records
+        it carries.  A record that is not a ``Library``, fails ``Library.validate()`` or whose
+        name another plugin registered already raises ``PluginContractError`` inside
+        ``register``, which is recorded against the plugin.
+    :return: ignored.
+    Called by: every command that loads plugins; ``advisor emit`` and ``advisor lint`` ask the
+    records for versions (knob version ranges), names and values.
+    """

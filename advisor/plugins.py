@@ -62,6 +62,8 @@ class Registry:
     skipped_probes: dict[str, str] = field(default_factory=dict)  # probe -> plugin, deselected
     knob_plugin: list[str] = field(default_factory=list)  # plugin of each of ``knobs``, in order
     fact_plugin: dict[str, str] = field(default_factory=dict)  # fact detector -> plugin
+    libraries: dict[str, Any] = field(default_factory=dict)  # name -> advisor.libraries.Library
+    library_plugin: dict[str, str] = field(default_factory=dict)  # library -> plugin
 
 
 class AdvisorPluginManager(pluggy.PluginManager):
@@ -127,8 +129,11 @@ def make_plugin_manager(
     return pm
 
 
-#: Core modules that implement hooks themselves (the built-in output formats).
-BUILTIN_HOOK_MODULES = ("advisor.emit.builtin",)
+#: Core modules that implement hooks themselves (the built-in output formats and library
+#: records, ``advisor.libraries.BUILTIN_MODULES``); each is blockable by this name.
+BUILTIN_HOOK_MODULES = ("advisor.emit.builtin", "advisor.libraries.mpich",
+                        "advisor.libraries.glibc", "advisor.libraries.openmpi",
+                        "advisor.libraries.cupy", "advisor.libraries.dla_future")
 
 
 def _register_builtin(pm: AdvisorPluginManager) -> None:
@@ -234,11 +239,38 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
                                    reg.fact_plugin.__setitem__(name, plugin_name)))
         return register
 
+    def library_register(plugin_name: str, staged: list):
+        from advisor.libraries import Library
+
+        def register(library: Any) -> None:
+            if not isinstance(library, Library):
+                raise PluginContractError(f"{library!r} is not an advisor.libraries.Library")
+            try:
+                library.validate()
+            except ValueError as exc:
+                raise PluginContractError(str(exc)) from None
+            if library.name in reg.libraries or any(
+                    library.name == lib.name for lib in _staged_libraries(staged)):
+                by = reg.library_plugin.get(library.name, plugin_name)
+                raise PluginContractError(f"library {library.name!r} already registered by {by}")
+
+            def commit() -> None:
+                reg.libraries[library.name] = library
+                reg.library_plugin[library.name] = plugin_name
+            commit.library = library  # type: ignore[attr-defined]
+            staged.append(commit)
+        return register
+
     run("advisor_register_probes", probe_register)
     run("advisor_register_emitters", emitter_register)
     run("advisor_register_knobs", knob_register)
     run("advisor_register_facts", facts_register)
+    run("advisor_register_libraries", library_register)
     return reg
+
+
+def _staged_libraries(staged: list) -> list:
+    return [c.library for c in staged if hasattr(c, "library")]
 
 
 def load(*, disable: Iterable[str] = (), only_plugins: Optional[Iterable[str]] = None,

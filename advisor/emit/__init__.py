@@ -20,8 +20,8 @@ TOML.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from advisor.emit.common import drop_reason, library_version
 from advisor.errors import AdvisorError, BadInputError, EmitError
@@ -42,23 +42,30 @@ class EmitOptions:
         provenance header is always written.
     :ivar include_defaults: also settings that only confirm the library default (``--all``).
     :ivar plugins: keep only settings of these probe or plugin names (``--plugin``); None: all.
+    :ivar knobs: knob records (``Registry.knobs``): their version ranges drop settings the
+        recorded library version does not read (``advisor.emit.common.drop_reason``).
+    :ivar libraries: library records (``Registry.libraries``); None: the built-in ones.
     """
 
     comments: bool = True
     include_defaults: bool = False
     plugins: Optional[frozenset[str]] = None
+    knobs: tuple = ()
+    libraries: Optional[Mapping[str, Any]] = field(default=None, compare=False, hash=False)
 
 
-def restrict_to_valid(profile: "Profile") -> "Profile":
+def restrict_to_valid(profile: "Profile", options: Optional[EmitOptions] = None) -> "Profile":
     """A copy of ``profile`` without the settings its recorded library versions exclude, so a
     third-party format receives only settings valid for the machine (built-in formats filter
     again, which is idempotent)."""
+    options = options or EmitOptions()
     results = []
     changed = False
     for res in profile.results:
         recs = []
         for rec in res.recommendations:
-            keep = [s for s in rec.settings if drop_reason(s, profile.facts) is None]
+            keep = [s for s in rec.settings if drop_reason(
+                s, profile.facts, options.knobs, options.libraries) is None]
             if len(keep) != len(rec.settings):
                 changed = True
                 rec = rec.model_copy(update={"settings": keep})
@@ -85,7 +92,7 @@ def render(profile: "Profile", fmt: str, emitters: dict[str, "Emitter"],
         known = ", ".join(sorted(emitters)) or "none"
         raise BadInputError(f"unknown emit format {fmt!r}; known formats: {known}")
     try:
-        text = emitter.render(restrict_to_valid(profile), options)
+        text = emitter.render(restrict_to_valid(profile, options), options)
     except AdvisorError:
         raise
     except Exception as exc:  # a broken third-party format is reported, not a traceback
@@ -108,7 +115,7 @@ def dropped(profile: "Profile", options: Optional[EmitOptions] = None) -> list[s
     for res, rec, s in profile.settings(kinds=("env", "config"),
                                         include_defaults=options.include_defaults,
                                         plugins=plugins):
-        why = drop_reason(s, profile.facts)
+        why = drop_reason(s, profile.facts, options.knobs, options.libraries)
         if why:
             out.append(f"{res.probe}/{rec.id}: {s.name} {why}")
     return out
@@ -173,6 +180,8 @@ def machine_mismatch(profile: "Profile", current: "Facts") -> list[str]:
 
     :return: empty when nothing differs.
     """
+    from advisor.libraries import builtin_libraries
+
     lines = []
     pf = profile.facts
     here_fp = current.fingerprint()
@@ -194,7 +203,7 @@ def machine_mismatch(profile: "Profile", current: "Facts") -> list[str]:
     diff("glibc version", pf.kernel.glibc_version, current.kernel.glibc_version)
     libs = sorted({s.library for _, _, s in profile.settings(kinds=("env", "config"),
                                                              include_defaults=True)}
-                  - {"mpich", "glibc"})
+                  - {n for n, lib in builtin_libraries().items() if lib.version_field})
     for lib in libs:
         diff(f"{lib} version", library_version(pf, lib), library_version(current, lib))
     ps, cs = pf.security, current.security

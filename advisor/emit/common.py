@@ -29,12 +29,16 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+
+from packaging.utils import canonicalize_name
 
 from advisor.errors import EmitError
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.emit import EmitOptions
+    from advisor.knobs import Knob
+    from advisor.libraries import Library
     from advisor.models import Facts, Profile, Setting
 
 #: Portable environment variable names (POSIX.1-2017, XBD chapter 8.1).
@@ -84,56 +88,72 @@ class EnvItem:
     sources: tuple[Source, ...] = field(default=(), compare=False)
 
 
-def library_version(facts: "Facts", library: str) -> Optional[str]:
-    """The version of ``library`` recorded in ``facts``, or None when unknown.
+def library_version(facts: "Facts", library: str,
+                    libraries: Optional[Mapping[str, "Library"]] = None) -> Optional[str]:
+    """The version of ``library`` recorded in ``facts``, or None when unknown: the library
+    record's answer (``advisor.libraries.version_of``; ``libraries`` defaults to the built-in
+    records), else ``facts.python_packages`` by PEP 503 normalised name."""
+    from advisor.libraries import version_of
 
-    ``mpich`` -> ``facts.mpi.version`` (None when the recorded MPI implementation is known and is
-    not MPICH, so an Open MPI version never decides about MPICH names); ``glibc`` ->
-    ``facts.kernel.glibc_version``; anything else -> ``facts.python_packages`` looked up by
-    PEP 503 normalised name (``DLA_Future`` and ``dla-future`` are the same library).
-    """
-    from packaging.utils import canonicalize_name
-
-    lib = canonicalize_name(library)
-    if lib == "mpich":
-        impl = (facts.mpi.implementation or "").lower()
-        if impl and "mpich" not in impl:
-            return None
-        return facts.mpi.version
-    if lib == "glibc":
-        return facts.kernel.glibc_version
-    for key, version in facts.python_packages.items():
-        if canonicalize_name(key) == lib:
-            return version
-    return None
+    return version_of(facts, library, libraries)
 
 
-def drop_reason(setting: "Setting", facts: "Facts") -> Optional[str]:
+def drop_reason(setting: "Setting", facts: "Facts", knobs: Sequence["Knob"] = (),
+                libraries: Optional[Mapping[str, "Library"]] = None) -> Optional[str]:
     """Why ``setting`` must not be emitted for a machine with ``facts``; None when it may.
 
-    A setting is dropped when its ``versions`` PEP 440 specifier excludes the recorded library
-    version (an unparsable version or specifier counts as excluded, as in
-    ``advisor.knobs.version_in``), or when its ``flavour`` differs from the recorded MPI flavour
-    (an HPE Cray MPICH name means nothing to upstream MPICH).  Unknown versions or flavours keep
-    the setting.
+    A setting is dropped when
+
+    * its own ``versions`` PEP 440 specifier excludes the recorded library version;
+    * a knob record of the same library and name (``knobs``) has a ``versions`` range that
+      excludes it (knob version ranges filter emit, as docs/plugins.md says);
+    * the library's name history (``Library.history``) says the recorded release does not read
+      the name (renamed, removed, or added later), for the flavours the history covers;
+    * its ``flavour`` differs from the library's recorded flavour (an HPE Cray MPICH name means
+      nothing to upstream MPICH).
+
+    An unparsable version or specifier counts as excluded (``advisor.knobs.version_in``).
+    Unknown versions or flavours keep the setting.
     """
     from advisor.knobs import version_in
+    from advisor.libraries import builtin_libraries
 
-    if setting.versions:
-        version = library_version(facts, setting.library)
-        if version is not None and not version_in(version, setting.versions):
+    libs = builtin_libraries() if libraries is None else libraries
+    lib = libs.get(canonicalize_name(setting.library))
+    version = library_version(facts, setting.library, libs)
+    if version is not None:
+        if setting.versions and not version_in(version, setting.versions):
             return (f"{setting.name}: valid for {setting.library} {setting.versions}, "
                     f"the profile records {setting.library} {version}")
-    if setting.flavour and setting.library.lower() == "mpich" and facts.mpi.flavour:
-        if setting.flavour.lower() != facts.mpi.flavour.lower():
-            return (f"{setting.name}: for the {setting.flavour} flavour of {setting.library}, "
-                    f"the profile records {facts.mpi.flavour}")
+        for k in knobs:
+            if (k.name == setting.name and canonicalize_name(k.library) ==
+                    canonicalize_name(setting.library) and k.versions
+                    and not version_in(version, k.versions)):
+                return (f"{setting.name}: its knob record says {setting.library} "
+                        f"{k.versions}, the profile records {setting.library} {version}")
+    flavour = lib.flavour(facts) if lib is not None else None
+    if setting.flavour and flavour and setting.flavour.lower() != flavour.lower():
+        return (f"{setting.name}: for the {setting.flavour} flavour of {setting.library}, "
+                f"the profile records {flavour}")
+    hist = lib.history if lib is not None else None
+    rel = hist.release_of(version) if hist is not None else None
+    if (hist is not None and rel is not None and setting.kind == "env"
+            and (flavour is None or flavour in lib.catalogue_flavours)  # type: ignore[union-attr]
+            and lib.owns(setting.name)):  # type: ignore[union-attr]
+        fate = hist.fate(lib.canonical(setting.name), rel)  # type: ignore[union-attr]
+        if fate is not None:
+            what = {"renamed": f"renamed in {fate.release} to {fate.new}",
+                    "removed": f"removed in {fate.release}",
+                    "added": f"added only in {fate.release}"}[fate.kind]
+            return (f"{setting.name}: not read by {setting.library} {version} ({what}; "
+                    f"{setting.library} name history)")
     return None
 
 
-def valid_for_profile(setting: "Setting", profile: "Profile") -> bool:
+def valid_for_profile(setting: "Setting", profile: "Profile", knobs: Sequence["Knob"] = (),
+                      libraries: Optional[Mapping[str, "Library"]] = None) -> bool:
     """True when ``setting`` may be emitted for the machine recorded in ``profile``."""
-    return drop_reason(setting, profile.facts) is None
+    return drop_reason(setting, profile.facts, knobs, libraries) is None
 
 
 def one_line(text: str) -> str:
@@ -228,7 +248,7 @@ def sources(profile: "Profile", options: "EmitOptions",
                                         plugins=plugins):
         if plugins is not None and not plugins:
             continue  # an explicit empty filter selects nothing
-        if not valid_for_profile(s, profile):
+        if not valid_for_profile(s, profile, options.knobs, options.libraries):
             continue
         # the title is the one-line "why" by contract; the full rationale stays in the profile
         out.append(Source(res.plugin, res.probe, rec.id, rec.title, s))

@@ -32,6 +32,8 @@ from advisor.facts.memory import detect_memory
 from advisor.facts.mpi import detect_mpi
 from advisor.facts.opencl import detect_opencl
 from advisor.facts.security import detect_security
+from advisor.libraries.mpich import NAME as MPICH
+from advisor.libraries.mpich import UPSTREAM
 from advisor.models import (CpuFacts, Facts, KernelFacts, MemoryFacts, MpiFacts,
                             SecurityFacts)
 
@@ -42,7 +44,7 @@ __all__ = [
 
 #: Distributions whose versions are recorded in ``Facts.python_packages``; any distribution whose
 #: name starts with ``cupy`` (cupy-cuda12x, ...) is added.
-PACKAGES = ("mpi4py", "mpich", "pyopencl", "pocl-binary-distribution", "numpy", "archspec")
+PACKAGES = ("mpi4py", MPICH, "pyopencl", "pocl-binary-distribution", "numpy", "archspec")
 
 
 def python_packages(names: tuple[str, ...] = PACKAGES, *, prefixes: tuple[str, ...] = ("cupy",)
@@ -162,7 +164,7 @@ def fast_detection_sees_mpi(facts: Facts) -> bool:
     (``mpichversion`` prints the library's own banner) and for no MPI; false for HPE Cray MPICH,
     Open MPI, Intel MPI, MVAPICH, whose identity needs ``MPI_Get_library_version``."""
     m = facts.mpi
-    return m.implementation is None or (m.implementation == "mpich" and m.flavour == "upstream")
+    return m.implementation is None or (m.implementation == MPICH and m.flavour == UPSTREAM)
 
 
 def same_machine(recorded: Facts, current: Optional[Facts] = None) -> bool:

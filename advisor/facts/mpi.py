@@ -23,6 +23,11 @@ from pathlib import Path
 from typing import Optional
 
 from advisor.facts._util import Notes
+from advisor.libraries.mpich import BANNERS as MPICH_BANNERS
+from advisor.libraries.mpich import CRAY, UPSTREAM
+from advisor.libraries.mpich import NAME as MPICH
+from advisor.libraries.openmpi import BANNER as OPENMPI_BANNER
+from advisor.libraries.openmpi import NAME as OPENMPI
 from advisor.models import MpiFacts
 
 #: Seconds allowed for ``mpichversion`` (measured here: ~0.045 s; 40x margin for loaded nodes).
@@ -50,7 +55,7 @@ def find_tool(name: str) -> Optional[str]:
 def parse_mpichversion(text: str) -> dict:
     """Fields of ``mpichversion`` output.
 
-    Returns ``{"implementation": "mpich", "version", "device", "configure", "flavour"}``;
+    Returns ``{"implementation": MPICH, "version", "device", "configure", "flavour"}``;
     ``flavour`` is ``"cray"`` when the tool's own text names Cray (e.g. a ``/opt/cray`` configure
     prefix), else ``"upstream"``.  Raises ``ValueError`` when there is no ``MPICH Version:`` line.
     """
@@ -63,23 +68,24 @@ def parse_mpichversion(text: str) -> dict:
         raise ValueError("no 'MPICH Version:' line in mpichversion output")
     first = next(" ".join(line.split()) for line in text.splitlines() if line.strip())
     return {
-        "implementation": "mpich",
+        "implementation": MPICH,
         "version": fields["version"],
         "first_line": first,
         "device": fields.get("device") or None,
         "configure": fields.get("configure") or None,
-        "flavour": "cray" if "cray" in text.lower() else "upstream",
+        "flavour": CRAY if CRAY in text.lower() else UPSTREAM,
     }
 
 
 # (pattern on the library version string, implementation, flavour); first match wins.  The
 # patterns are the libraries' own banners as printed by MPI_Get_library_version.
+# MPICH's and Open MPI's banners live with their library records (advisor.libraries).
 _BANNERS = (
-    (re.compile(r"CRAY MPICH version\s+([0-9][\w.]*)", re.I), "mpich", "cray"),
+    (MPICH_BANNERS[0][0], MPICH, MPICH_BANNERS[0][1]),
     (re.compile(r"Intel\(R\) MPI Library\s+([0-9][\w.]*)", re.I), "intelmpi", "intel"),
     (re.compile(r"MVAPICH2?\s+Version\s*:\s*([0-9][\w.]*)", re.I), "mvapich", "mvapich"),
-    (re.compile(r"Open MPI v([0-9][\w.]*)"), "openmpi", "openmpi"),
-    (re.compile(r"MPICH Version\s*:\s*([0-9][\w.]*)"), "mpich", "upstream"),
+    (re.compile(OPENMPI_BANNER), OPENMPI, OPENMPI),
+    (MPICH_BANNERS[1][0], MPICH, MPICH_BANNERS[1][1]),
 )
 
 

@@ -39,14 +39,22 @@ from __future__ import annotations
 from advisor.errors import BadInputError
 from advisor.lint.catalogue import (Catalogue, CatalogueEntry, installed_catalogues,
                                     parse_glibc_tunables, parse_mpivars)
-from advisor.lint.check import FAMILIES, MPICH_PREFIXES, library_version, lint_entries
+from advisor.libraries import version_of
+from advisor.libraries.mpich import PREFIXES as MPICH_PREFIXES
+from advisor.lint.check import lint_entries
 from advisor.lint.read import (ENV_PATH, FORMATS, MAX_FILE_BYTES, STDIN_PATH, EnvEntry, _tcl,
                                detect_format, live_env_entries, parse_env_text, read_env_file,
                                read_env_text, resolve_env)  # noqa: F401  (_tcl: tests)
 from advisor.lint.report import LintFinding, format_json, format_text, has_errors
 
+
+def library_version(facts, library: str, libraries=None):
+    """The detected version of ``library``: ``advisor.libraries.version_of`` (one answer)."""
+    return version_of(facts, library, libraries)
+
+
 __all__ = [
-    "EnvEntry", "LintFinding", "Catalogue", "CatalogueEntry", "FAMILIES", "detect_format",
+    "EnvEntry", "LintFinding", "Catalogue", "CatalogueEntry", "detect_format",
     "parse_env_text", "read_env_file", "live_env_entries", "resolve_env", "parse_mpivars",
     "parse_glibc_tunables", "installed_catalogues", "library_version", "lint_entries",
     "has_errors", "format_text", "format_json", "read_env_text", "BadInputError", "ENV_PATH",

@@ -12,11 +12,12 @@ import platform
 from importlib import metadata
 from typing import Any, Iterable, Optional
 
+from advisor.libraries.mpich import NAME as MPICH
 from advisor.models import Conditions
 
 #: Distributions whose versions are recorded when installed (read from package metadata, so
 #: nothing is imported).
-DEFAULT_LIBRARIES: tuple[str, ...] = ("hpc-advisor", "numpy", "mpi4py", "mpich", "pyopencl",
+DEFAULT_LIBRARIES: tuple[str, ...] = ("hpc-advisor", "numpy", "mpi4py", MPICH, "pyopencl",
                                       "pocl-binary-distribution", "cupy-cuda12x", "cupy")
 
 THP_ENABLED_PATH = "/sys/kernel/mm/transparent_hugepage/enabled"

@@ -9,7 +9,6 @@ plugin fall back to the knob table (``advisor_mpich_cma.knobs``), labelled as su
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from advisor.knobs import version_in
+from advisor.libraries.mpich import parse_mpivars as _parse_catalogue
 from advisor.models import MpiFacts
 
 from advisor_mpich_cma import knobs as K
@@ -29,21 +29,10 @@ CMA_FIRST_VERSION = "4.3.0"
 SOURCE_MPIVARS = "mpivars"
 SOURCE_TABLE = "built-in table (fallback: library not queried)"
 
-_MPIVARS_LINE = re.compile(r"^\s*((?:MPIR_CVAR|MPICH|MPIR_PARAM)_[A-Z0-9_]+)\s*=\s*(\S*)")
-
-
 def parse_mpivars(text: str) -> dict[str, str]:
-    """``mpivars`` output -> ``{CVAR name: default value as printed}``.
-
-    Lines look like ``\\tMPIR_CVAR_CH4_CMA_ENABLE        =1\\tSCOPE_ALL_EQ ...``; the
-    trailing name-only list (``NAME:``) and description lines are ignored.
-    """
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        m = _MPIVARS_LINE.match(line)
-        if m and m.group(1) not in out:
-            out[m.group(1)] = m.group(2)
-    return out
+    """``mpivars`` output -> ``{CVAR name: default value as printed}``, read by the core's one
+    ``mpivars`` reader (``advisor.libraries.mpich.parse_mpivars``)."""
+    return {n: e.default or "" for n, e in _parse_catalogue(text).entries.items()}
 
 
 def find_mpivars(python: Optional[str] = None) -> Optional[str]:
