@@ -381,11 +381,8 @@ def emit(
     # This machine's facts for the "profile from another machine" check: started first so
     # that its subprocess (mpichversion) runs while the profile is read.  It never raises.
     here = start_step(detect_fingerprint_facts, name="advisor-detect")
-    # The core's formats need no plugin: skip importing every plugin (start-up time) unless the
-    # format is not a core one or the list of all formats is asked for.
-    reg = collect(make_plugin_manager(entry_points=False))
-    if list_ or format not in reg.emitters:
-        reg = collect(make_plugin_manager())
+    # Every plugin is loaded: a setting is emitted only when a registered knob declares it.
+    reg = collect(make_plugin_manager())
     if list_:
         width = max((len(n) for n in reg.emitters), default=4)
         _out("".join(f"{n:<{width}}  {e.description}\n" for n, e in sorted(reg.emitters.items())))
@@ -411,7 +408,8 @@ def emit(
     _check_profile_plugins(prof, plugin)
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
                        plugins=frozenset(plugin) if plugin else None)
-    text = render(prof, format, reg.emitters, opts)
+    text = render(prof, format, reg.emitters, opts, knobs=reg.knobs,
+                  label=str(_profile_path(profile)))
     if output is not None:
         from advisor.profile import atomic_write_text, check_writable
 
@@ -586,7 +584,8 @@ def lint(
                                                  "modextravars, JSON, or advisor's TOML outputs and profiles."),
     env: bool = typer.Option(False, "--env", help="Check the live environment (also with FILEs)."),
     format: str = typer.Option("auto", "--format", "-f", metavar="FORMAT", help="Input format: auto, sh, csh, "
-                               "fish, tcl, lmod, spack, easybuild, json, toml."),
+                               "fish, tcl, lmod, spack, easybuild, json, toml, or a "
+                               "plugin's format (see 'advisor emit --list')."),
     json_: bool = JsonOpt,
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Only this probe/plugin's "
                                                "checks (repeatable)."),
@@ -604,7 +603,7 @@ def lint(
     refused = []  # one bad file must not hide the findings in the others
     for f in files or []:
         try:
-            entries.extend(L.read_env_file(f, format))
+            entries.extend(L.read_env_file(f, format, reg.emitters))
         except BadInputError as exc:
             if len(files or []) == 1 and not env:
                 raise

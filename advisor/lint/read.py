@@ -61,16 +61,15 @@ def detect_format(text: str, path: str = "",
     """A format name from the file name and text (``sh`` when nothing else fits): one of
     ``FORMATS``, or a registered third-party format whose ``extension`` is the file's suffix."""
     suffix = Path(path).suffix.lower()
-    for name, e in sorted((emitters or {}).items()):
-        if (e.parse is not None and e.extension and e.plugin != "advisor.emit.builtin"
-                and suffix == "." + e.extension.lower()):
-            return name
     by_suffix = {".csh": "csh", ".tcsh": "csh", ".fish": "fish", ".lua": "lmod", ".tcl": "tcl",
                  ".json": "json", ".toml": "toml", ".sh": "sh", ".bash": "sh", ".zsh": "sh",
                  ".ksh": "sh", ".env": "sh", ".yaml": "spack", ".yml": "spack",
                  ".eb": "easybuild"}
-    if suffix in by_suffix:
+    if suffix in by_suffix:  # the built-in suffixes first: a plugin cannot take them over
         return by_suffix[suffix]
+    for name, e in sorted((emitters or {}).items()):
+        if e.parse is not None and e.extension and suffix == "." + e.extension.lower():
+            return name
     head = text.lstrip()
     if head.startswith("#%Module"):
         return "tcl"
