@@ -43,4 +43,4 @@ def render(profile: "Profile", options: "EmitOptions") -> str:
 
 def parse(text: str, path: str) -> list[EnvEntry]:
     """The ``set -gx`` lines of a fish file, in file order."""
-    return parse_shell(text, path)
+    return parse_shell(text, path, fish=True)

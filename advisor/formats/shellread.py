@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import io
 import re
 import shlex
 from typing import Callable, Iterable, Optional
@@ -21,7 +22,8 @@ from advisor.formats.entry import NAME_RE, EnvEntry, unreadable
 from advisor.formats.launch import launch_settings, sbatch_directive
 
 _SH_KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "{", "}", "!", "end", "begin",
-                "endif", "command", "builtin", "while", "until", "(", ")"}
+                "endif", "command", "builtin", "while", "until", "(", ")",
+                "time", "exec", "nohup"}  # prefixes of a launch line (bash(1) time; nohup(1))
 _SEP_TOKENS = {";", "&&", "||", "|", "&", ";;", "(", ")"}
 
 
@@ -29,6 +31,15 @@ def _sh_complete(text: str) -> bool:
     """Whether ``text`` closes every quote it opens (POSIX rules, ``shlex``)."""
     try:
         shlex.split(text, comments=True)
+        return True
+    except ValueError:
+        return False
+
+
+def _fish_complete(text: str) -> bool:
+    """As :func:`_sh_complete`, with fish's quotes (``\\'`` escapes inside single quotes)."""
+    try:
+        list(_lexer(text, fish=True))
         return True
     except ValueError:
         return False
@@ -58,18 +69,73 @@ def _logical_lines(text: str, complete: Callable[[str], bool] = _sh_complete, *,
         yield start, "\n".join(buf)  # never closed: the word splitter reports it unreadable
 
 
-def _words(command: str) -> list[list[str]]:
-    """Split a command line into simple commands (at ``;``, ``&&``, ``||``, ``|``), as words."""
-    lex = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
+#: Stands for a ``$`` the shell takes literally (single-quoted or backslash-escaped) while words
+#: are read, so that only a ``$`` the shell expands makes a value unknown.  U+FDD0 is a
+#: noncharacter, "permanently reserved for internal use" (The Unicode Standard, section 23.7),
+#: so no text means it; it is put back as ``$`` in the entries.
+LITERAL_DOLLAR = "\ufdd0"
+
+
+#: Quoted separator characters, as further noncharacters while words are read (``shlex`` gives a
+#: quoted ``(`` as the same token as a separator ``(``); put back in each word.
+_QUOTED_PUNCTUATION = {c: chr(0xFDD1 + i) for i, c in enumerate(";&|()")}
+_RESTORE_PUNCTUATION = str.maketrans({v: k for k, v in _QUOTED_PUNCTUATION.items()})
+
+
+class _QuotedDollar:
+    """The text as a stream for ``shlex``, giving :data:`LITERAL_DOLLAR` for a ``$`` read while
+    the lexer is inside single quotes or after a backslash (``shlex.state`` ``'`` or ``\\``)."""
+
+    def __init__(self, text: str) -> None:
+        self._stream = io.StringIO(text)
+        self.lexer: Optional[shlex.shlex] = None
+
+    def read(self, n: int = 1) -> str:
+        ch = self._stream.read(n)
+        state = self.lexer.state if self.lexer is not None else None
+        if ch == "$" and state in ("'", "\\"):
+            return LITERAL_DOLLAR
+        if ch in _QUOTED_PUNCTUATION and state in ("'", '"', "\\"):
+            return _QUOTED_PUNCTUATION[ch]  # a quoted ';' or '(' is a character, not a separator
+        return ch
+
+    def readline(self) -> str:
+        return self._stream.readline()
+
+
+def _tcl_literal_dollars(command: str) -> str:
+    """``command`` with each backslash-escaped ``\\$`` (an odd run of backslashes before it)
+    written as ``\\`` + :data:`LITERAL_DOLLAR`, which Tcl's backslash substitution turns into
+    the marker alone (Tcl(n) rule 9: a backslash before an ordinary character is dropped)."""
+    return re.sub(r"(?<!\\)((?:\\\\)*)\\\$", lambda m: m.group(1) + "\\" + LITERAL_DOLLAR,
+                  command)
+
+
+def _lexer(command: str, *, fish: bool = False) -> shlex.shlex:
+    """A POSIX ``shlex`` over ``command`` that splits at ``;&|()`` and drops comments; with
+    ``fish``, a backslash also escapes ``'`` and ``\\`` inside single quotes (fish
+    documentation, "Quotes": the only escapes in single quotes), which ``shlex`` does for quotes
+    listed in ``escapedquotes``."""
+    stream = _QuotedDollar(command)
+    lex = shlex.shlex(stream, posix=True, punctuation_chars=";&|()")
+    stream.lexer = lex
     lex.whitespace_split = True
     lex.commenters = "#"
+    if fish:
+        lex.escapedquotes = "'\""
+    return lex
+
+
+def _words(command: str, *, fish: bool = False) -> list[list[str]]:
+    """Split a command line into simple commands (at ``;``, ``&&``, ``||``, ``|``), as words."""
+    lex = _lexer(command, fish=fish)
     out: list[list[str]] = [[]]
     try:
         for tok in lex:
             if tok in _SEP_TOKENS:
                 out.append([])
             else:
-                out[-1].append(tok)
+                out[-1].append(tok.translate(_RESTORE_PUNCTUATION))
     except ValueError:
         return []
     return [w for w in out if w]
@@ -97,33 +163,39 @@ def _tcl_complete(text: str) -> bool:
         return True
 
 
+def _tcl_commands(command: str) -> list[str]:
+    """``command`` split at each ``;`` that Tcl reads as a command separator: one that is not
+    backslash-escaped and ends a complete command (``info complete``: not inside quotes,
+    braces or brackets); a comment (a command starting with ``#``) runs to the line's end."""
+    out: list[str] = []
+    start = 0
+    for i, ch in enumerate(command):
+        if ch != ";" or (len(command[:i]) - len(command[:i].rstrip("\\"))) % 2:
+            continue
+        if command[start:i].lstrip().startswith("#"):
+            break  # the rest of the line belongs to the comment
+        if _tcl_complete(command[start:i]):
+            out.append(command[start:i])
+            start = i + 1
+    out.append(command[start:])
+    return out
+
+
 def _tcl_words(command: str) -> list[list[str]]:
     """A Tcl command line as commands (split at ``;``) of words, comments dropped; [] when it
     does not parse.  Substitutions stay literal (``$x``, ``[cmd]``): lint reads them as values
     it cannot know."""
-    try:
-        words = _tcl().splitlist(command)
-    except Exception:  # TclError (unbalanced), TypeError (NUL), UnicodeError (surrogates)
-        return []
-    out: list[Optional[list[str]]] = [[]]
-    for w in words:
-        ends = w.endswith(";") and w != ";"
-        if w.startswith(";"):  # "8192" ;# note -> ... ";#" "note"
-            out.append([])
-            w = w[1:]
-        if ends:
-            w = w[:-1]
-        if not w:
+    out: list[list[str]] = []
+    for part in _tcl_commands(command):
+        if part.lstrip().startswith("#"):
             continue
-        if out[-1] is None:
-            continue  # inside a comment, which runs to the line's end
-        if not out[-1] and w.startswith("#"):
-            out[-1] = None
-            continue
-        out[-1].append(w)
-        if ends:
-            out.append([])
-    return [c for c in out if c]
+        try:
+            words = _tcl().splitlist(_tcl_literal_dollars(part))
+        except Exception:  # TclError (unbalanced), TypeError (NUL), UnicodeError (surrogates)
+            return []
+        if words:
+            out.append(list(words))
+    return out
 
 
 def _split_value(name: str, value: str, sep_hint: Optional[str] = None
@@ -150,15 +222,23 @@ def _entry(name: str, raw: str, path: str, line: int, *, exported: bool,
                     append=append or app, separator=sep or found_sep)
 
 
-def parse_shell(text: str, path: str, *, tcl: bool = False) -> list[EnvEntry]:
-    """sh, csh and fish files (POSIX word rules, ``shlex``); Tcl modulefiles with ``tcl`` (Tcl's
-    own word rules when tkinter is there, else the POSIX ones)."""
+def parse_shell(text: str, path: str, *, tcl: bool = False, fish: bool = False
+                ) -> list[EnvEntry]:
+    """sh and csh files (POSIX word rules, ``shlex``); fish files with ``fish`` (fish's single
+    quotes); Tcl modulefiles with ``tcl`` (Tcl's own word rules when tkinter is there, else the
+    POSIX ones)."""
     entries: list[EnvEntry] = []
     exported_names: set[str] = set()
     tcl = tcl and _tcl() is not None
-    lines = (_logical_lines(text, _tcl_complete, keep_backslash=True) if tcl
-             else _logical_lines(text))
-    words_of = _tcl_words if tcl else _words
+    if tcl:
+        lines = _logical_lines(text, _tcl_complete, keep_backslash=True)
+        words_of: Callable[[str], list[list[str]]] = _tcl_words
+    elif fish:
+        lines = _logical_lines(text, _fish_complete)
+        words_of = functools.partial(_words, fish=True)
+    else:
+        lines = _logical_lines(text)
+        words_of = _words
     for line, command in lines:
         directive = None if tcl else sbatch_directive(command)
         if directive is not None:
@@ -192,7 +272,9 @@ def parse_shell(text: str, path: str, *, tcl: bool = False) -> list[EnvEntry]:
                 continue
             if head == "set" and len(words) >= 3 and any(
                     w.startswith("-") and ("x" in w or w == "--export") for w in words[1:]):
-                rest = [w for w in words[1:] if not w.startswith("-")]  # fish: set -gx N v...
+                first = next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-")),
+                             len(words))  # fish: set -gx N v...; options only before the name
+                rest = words[first:]
                 if rest and NAME_RE.match(rest[0]):
                     entries.append(_entry(rest[0], " ".join(rest[1:]), path, line, exported=True))
                 continue
@@ -230,8 +312,15 @@ def parse_shell(text: str, path: str, *, tcl: bool = False) -> list[EnvEntry]:
         # KEY=value lines only: an env file (Docker --env-file, systemd EnvironmentFile, .env)
         # whose every line reaches the program
         exported_names = {e.name for e in entries}
-    return [e if e.exported or e.name not in exported_names else
-            dataclasses.replace(e, exported=True) for e in entries]
+    return [_literal(e if e.exported or e.name not in exported_names else
+                     dataclasses.replace(e, exported=True)) for e in entries]
+
+
+def _literal(e: EnvEntry) -> EnvEntry:
+    """``e`` with each :data:`LITERAL_DOLLAR` written back as ``$``."""
+    if e.value is None or LITERAL_DOLLAR not in e.value:
+        return e
+    return dataclasses.replace(e, value=e.value.replace(LITERAL_DOLLAR, "$"))
 
 
 def _launched(words: list[str], path: str, line: int) -> list[EnvEntry]:

@@ -12,7 +12,7 @@ import pytest
 from advisor.emit import EmitOptions, render
 from advisor.errors import EmitError
 from advisor.formats.names import REFUSED, REFUSED_PREFIXES, refused_reason
-from advisor.models import PluginResult, Recommendation, Setting
+from advisor.models import Setting
 from advisor.plugins import collect, make_plugin_manager
 from advisor.profile import save_profile
 from support import sample_profile
