@@ -94,7 +94,8 @@ MODULE_MANGLED: tuple[tuple[re.Pattern, str], ...] = (
                        "home directory"),
     (re.compile(r"(?:^|:)="), "zsh expands '=word' at the start or after ':' to the path of a "
                               "command (EQUALS)"),
-    (re.compile("[\u2028\u2029]"), "fish drops a line or paragraph separator"),
+    (re.compile("[\u2028\u2029]"), "fish drops a line or paragraph separator (seen with a value "
+                                     "of U+2028 alone)"),
 )
 
 
