@@ -381,8 +381,9 @@ def emit(
     # This machine's facts for the "profile from another machine" check: started first so
     # that its subprocess (mpichversion) runs while the profile is read.  It never raises.
     here = start_step(detect_fingerprint_facts, name="advisor-detect")
-    # Plugins are loaded even for a core format: their knob records' version ranges decide
-    # which settings the recorded library versions read (advisor.emit.common.drop_reason).
+    # Every plugin is loaded even for a core format: a setting is emitted only when a
+    # registered knob declares it, and the knobs' version ranges decide which settings the
+    # recorded library versions read (advisor.emit.common.drop_reason).
     reg = collect(make_plugin_manager())
     if list_:
         width = max((len(n) for n in reg.emitters), default=4)
@@ -410,7 +411,8 @@ def emit(
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
                        plugins=frozenset(plugin) if plugin else None, knobs=tuple(reg.knobs),
                        libraries=reg.libraries)
-    text = render(prof, format, reg.emitters, opts)
+    text = render(prof, format, reg.emitters, opts, knobs=reg.knobs,
+                  label=str(_profile_path(profile)))
     if output is not None:
         from advisor.profile import atomic_write_text, check_writable
 
@@ -585,7 +587,8 @@ def lint(
                                                  "modextravars, JSON, or advisor's TOML outputs and profiles."),
     env: bool = typer.Option(False, "--env", help="Check the live environment (also with FILEs)."),
     format: str = typer.Option("auto", "--format", "-f", metavar="FORMAT", help="Input format: auto, sh, csh, "
-                               "fish, tcl, lmod, spack, easybuild, json, toml."),
+                               "fish, tcl, lmod, spack, easybuild, json, toml, or a "
+                               "plugin's format (see 'advisor emit --list')."),
     json_: bool = JsonOpt,
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Only this probe/plugin's "
                                                "checks (repeatable)."),
@@ -603,7 +606,7 @@ def lint(
     refused = []  # one bad file must not hide the findings in the others
     for f in files or []:
         try:
-            entries.extend(L.read_env_file(f, format))
+            entries.extend(L.read_env_file(f, format, reg.emitters))
         except BadInputError as exc:
             if len(files or []) == 1 and not env:
                 raise

@@ -46,6 +46,9 @@ class Emitter:
     plugin: str = ""
     #: setting kinds the format writes ("env", "config"); None: not declared
     kinds: Optional[tuple[str, ...]] = None
+    #: ``parse(text, path) -> list[advisor.lint.read.EnvEntry]``: reads the format back, so
+    #: ``advisor lint --format NAME`` can check it; None: the format is write-only
+    parse: Optional[Callable[[str, str], list]] = None
 
 
 @dataclass
@@ -205,11 +208,14 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
 
     def emitter_register(plugin_name: str, staged: list):
         def register(name: str, render: Callable[..., str], *, description: str = "",
-                     extension: str = "", kinds: Optional[Sequence[str]] = None) -> None:
+                     extension: str = "", kinds: Optional[Sequence[str]] = None,
+                     parse: Optional[Callable[[str, str], list]] = None) -> None:
             if not isinstance(name, str) or not _NAME.match(name):
                 raise PluginContractError(f"emitter name {name!r} must match {_NAME.pattern}")
             if not callable(render):
                 raise PluginContractError(f"emitter {name!r}: render is not callable")
+            if parse is not None and not callable(parse):
+                raise PluginContractError(f"emitter {name!r}: parse is not callable")
             if kinds is not None and (isinstance(kinds, str) or
                                       not set(kinds) <= set(SETTING_KINDS)):
                 raise PluginContractError(f"emitter {name!r}: kinds {kinds!r} must be a subset "
@@ -219,7 +225,7 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
                                           f"{reg.emitters[name].plugin}")
             staged.append(lambda: reg.emitters.__setitem__(
                 name, Emitter(name, render, description, extension, plugin_name,
-                              tuple(kinds) if kinds is not None else None)))
+                              tuple(kinds) if kinds is not None else None, parse)))
         return register
 
     def knob_register(plugin_name: str, staged: list):

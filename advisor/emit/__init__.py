@@ -7,7 +7,8 @@ function ``render(profile, options) -> str`` with deterministic bytes.
 Public API (the CLI calls these):
 
 - :class:`EmitOptions` - what to include;
-- :func:`render` - look up a format and render a profile with it;
+- :func:`render` - look up a format and render a profile with it, after :func:`check_names`
+  (names never emitted, names no knob declares: :mod:`advisor.formats.names`);
 - :func:`library_version` - the version of a library recorded in machine facts;
 - :func:`machine_mismatch` - how the machine a profile was made on differs from this one;
 - :func:`dropped` - settings left out because the recorded library version excludes them.
@@ -27,11 +28,12 @@ from advisor.emit.common import drop_reason, library_version
 from advisor.errors import AdvisorError, BadInputError, EmitError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from advisor.knobs import Knob
     from advisor.models import Facts, Profile
     from advisor.plugins import Emitter
 
-__all__ = ["EmitOptions", "render", "library_version", "machine_mismatch", "dropped",
-           "left_out_notes", "restrict_to_valid"]
+__all__ = ["EmitOptions", "render", "check_names", "library_version", "machine_mismatch",
+           "dropped", "left_out_notes", "restrict_to_valid"]
 
 
 @dataclass(frozen=True)
@@ -76,23 +78,55 @@ def restrict_to_valid(profile: "Profile", options: Optional[EmitOptions] = None)
     return profile.model_copy(update={"results": results})
 
 
+def check_names(profile: "Profile", options: EmitOptions,
+                knobs: Optional[Sequence["Knob"]] = None, label: str = "the profile") -> None:
+    """Refuse a profile whose selected settings (every kind, defaults included) hold a name that
+    is never emitted (``advisor.formats.names.refused_reason``), or, when ``knobs`` is given, a
+    name no knob record declares (``advisor.formats.names.undeclared``: list items included).
+
+    :param label: how the message names the profile (its path, in the CLI).
+    :raises EmitError: one line naming the setting, the profile and the reason.
+    """
+    from advisor.formats.names import declared_names, refused_reason, undeclared
+    from advisor.plugins import SETTING_KINDS
+
+    declared = declared_names(knobs) if knobs is not None else None
+    for res, rec, s in profile.settings(kinds=SETTING_KINDS, include_defaults=True,
+                                        plugins=options.plugins):
+        where = f"{label}: setting {res.probe}/{rec.id}: {s.name}"
+        why = refused_reason(s.name)
+        if why:
+            raise EmitError(f"{where}: refused, never emitted: {why}")
+        missing = undeclared(s, declared) if declared is not None else []
+        if missing:
+            raise EmitError(f"{where}: refused: no loaded plugin declares "
+                            f"{', '.join(repr(n) for n in missing)} (see 'advisor plugins')")
+
+
 def render(profile: "Profile", fmt: str, emitters: dict[str, "Emitter"],
-           options: EmitOptions) -> str:
+           options: EmitOptions, *, knobs: Optional[Sequence["Knob"]] = None,
+           label: str = "the profile") -> str:
     """Render ``profile`` in format ``fmt``.
 
     :param emitters: name -> ``advisor.plugins.Emitter`` (``Registry.emitters``).
+    :param knobs: the registered knob records (``Registry.knobs``): a setting whose name (or
+        list item name) none of them declares is refused.  None skips that check (callers with
+        no registry, such as format unit tests); names never emitted are refused regardless.
+    :param label: how messages name the profile (the CLI passes its path).
     :return: the complete file text, ending in a newline.
     :raises BadInputError: ``fmt`` is not a known format (the message lists the known ones).
-    :raises EmitError: a setting cannot be written safely (bad name, control character), named
-        in the message; or the format's render function raised (a third-party bug), with the
-        format and plugin named.
+    :raises EmitError: a setting cannot be written safely (bad name, control character, a
+        refused or undeclared name: ``check_names``), named in the message; or the format's
+        render function raised (a third-party bug), with the format and plugin named.
     """
     emitter = emitters.get(fmt)
     if emitter is None:
         known = ", ".join(sorted(emitters)) or "none"
         raise BadInputError(f"unknown emit format {fmt!r}; known formats: {known}")
+    valid = restrict_to_valid(profile, options)
+    check_names(valid, options, knobs, label)
     try:
-        text = emitter.render(restrict_to_valid(profile, options), options)
+        text = emitter.render(valid, options)
     except AdvisorError:
         raise
     except Exception as exc:  # a broken third-party format is reported, not a traceback

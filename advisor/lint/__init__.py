@@ -42,9 +42,10 @@ from advisor.lint.catalogue import (Catalogue, CatalogueEntry, installed_catalog
 from advisor.libraries import version_of
 from advisor.libraries.mpich import PREFIXES as MPICH_PREFIXES
 from advisor.lint.check import lint_entries
-from advisor.lint.read import (ENV_PATH, FORMATS, MAX_FILE_BYTES, STDIN_PATH, EnvEntry, _tcl,
+from advisor.lint.read import (ENV_PATH, FORMATS, MAX_FILE_BYTES, STDIN_PATH, EnvEntry,
                                detect_format, live_env_entries, parse_env_text, read_env_file,
-                               read_env_text, resolve_env)  # noqa: F401  (_tcl: tests)
+                               read_env_text, resolve_env)
+from advisor.lint.read import _tcl  # noqa: F401  (tests run Tcl through it)
 from advisor.lint.report import LintFinding, format_json, format_text, has_errors
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from advisor.knobs import Knob, VersionedDefault
 
 MANUAL = "glibc manual, Tunables: https://www.gnu.org/software/libc/manual/html_node/Tunables.html"
+THP_DOC = ("Linux Documentation/admin-guide/mm/transhuge.rst (THP 'madvise' mode: only regions "
+           "advised with MADV_HUGEPAGE get huge pages)")
 
 
 def knobs() -> list[Knob]:
@@ -45,5 +47,27 @@ def knobs() -> list[Knob]:
             description="1: madvise(MADV_HUGEPAGE) on malloc's mmap'ed memory (THP); "
                         "2: use hugetlbfs pages; 0: off",
             source=MANUAL + " (Memory Related Tunables); glibc 2.35 NEWS",
+        ),
+        # The program's own host pool (kind config: set in its code, no environment form).
+        Knob(
+            library="host-pool", name="chunk_alignment", kind="config", type="bytes",
+            unit="bytes", minimum=0,
+            description="alignment of the pool's backing chunks: the huge page size, so each "
+                        "chunk can be backed by whole huge pages",
+            source=THP_DOC,
+        ),
+        Knob(
+            library="host-pool", name="chunk_size_multiple", kind="config", type="bytes",
+            unit="bytes", minimum=0,
+            description="size granule of the pool's backing chunks: a multiple of the huge page "
+                        "size, so no chunk ends in a partly used huge page",
+            source=THP_DOC,
+        ),
+        Knob(
+            library="host-pool", name="madvise", kind="config", type="enum",
+            allowed=["MADV_HUGEPAGE", "MADV_NOHUGEPAGE"],
+            description="madvise(2) advice given to each chunk before its first touch; with THP "
+                        "in 'madvise' mode only advised regions get huge pages",
+            source=THP_DOC + "; madvise(2), MADV_HUGEPAGE",
         ),
     ]

@@ -126,10 +126,21 @@ def standard_profile(**kw) -> Profile:
     return make_profile(standard_results(**kw))
 
 
+#: The hostile values Lmod and Environment Modules deliver unchanged to every shell they serve
+#: (tcsh, bash, zsh, fish; ``advisor.formats.quoting.MODULE_MANGLED``): the others ('!', braces,
+#: brackets, '~') are refused by the lmod and tcl formats.
+HOSTILE_MODULES = {k: HOSTILE[k] for k in (
+    "ADVISOR_T_SQUOTE", "ADVISOR_T_DQUOTE", "ADVISOR_T_BACKTICK", "ADVISOR_T_SEMI",
+    "ADVISOR_T_SPACES", "ADVISOR_T_BACKSLASH", "ADVISOR_T_UNICODE", "ADVISOR_T_EMPTY",
+    "ADVISOR_T_DASH")}
+
+
 def hostile_for(fmt: str) -> bool | dict[str, str]:
     """The ``hostile`` argument of ``standard_results`` for format ``fmt``: every hostile value,
-    or for ``easybuild`` the ones it carries (``HOSTILE_EASYBUILD``)."""
-    return HOSTILE_EASYBUILD if fmt == "easybuild" else True
+    or the ones the format carries (``HOSTILE_EASYBUILD``, ``HOSTILE_MODULES``)."""
+    if fmt == "easybuild":
+        return HOSTILE_EASYBUILD
+    return HOSTILE_MODULES if fmt in ("lmod", "tcl") else True
 
 
 def expected_env(profile: Profile, include_defaults: bool = False) -> dict[str, str]:

@@ -22,7 +22,8 @@ from emit_fixtures import HOSTILE, HOSTILE_EASYBUILD, expected_env, make_profile
     standard_profile
 
 from advisor.emit import EmitOptions, render
-from advisor.emit.packaging_formats import easybuild_unsafe, python_quote
+from advisor.formats.easybuild import easybuild_unsafe
+from advisor.formats.quoting import python_quote
 from advisor.models import PluginResult, Recommendation, Setting
 from advisor.plugins import collect, make_plugin_manager
 

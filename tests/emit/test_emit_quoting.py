@@ -13,9 +13,9 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from advisor.emit.modules import tcl_quote
-from advisor.emit.packaging_formats import python_quote, yaml_quote
-from advisor.emit.shells import csh_quote, sh_quote
+from advisor.formats.quoting import tcl_quote
+from advisor.formats.quoting import python_quote, yaml_quote
+from advisor.formats.quoting import csh_quote, sh_quote
 
 #: any code point except control characters (Cc) and lone surrogates (Cs): what emit accepts
 TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=40)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor import lint as L
-from advisor.emit.shells import sh_quote
+from advisor.formats.quoting import sh_quote
 
 NAMES = st.from_regex(r"[A-Z_][A-Z0-9_]{0,20}", fullmatch=True)
 # '$' is left out: after shlex removes the quotes, lint treats '$' as an expansion (value unknown)

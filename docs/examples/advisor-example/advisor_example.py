@@ -8,7 +8,8 @@ It shows the three kinds of contribution a vendor plugin makes:
   nothing to tune, and a plugin recommends only what it measured);
 * an emitter (``dotenv``): ``KEY=value`` lines for ``docker run --env-file`` / systemd
   ``EnvironmentFile=``, which take values literally (no quoting), so values with a newline are
-  refused.
+  refused; it selects and merges settings with the core's shared helpers
+  (``advisor.formats.common.env_items``) and registers a ``parse`` so lint reads it back.
 
 Install with ``pip install docs/examples/advisor-example``; ``advisor plugins`` then lists it.
 """
@@ -59,15 +60,35 @@ class TimerProbe:
 
 
 def render_dotenv(profile, options) -> str:
-    lines = [f"# hpc-advisor {profile.provenance.advisor_version} profile of "
-             f"{profile.provenance.hostname} ({profile.fingerprint})"]
-    for _res, _rec, s in profile.settings(include_defaults=options.include_defaults,
-                                          plugins=options.plugins):
-        value = str(int(s.value)) if isinstance(s.value, bool) else str(s.value)
-        if any(c in value for c in "\r\n\x00"):
-            raise EmitError(f"setting {s.name}: a dotenv value cannot hold a newline or NUL")
-        lines.append(f"{s.name}={value}")
+    """``KEY=value`` lines, through the core's shared selection (``env_items``): the same
+    settings, order and value strings as every built-in format, and a list variable such as
+    ``GLIBC_TUNABLES`` merged into one line whatever number of recommendations add items to it
+    (a dotenv file cannot append to an existing value, so the line holds the merged items)."""
+    from advisor.formats.common import env_items, header_lines
+
+    lines = [f"# {line}" for line in header_lines(profile)]
+    for item in env_items(profile, options):
+        if any(c in item.value for c in "\r\n\x00"):  # env_items refuses these already
+            raise EmitError(f"setting {item.name}: a dotenv value cannot hold a newline or NUL")
+        lines.append(f"{item.name}={item.value}")
     return "\n".join(lines) + "\n"
+
+
+def parse_dotenv(text, path):
+    """The ``KEY=value`` lines of a dotenv file (values literal, to the end of the line), so
+    ``advisor lint --format dotenv FILE`` checks what ``render_dotenv`` wrote."""
+    from advisor.formats.entry import NAME_RE, EnvEntry, unreadable
+
+    out = []
+    for no, line in enumerate(text.split("\n"), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        name, eq, value = line.partition("=")
+        if not eq or not NAME_RE.match(name):
+            out.append(unreadable(path, no, "not a KEY=value line"))
+            continue
+        out.append(EnvEntry(name, value, path, no, True))
+    return out
 
 
 @hookimpl
@@ -82,4 +103,5 @@ def advisor_register_probes(register):
 
 @hookimpl
 def advisor_register_emitters(register):
-    register("dotenv", render_dotenv, description="KEY=value lines (docker --env-file; example plugin)")
+    register("dotenv", render_dotenv, parse=parse_dotenv, extension="env",
+             description="KEY=value lines (docker --env-file; example plugin)")

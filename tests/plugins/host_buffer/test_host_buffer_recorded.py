@@ -153,7 +153,14 @@ def test_knob_records():
     assert not ks["glibc.cpu.x86_non_temporal_threshold"].valid_for("2.27")
     assert ks["glibc.tune.x86_non_temporal_threshold"].renamed_to == "glibc.cpu.x86_non_temporal_threshold"
     assert not ks["glibc.malloc.hugetlb"].valid_for("2.34")
-    assert all(k.library == "glibc" and k.separator == ":" and "manual" in k.source for k in ks.values())
+    glibc = [k for k in ks.values() if k.library == "glibc"]
+    assert all(k.separator == ":" and "manual" in k.source for k in glibc)
+    # the host-pool recommendation's config settings are declared too (emit writes only
+    # declared names); they are set in the program's code, not the environment
+    pool = [k for k in ks.values() if k.library == "host-pool"]
+    assert {k.name for k in pool} == {"chunk_alignment", "chunk_size_multiple", "madvise"}
+    assert all(k.kind == "config" and "transhuge" in k.source for k in pool)
+    assert len(glibc) + len(pool) == len(ks)
 
 
 # --------------------------------------------------------------------------- memcpy cliff

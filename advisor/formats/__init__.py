@@ -1,0 +1,41 @@
+"""The output formats: one module per format, each with ``render(profile, options) -> str`` and
+``parse(text, path) -> list[EnvEntry]``, and the helpers they share.
+
+- :mod:`~advisor.formats.sh` (``env``, alias ``sh``), :mod:`~advisor.formats.csh`,
+  :mod:`~advisor.formats.fish`: shell files to source;
+- :mod:`~advisor.formats.lmod`, :mod:`~advisor.formats.tcl`: modulefiles;
+- :mod:`~advisor.formats.spack`, :mod:`~advisor.formats.easybuild`: deployment tools;
+- :mod:`~advisor.formats.toml`, :mod:`~advisor.formats.json`: the selected settings as data;
+- :mod:`~advisor.formats.common` (selecting, validating, merging), :mod:`~advisor.formats.quoting`
+  (quoting per language, what module tools mangle), :mod:`~advisor.formats.names` (names never
+  emitted, declared names), :mod:`~advisor.formats.entry` (``EnvEntry``),
+  :mod:`~advisor.formats.shellread` and :mod:`~advisor.formats.launch` (reading shell files and
+  launch lines), :mod:`~advisor.formats.structured` (the toml/json document).
+
+Each format module also names itself: ``NAME``, ``DESCRIPTION``, ``EXTENSION`` and optionally
+``ALIASES``.  ``advisor.emit.builtin`` registers them through the emitter hook, as a third party
+would.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+#: The built-in format modules, in the order ``advisor emit --list`` shows them.
+BUILTIN = ("sh", "csh", "fish", "lmod", "tcl", "spack", "easybuild", "toml", "json")
+
+
+def builtin_modules() -> list[ModuleType]:
+    """The built-in format modules, in :data:`BUILTIN` order."""
+    return [importlib.import_module(f"advisor.formats.{name}") for name in BUILTIN]
+
+
+def builtin_parsers() -> dict[str, object]:
+    """Format name (and alias) -> ``parse`` of every built-in format, for reading without a
+    plugin registry."""
+    out: dict[str, object] = {}
+    for mod in builtin_modules():
+        for name in (mod.NAME, *getattr(mod, "ALIASES", ())):
+            out[name] = mod.parse
+    return out

@@ -1,0 +1,50 @@
+"""csh / tcsh (format ``csh``): a file to source (``source advisor.csh``).
+
+Values are quoted with ``advisor.formats.quoting.csh_quote``; a list variable is appended to an
+existing non-empty value (``$?N`` tests whether it is set, ``"$N:q"`` expands it as one word).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from advisor.formats.common import EnvItem, item_file
+from advisor.formats.entry import EnvEntry
+from advisor.formats.quoting import csh_quote
+from advisor.formats.shellread import parse_shell
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.emit import EmitOptions
+    from advisor.models import Profile
+
+NAME = "csh"
+DESCRIPTION = "csh / tcsh to source"
+EXTENSION = "csh"
+
+
+def _item(item: EnvItem) -> list[str]:
+    n, v = item.name, csh_quote(item.value)
+    if item.separator is None:
+        return [f"setenv {n} {v}"]
+    sep = csh_quote(item.separator)
+    return [
+        f"if ( $?{n} ) then",
+        f'    if ( "${n}:q" != "" ) then',
+        f'        setenv {n} "${n}:q"{sep}{v}',
+        "    else",
+        f"        setenv {n} {v}",
+        "    endif",
+        "else",
+        f"    setenv {n} {v}",
+        "endif",
+    ]
+
+
+def render(profile: "Profile", options: "EmitOptions") -> str:
+    """csh / tcsh to be sourced."""
+    return item_file(profile, options, _item)
+
+
+def parse(text: str, path: str) -> list[EnvEntry]:
+    """The ``setenv`` lines (and sh-style launch lines) of a csh file, in file order."""
+    return parse_shell(text, path)

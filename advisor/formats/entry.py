@@ -1,0 +1,58 @@
+"""``EnvEntry``: one assignment read back from a file, a launch line or the environment.
+
+Every format's ``parse(text, path)`` returns a list of these; ``advisor.lint`` checks them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+#: Portable environment variable names (POSIX.1-2017, XBD chapter 8.1).
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """One assignment read from a file or the environment.
+
+    ``value`` is None when it is not known statically (a shell expansion).  ``append``: the value
+    is items added to an existing list value (``"${N}":item``, ``append-path``).  ``line`` is
+    1-based, None for the live environment.
+    """
+
+    name: str
+    value: Optional[str]
+    path: str
+    line: Optional[int]
+    exported: bool = True
+    append: bool = False
+    separator: Optional[str] = None
+    problem: Optional[str] = None  # the line could not be read as a setting: why
+    prepend: bool = False  # added in front of the existing list value (with ``append``)
+
+
+def unreadable(path: str, line: int, why: str) -> EnvEntry:
+    """An entry for a line that cannot be read as a setting (``problem`` says why)."""
+    return EnvEntry(name="", value=None, path=path, line=line, problem=why)
+
+
+def scalar_text(v: Any) -> str:
+    """The environment-variable string of a scalar: ``bool`` -> ``"1"``/``"0"``, else ``str``."""
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    return str(v)
+
+
+def is_scalar(v: Any) -> bool:
+    """Whether ``v`` is a value an environment variable can hold (str, int, float, bool)."""
+    return isinstance(v, (str, int, float, bool))
+
+
+def entry_or_problem(name: str, value: Optional[str], path: str, line: Optional[int], *,
+                     append: bool = False, separator: Optional[str] = None) -> EnvEntry:
+    """An exported entry, or an unreadable one when ``name`` is not a variable name."""
+    if not NAME_RE.match(name):
+        return unreadable(path, line or 0, f"{name!r} is not an environment variable name")
+    return EnvEntry(name, value, path, line, True, append=append, separator=separator)

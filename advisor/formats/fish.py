@@ -1,0 +1,46 @@
+"""fish (format ``fish``): a file to source (``source advisor.fish``).
+
+Values are quoted with ``advisor.formats.quoting.fish_quote``; a list variable is appended to an
+existing non-empty value.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from advisor.formats.common import EnvItem, item_file
+from advisor.formats.entry import EnvEntry
+from advisor.formats.quoting import fish_quote
+from advisor.formats.shellread import parse_shell
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.emit import EmitOptions
+    from advisor.models import Profile
+
+NAME = "fish"
+DESCRIPTION = "fish to source"
+EXTENSION = "fish"
+
+
+def _item(item: EnvItem) -> list[str]:
+    n, v = item.name, fish_quote(item.value)
+    if item.separator is None:
+        return [f"set -gx {n} {v}"]
+    sep = fish_quote(item.separator)
+    return [
+        f'if test -n "${n}"',
+        f'    set -gx {n} "${n}"{sep}{v}',
+        "else",
+        f"    set -gx {n} {v}",
+        "end",
+    ]
+
+
+def render(profile: "Profile", options: "EmitOptions") -> str:
+    """fish to be sourced."""
+    return item_file(profile, options, _item)
+
+
+def parse(text: str, path: str) -> list[EnvEntry]:
+    """The ``set -gx`` lines of a fish file, in file order."""
+    return parse_shell(text, path, fish=True)

@@ -1,0 +1,34 @@
+"""JSON (format ``json``): the selected settings as a document (:mod:`advisor.formats.structured`).
+
+``parse`` also reads a profile written as JSON and a plain object of names to values.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from advisor.formats.entry import EnvEntry
+from advisor.formats.structured import document, parse_structured
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.emit import EmitOptions
+    from advisor.models import Profile
+
+NAME = "json"
+DESCRIPTION = "the selected settings as JSON"
+EXTENSION = "json"
+
+
+def render(profile: "Profile", options: "EmitOptions") -> str:
+    """JSON (RFC 8259), two-space indented, UTF-8 text (non-ASCII kept literal)."""
+    return json.dumps(document(profile, options), indent=2, ensure_ascii=False) + "\n"
+
+
+def parse(text: str, path: str) -> list[EnvEntry]:
+    """The environment settings of an ``advisor emit -f json`` document, a profile, or an
+    object of names to values.
+
+    :raises BadInputError: malformed JSON, or none of those shapes.
+    """
+    return parse_structured(text, path, "json")

@@ -1,0 +1,103 @@
+"""Lmod modulefiles (format ``lmod``, Lua).
+
+``setenv("NAME", "value")``; list variables ``append_path("NAME", "item", "sep")`` (Lmod
+documentation, "Lua Modulefile Functions": ``append_path(NAME, value, delim)``).  ``module
+unload`` unsets a set variable and removes an appended item, so the existing value comes back.
+
+Lmod prints shell code for the user's shell when it loads the module; for some characters that
+code is wrong (``advisor.formats.quoting.MODULE_MANGLED``), so values holding them are refused.
+``parse`` reads ``setenv``/``pushenv``/``append_path``/``prepend_path`` calls, arguments split
+with ``shlex`` (a call may span ``LMOD_CALL_MAX_LINES`` lines).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import TYPE_CHECKING, Iterable, Optional
+
+from advisor.formats.common import EnvItem, env_items, item_file, refuse_unsafe
+from advisor.formats.entry import NAME_RE, EnvEntry, unreadable
+from advisor.formats.quoting import lua_quote, module_unsafe
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.emit import EmitOptions
+    from advisor.models import Profile
+
+NAME = "lmod"
+DESCRIPTION = "Lmod modulefile (Lua)"
+EXTENSION = "lua"
+
+#: what the module tools cannot carry: the advice given with the refusal
+MODULE_ADVICE = "a module tool cannot pass it to every shell unchanged; use the env, csh or " \
+                "fish format for this value"
+
+
+def _item(item: EnvItem) -> list[str]:
+    if item.separator is None:
+        return [f"setenv({lua_quote(item.name)}, {lua_quote(item.value)})"]
+    return [f"append_path({lua_quote(item.name)}, {lua_quote(item.value)}, "
+            f"{lua_quote(item.separator)})"]
+
+
+def render(profile: "Profile", options: "EmitOptions") -> str:
+    """An Lmod modulefile (``NAME.lua`` in a directory on ``MODULEPATH``).
+
+    :raises EmitError: a value Lmod would mangle for some shell (``module_unsafe``).
+    """
+    refuse_unsafe(env_items(profile, options), module_unsafe, MODULE_ADVICE)
+    whatis = lua_quote("Runtime settings measured by hpc-advisor for " + profile.fingerprint)
+    return item_file(profile, options, _item, marker="--", preamble=["", f"whatis({whatis})"])
+
+
+_LMOD = re.compile(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\((.*)\)\s*;?\s*(?:--.*)?$",
+                   re.S)
+_LMOD_START = re.compile(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\(")
+#: Lines one Lmod call may span (its arguments one per line, with room for comments).
+LMOD_CALL_MAX_LINES = 20
+
+
+def _calls(text: str) -> Iterable[tuple[int, str, Optional[re.Match]]]:
+    """``(line, text, match)`` of each Lmod call, joining the lines of a call whose arguments
+    continue on the next lines (match None: not closed within ``LMOD_CALL_MAX_LINES``)."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if not _LMOD_START.match(lines[i]):
+            i += 1
+            continue
+        for j in range(i, min(len(lines), i + LMOD_CALL_MAX_LINES)):
+            joined = "\n".join(lines[i:j + 1])
+            m = _LMOD.match(joined)
+            if m:
+                yield i + 1, joined, m
+                i = j + 1
+                break
+        else:
+            yield i + 1, lines[i], None
+            i += 1
+
+
+def parse(text: str, path: str) -> list[EnvEntry]:
+    """The settings of an Lmod modulefile, in file order."""
+    entries: list[EnvEntry] = []
+    for no, _call, m in _calls(text):
+        if m is None:
+            entries.append(unreadable(path, no, "an Lmod call whose parentheses are not closed"))
+            continue
+        lex = shlex.shlex(m.group(2), posix=True, punctuation_chars=",")
+        lex.whitespace_split = True
+        try:
+            args = [t for t in lex if t != ","]
+        except ValueError:
+            continue
+        if len(args) < 2 or not NAME_RE.match(args[0]):
+            continue
+        fn = m.group(1)
+        if fn in ("append_path", "prepend_path"):
+            entries.append(EnvEntry(args[0], args[1], path, no, True, append=True,
+                                    separator=args[2] if len(args) > 2 else ":",
+                                    prepend=fn == "prepend_path"))
+        else:
+            entries.append(EnvEntry(args[0], args[1], path, no, True))
+    return entries

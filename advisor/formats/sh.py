@@ -1,0 +1,47 @@
+"""POSIX sh (format ``env``, alias ``sh``): a file to source in sh, dash, bash, ksh or zsh.
+
+Each line only assigns and exports: every value is one single-quoted word, so the shell performs
+no expansion, command substitution or word splitting on it (tested by sourcing the files in bash,
+dash and zsh with hostile values).  A list variable is appended to an existing non-empty value
+with its separator and set when unset or empty (``advisor.formats.common.MERGE_POLICY``).
+
+``parse`` reads POSIX sh and Docker/systemd env files (:mod:`advisor.formats.shellread`),
+launch lines of job scripts included.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from advisor.formats.common import EnvItem, item_file
+from advisor.formats.entry import EnvEntry
+from advisor.formats.quoting import sh_quote
+from advisor.formats.shellread import parse_shell
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.emit import EmitOptions
+    from advisor.models import Profile
+
+NAME = "env"
+ALIASES = ("sh",)
+DESCRIPTION = "POSIX sh to source (sh, dash, bash, ksh, zsh)"
+EXTENSION = "sh"
+
+
+def _item(item: EnvItem) -> list[str]:
+    n, v = item.name, sh_quote(item.value)
+    if item.separator is None:
+        return [f"{n}={v}; export {n}"]
+    sep = sh_quote(item.separator)
+    # ${N-} keeps `set -u` job scripts working when N is unset.
+    return [f'if [ -n "${{{n}-}}" ]; then {n}="${{{n}}}"{sep}{v}; else {n}={v}; fi; export {n}']
+
+
+def render(profile: "Profile", options: "EmitOptions") -> str:
+    """POSIX sh to be sourced (``. ./advisor.sh``)."""
+    return item_file(profile, options, _item)
+
+
+def parse(text: str, path: str) -> list[EnvEntry]:
+    """The assignments of a sh file or job script, in file order."""
+    return parse_shell(text, path)

@@ -1,0 +1,332 @@
+"""The shell-word reader behind the sh, csh, fish and Tcl parsers.
+
+Commands are split into words with ``shlex`` (POSIX rules) or, for Tcl modulefiles, with Tcl's
+own parser (``tkinter.Tcl``, no Tk).  Read: ``NAME=value`` (with or without ``export``), csh
+``setenv``, fish ``set -gx``, Tcl ``setenv`` / ``append-path`` / ``prepend-path`` / ``pushenv``,
+the list-merge ``if`` lines ``advisor emit`` writes, and settings passed on a launch line
+(``srun --export``, ``mpiexec -genv``, ``mpirun -x``, ``env A=B cmd``:
+:mod:`advisor.formats.launch`).  An expansion of the same variable at the start or end of a value
+(``"${N}":item``) is read as an append; any other expansion makes the value unknown (None).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import io
+import re
+import shlex
+from typing import Callable, Iterable, Optional
+
+from advisor.formats.entry import NAME_RE, EnvEntry, unreadable
+from advisor.formats.launch import launch_settings, sbatch_directive
+
+_SH_KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "{", "}", "!", "end", "begin",
+                "endif", "command", "builtin", "while", "until", "(", ")",
+                "time", "exec", "nohup"}  # prefixes of a launch line (bash(1) time; nohup(1))
+_SEP_TOKENS = {";", "&&", "||", "|", "&", ";;", "(", ")"}
+
+
+def _sh_complete(text: str) -> bool:
+    """Whether ``text`` closes every quote it opens (POSIX rules, ``shlex``)."""
+    try:
+        shlex.split(text, comments=True)
+        return True
+    except ValueError:
+        return False
+
+
+def _fish_complete(text: str) -> bool:
+    """As :func:`_sh_complete`, with fish's quotes (``\\'`` escapes inside single quotes)."""
+    try:
+        list(_lexer(text, fish=True))
+        return True
+    except ValueError:
+        return False
+
+
+def _logical_lines(text: str, complete: Callable[[str], bool] = _sh_complete, *,
+                   keep_backslash: bool = False) -> Iterable[tuple[int, str]]:
+    """Yield ``(first line number, text)`` of complete commands: physical lines joined while
+    ``complete`` says the command goes on (an open quote or brace) or a line ends with a
+    backslash (removed, unless ``keep_backslash``: Tcl's word splitting reads it)."""
+    buf: list[str] = []
+    start = 0
+    for no, line in enumerate(text.split("\n"), 1):  # the shell ends lines at \n only
+        if not buf:
+            start = no
+        buf.append(line)
+        joined = "\n".join(buf)
+        if joined.endswith("\\") and not joined.endswith("\\\\"):
+            if not keep_backslash:
+                buf[-1] = line[:-1]
+            continue
+        if not complete(joined):
+            continue
+        yield start, joined
+        buf = []
+    if buf and "\n".join(buf).strip():
+        yield start, "\n".join(buf)  # never closed: the word splitter reports it unreadable
+
+
+#: Stands for a ``$`` the shell takes literally (single-quoted or backslash-escaped) while words
+#: are read, so that only a ``$`` the shell expands makes a value unknown.  U+FDD0 is a
+#: noncharacter, "permanently reserved for internal use" (The Unicode Standard, section 23.7),
+#: so no text means it; it is put back as ``$`` in the entries.
+LITERAL_DOLLAR = "\ufdd0"
+
+
+#: Quoted separator characters, as further noncharacters while words are read (``shlex`` gives a
+#: quoted ``(`` as the same token as a separator ``(``); put back in each word.
+_QUOTED_PUNCTUATION = {c: chr(0xFDD1 + i) for i, c in enumerate(";&|()")}
+_RESTORE_PUNCTUATION = str.maketrans({v: k for k, v in _QUOTED_PUNCTUATION.items()})
+
+
+class _QuotedDollar:
+    """The text as a stream for ``shlex``, giving :data:`LITERAL_DOLLAR` for a ``$`` read while
+    the lexer is inside single quotes or after a backslash (``shlex.state`` ``'`` or ``\\``)."""
+
+    def __init__(self, text: str) -> None:
+        self._stream = io.StringIO(text)
+        self.lexer: Optional[shlex.shlex] = None
+
+    def read(self, n: int = 1) -> str:
+        ch = self._stream.read(n)
+        state = self.lexer.state if self.lexer is not None else None
+        if ch == "$" and state in ("'", "\\"):
+            return LITERAL_DOLLAR
+        if ch in _QUOTED_PUNCTUATION and state in ("'", '"', "\\"):
+            return _QUOTED_PUNCTUATION[ch]  # a quoted ';' or '(' is a character, not a separator
+        return ch
+
+    def readline(self) -> str:
+        return self._stream.readline()
+
+
+def _tcl_literal_dollars(command: str) -> str:
+    """``command`` with each backslash-escaped ``\\$`` (an odd run of backslashes before it)
+    written as ``\\`` + :data:`LITERAL_DOLLAR`, which Tcl's backslash substitution turns into
+    the marker alone (Tcl(n) rule 9: a backslash before an ordinary character is dropped)."""
+    return re.sub(r"(?<!\\)((?:\\\\)*)\\\$", lambda m: m.group(1) + "\\" + LITERAL_DOLLAR,
+                  command)
+
+
+def _lexer(command: str, *, fish: bool = False) -> shlex.shlex:
+    """A POSIX ``shlex`` over ``command`` that splits at ``;&|()`` and drops comments; with
+    ``fish``, a backslash also escapes ``'`` and ``\\`` inside single quotes (fish
+    documentation, "Quotes": the only escapes in single quotes), which ``shlex`` does for quotes
+    listed in ``escapedquotes``."""
+    stream = _QuotedDollar(command)
+    lex = shlex.shlex(stream, posix=True, punctuation_chars=";&|()")
+    stream.lexer = lex
+    lex.whitespace_split = True
+    lex.commenters = "#"
+    if fish:
+        lex.escapedquotes = "'\""
+    return lex
+
+
+def _words(command: str, *, fish: bool = False) -> list[list[str]]:
+    """Split a command line into simple commands (at ``;``, ``&&``, ``||``, ``|``), as words."""
+    lex = _lexer(command, fish=fish)
+    out: list[list[str]] = [[]]
+    try:
+        for tok in lex:
+            if tok in _SEP_TOKENS:
+                out.append([])
+            else:
+                out[-1].append(tok.translate(_RESTORE_PUNCTUATION))
+    except ValueError:
+        return []
+    return [w for w in out if w]
+
+
+@functools.lru_cache(maxsize=1)
+def _tcl():
+    """A Tcl interpreter (``tkinter.Tcl()``, no Tk), or None where Python has no tkinter: Tcl's
+    own parser reads modulefile words (braces, quotes, backslashes) exactly as the module
+    command will."""
+    try:
+        import tkinter
+
+        return tkinter.Tcl()
+    except Exception:  # ImportError, or TclError where the Tcl library is missing
+        return None
+
+
+def _tcl_complete(text: str) -> bool:
+    """Whether ``text`` is a complete Tcl command (``info complete``); True for text Tcl cannot
+    take at all (NUL bytes, lone surrogates), which ``_tcl_words`` then reports unreadable."""
+    try:
+        return bool(_tcl().call("info", "complete", text))
+    except Exception:
+        return True
+
+
+def _tcl_commands(command: str) -> list[str]:
+    """``command`` split at each ``;`` that Tcl reads as a command separator: one that is not
+    backslash-escaped and ends a complete command (``info complete``: not inside quotes,
+    braces or brackets); a comment (a command starting with ``#``) runs to the line's end."""
+    out: list[str] = []
+    start = 0
+    for i, ch in enumerate(command):
+        if ch != ";" or (len(command[:i]) - len(command[:i].rstrip("\\"))) % 2:
+            continue
+        if command[start:i].lstrip().startswith("#"):
+            break  # the rest of the line belongs to the comment
+        if _tcl_complete(command[start:i]):
+            out.append(command[start:i])
+            start = i + 1
+    out.append(command[start:])
+    return out
+
+
+def _tcl_words(command: str) -> list[list[str]]:
+    """A Tcl command line as commands (split at ``;``) of words, comments dropped; [] when it
+    does not parse.  Substitutions stay literal (``$x``, ``[cmd]``): lint reads them as values
+    it cannot know."""
+    out: list[list[str]] = []
+    for part in _tcl_commands(command):
+        if part.lstrip().startswith("#"):
+            continue
+        try:
+            words = _tcl().splitlist(_tcl_literal_dollars(part))
+        except Exception:  # TclError (unbalanced), TypeError (NUL), UnicodeError (surrogates)
+            return []
+        if words:
+            out.append(list(words))
+    return out
+
+
+def _split_value(name: str, value: str, sep_hint: Optional[str] = None
+                 ) -> tuple[Optional[str], bool, Optional[str]]:
+    """Interpret expansions: ``${N}<sep>items`` / ``$N:q<sep>items`` -> (items, append, sep);
+    another ``$`` -> (None, False, None) (unknown); plain text -> (value, False, None)."""
+    if "$" not in value:
+        return value, False, None
+    m = re.match(r"^\$(?:\{" + re.escape(name) + r"(?:-[^}]*)?\}|" + re.escape(name)
+                 + r"(?::q)?)(.)(.*)$", value, re.S)
+    if m and "$" not in m.group(2):
+        return m.group(2), True, m.group(1)
+    m = re.match(r"^(.*?)(.)\$(?:\{" + re.escape(name) + r"(?:-[^}]*)?\}|" + re.escape(name)
+                 + r"(?::q)?)$", value, re.S)
+    if m and "$" not in m.group(1):
+        return m.group(1), True, m.group(2)
+    return None, False, None
+
+
+def _entry(name: str, raw: str, path: str, line: int, *, exported: bool,
+           sep: Optional[str] = None, append: bool = False) -> EnvEntry:
+    value, app, found_sep = _split_value(name, raw)
+    return EnvEntry(name=name, value=value, path=path, line=line, exported=exported,
+                    append=append or app, separator=sep or found_sep)
+
+
+def parse_shell(text: str, path: str, *, tcl: bool = False, fish: bool = False
+                ) -> list[EnvEntry]:
+    """sh and csh files (POSIX word rules, ``shlex``); fish files with ``fish`` (fish's single
+    quotes); Tcl modulefiles with ``tcl`` (Tcl's own word rules when tkinter is there, else the
+    POSIX ones)."""
+    entries: list[EnvEntry] = []
+    exported_names: set[str] = set()
+    tcl = tcl and _tcl() is not None
+    if tcl:
+        lines = _logical_lines(text, _tcl_complete, keep_backslash=True)
+        words_of: Callable[[str], list[list[str]]] = _tcl_words
+    elif fish:
+        lines = _logical_lines(text, _fish_complete)
+        words_of = functools.partial(_words, fish=True)
+    else:
+        lines = _logical_lines(text)
+        words_of = _words
+    for line, command in lines:
+        directive = None if tcl else sbatch_directive(command)
+        if directive is not None:
+            entries.extend(_launched(directive, path, line))
+            continue
+        split = words_of(command)
+        if not split and command.strip() and not command.lstrip().startswith("#"):
+            entries.append(unreadable(path, line, "a quote is never closed"))
+        for words in split:
+            while words and words[0] in _SH_KEYWORDS:
+                words = words[1:]
+            if not words:
+                continue
+            head = words[0]
+            if head in ("export", "declare", "typeset") and (
+                    head == "export" or any(w.startswith("-") and "x" in w for w in words[1:])):
+                for w in words[1:]:
+                    if w.startswith("-"):
+                        continue
+                    n, eq, v = w.partition("=")
+                    if not NAME_RE.match(n):
+                        entries.append(unreadable(path, line, f"{n!r} is not a variable name; "
+                                                   f"{head} refuses it"))
+                        continue
+                    exported_names.add(n)
+                    if eq:
+                        entries.append(_entry(n, v, path, line, exported=True))
+                continue
+            if head == "setenv" and len(words) >= 2 and NAME_RE.match(words[1]):  # csh, Tcl
+                entries.append(_entry(words[1], " ".join(words[2:]), path, line, exported=True))
+                continue
+            if head == "set" and len(words) >= 3 and any(
+                    w.startswith("-") and ("x" in w or w == "--export") for w in words[1:]):
+                first = next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-")),
+                             len(words))  # fish: set -gx N v...; options only before the name
+                rest = words[first:]
+                if rest and NAME_RE.match(rest[0]):
+                    entries.append(_entry(rest[0], " ".join(rest[1:]), path, line, exported=True))
+                continue
+            if head in ("append-path", "prepend-path", "pushenv"):  # Tcl modulefiles
+                sep = ":"
+                rest: list[str] = []
+                it = iter(words[1:])
+                for w in it:
+                    if w in ("-d", "--delim"):
+                        sep = next(it, sep)
+                    elif w.startswith("--delim="):
+                        sep = w.split("=", 1)[1]
+                    elif not w.startswith("-"):
+                        rest.append(w)
+                if len(rest) >= 2 and NAME_RE.match(rest[0]):
+                    entries.append(EnvEntry(rest[0], sep.join(rest[1:]), path, line, True,
+                                            append=head != "pushenv",
+                                            separator=sep if head != "pushenv" else None,
+                                            prepend=head == "prepend-path"))
+                continue
+            # leading NAME=value words: assignments (for the shell, or for one command)
+            i = 0
+            for i, w in enumerate(words):
+                n, eq, v = w.partition("=")
+                if eq and not NAME_RE.match(n) and i == 0 and len(words) == 1:
+                    entries.append(unreadable(path, line, f"{n!r} is not a variable name: the "
+                                               "shell runs this line as a command"))
+                if not eq or not NAME_RE.match(n):
+                    break
+                entries.append(_entry(n, v, path, line, exported=len(words) > 1))
+            else:
+                continue
+            entries.extend(_launched(words[i:], path, line))
+    if not exported_names and not any(e.exported for e in entries):
+        # KEY=value lines only: an env file (Docker --env-file, systemd EnvironmentFile, .env)
+        # whose every line reaches the program
+        exported_names = {e.name for e in entries}
+    return [_literal(e if e.exported or e.name not in exported_names else
+                     dataclasses.replace(e, exported=True)) for e in entries]
+
+
+def _literal(e: EnvEntry) -> EnvEntry:
+    """``e`` with each :data:`LITERAL_DOLLAR` written back as ``$``."""
+    if e.value is None or LITERAL_DOLLAR not in e.value:
+        return e
+    return dataclasses.replace(e, value=e.value.replace(LITERAL_DOLLAR, "$"))
+
+
+def _launched(words: list[str], path: str, line: int) -> list[EnvEntry]:
+    """Entries for the settings a launch line passes (:func:`advisor.formats.launch.
+    launch_settings`); a value the caller supplies, or one with an expansion, is unknown."""
+    return [EnvEntry(n, None, path, line, True) if raw is None
+            else _entry(n, raw, path, line, exported=True)
+            for n, raw in launch_settings(words)]
+

@@ -1,0 +1,36 @@
+"""TOML (format ``toml``): the selected settings as a document (:mod:`advisor.formats.structured`).
+
+``parse`` also reads a profile (which is TOML).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from advisor.formats.common import header_lines
+from advisor.formats.entry import EnvEntry
+from advisor.formats.structured import document, parse_structured
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.emit import EmitOptions
+    from advisor.models import Profile
+
+NAME = "toml"
+DESCRIPTION = "the selected settings as TOML"
+EXTENSION = "toml"
+
+
+def render(profile: "Profile", options: "EmitOptions") -> str:
+    """TOML 1.0 written by ``tomli_w``, after a provenance comment header."""
+    import tomli_w
+
+    head = "".join(f"# {line}\n" for line in header_lines(profile))
+    return head + tomli_w.dumps(document(profile, options))
+
+
+def parse(text: str, path: str) -> list[EnvEntry]:
+    """The environment settings of an ``advisor emit -f toml`` document or a profile.
+
+    :raises BadInputError: malformed TOML, or neither shape.
+    """
+    return parse_structured(text, path, "toml")

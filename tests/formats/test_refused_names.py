@@ -1,0 +1,108 @@
+"""emit writes only what a plugin declared, and never a name that shells, the loader or a runtime
+read as code or paths (advisor.formats.names), in every registered format."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from advisor.emit import EmitOptions, render
+from advisor.errors import EmitError
+from advisor.formats.names import REFUSED, REFUSED_PREFIXES, refused_reason
+from advisor.models import Setting
+from advisor.plugins import collect, make_plugin_manager
+from advisor.profile import save_profile
+from support import sample_profile
+
+
+@pytest.fixture(scope="module")
+def reg():
+    """Every installed plugin: the built-in formats, third-party ones and all knob records."""
+    return collect(make_plugin_manager())
+
+
+def with_setting(**setting) -> "object":
+    prof = sample_profile()
+    res = prof.results[0]
+    rec = res.recommendations[0]
+    rec = rec.model_copy(update={"settings": rec.settings + [Setting(**setting)]})
+    return prof.model_copy(update={"results": [res.model_copy(update={"recommendations": [rec]})]})
+
+
+HOSTILE_SETTINGS = {
+    "PROMPT_COMMAND": dict(library="bash", name="PROMPT_COMMAND", value="touch MARKER"),
+    "LD_PRELOAD": dict(library="glibc", name="LD_PRELOAD", value="/tmp/evil.so"),
+    "undeclared": dict(library="mpich", name="MPIR_CVAR_NOT_DECLARED_BY_ANYONE", value=1),
+    "list item": dict(library="glibc", name="GLIBC_TUNABLES", value="glibc.rtld.not_a_knob=1",
+                      type="list", separator=":"),
+}
+MESSAGES = {
+    "PROMPT_COMMAND": "setting mpich-cma/cma-threshold: PROMPT_COMMAND: refused, never emitted: "
+                      "bash runs its value as a command before each prompt (bash(1), "
+                      "Shell Variables)",
+    "LD_PRELOAD": "setting mpich-cma/cma-threshold: LD_PRELOAD: refused, never emitted: the "
+                  "dynamic loader reads these",
+    "undeclared": "setting mpich-cma/cma-threshold: MPIR_CVAR_NOT_DECLARED_BY_ANYONE: refused: "
+                  "no loaded plugin declares 'MPIR_CVAR_NOT_DECLARED_BY_ANYONE'",
+    "list item": "setting mpich-cma/cma-threshold: GLIBC_TUNABLES: refused: no loaded plugin "
+                 "declares 'glibc.rtld.not_a_knob'",
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_SETTINGS))
+def test_refused_in_every_registered_format(reg, case):
+    prof = with_setting(**HOSTILE_SETTINGS[case])
+    assert len(reg.emitters) >= 10  # the nine built-in formats and the sh alias at least
+    for fmt in sorted(reg.emitters):
+        with pytest.raises(EmitError) as info:
+            render(prof, fmt, reg.emitters, EmitOptions(), knobs=reg.knobs, label="p.toml")
+        assert str(info.value).startswith("p.toml: " + MESSAGES[case]), (fmt, str(info.value))
+        assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["PROMPT_COMMAND", "LD_PRELOAD", "BASH_ENV", "PATH"])
+def test_refused_names_refused_even_without_knobs_and_in_format_code(reg, name):
+    """Whatever a plugin declares: refused without a knob check, and by the built-in formats'
+    own selection (a direct call of a format's render)."""
+    from advisor.formats import builtin_modules
+
+    prof = with_setting(library="x", name=name, value="1")
+    with pytest.raises(EmitError, match=f"{name}: refused, never emitted"):
+        render(prof, "env", reg.emitters, EmitOptions())
+    for mod in builtin_modules():
+        with pytest.raises(EmitError, match="refused, never emitted"):
+            mod.render(prof, EmitOptions())
+
+
+def test_refused_list_has_a_reason_and_source_per_name():
+    for name, (why, source) in {**REFUSED, **REFUSED_PREFIXES}.items():
+        assert why and source, name
+    for name in ("PROMPT_COMMAND", "BASH_ENV", "ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT",
+                 "PATH", "IFS", "PS1", "PS4", "SHELLOPTS", "BASHOPTS", "CDPATH", "PYTHONPATH",
+                 "PYTHONSTARTUP", "PERL5OPT", "NODE_OPTIONS", "MALLOC_TRACE"):
+        assert refused_reason(name), name
+    for name in ("GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "MPIR_CVAR_CH4_CMA_ENABLE"):
+        assert refused_reason(name) is None, name
+
+
+def test_declared_settings_are_emitted(reg):
+    """The settings the built-in plugins recommend are declared by their knob records."""
+    prof = with_setting(library="glibc", name="GLIBC_TUNABLES", value="glibc.malloc.hugetlb=1",
+                        type="list", separator=":")
+    text = render(prof, "env", reg.emitters, EmitOptions(), knobs=reg.knobs)
+    assert "glibc.malloc.hugetlb=1" in text and "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD" in text
+
+
+def test_cli_emit_refuses_undeclared_and_refused_names(tmp_path, advisor_home):
+    for case in ("LD_PRELOAD", "undeclared"):
+        path = save_profile(with_setting(**HOSTILE_SETTINGS[case]), tmp_path / f"{case}.toml")
+        proc = subprocess.run([sys.executable, "-m", "advisor", "emit", "-p", str(path), "-f",
+                               "sh"], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "ADVISOR_DISABLE_PLUGINS": "example-broken"})
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stdout == ""
+        assert f"{path}: {MESSAGES[case]}" in proc.stderr
+        assert "Traceback" not in proc.stderr
