@@ -108,9 +108,15 @@ def find_mpivars(python: Optional[str] = None) -> Optional[str]:
 
 
 def run_mpivars(path: str) -> str:
-    """stdout of ``mpivars``.  Raises ``OSError``/``subprocess.SubprocessError`` on failure."""
+    """stdout of ``mpivars`` (its exit status is not used: the listing is what counts).
+
+    :raises OSError: it cannot be run.
+    :raises subprocess.SubprocessError: it ran past ``MPIVARS_TIMEOUT_S`` seconds or printed
+        nothing."""
     done = subprocess.run([path], capture_output=True, text=True, timeout=MPIVARS_TIMEOUT_S,
-                          stdin=subprocess.DEVNULL, check=True)
+                          stdin=subprocess.DEVNULL)
+    if not done.stdout.strip():
+        raise subprocess.SubprocessError(f"{path} printed nothing (exit {done.returncode})")
     return done.stdout
 
 

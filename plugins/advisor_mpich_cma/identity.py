@@ -9,47 +9,26 @@ plugin fall back to the knob table (``advisor_mpich_cma.knobs``), labelled as su
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 from typing import Optional
 
 from advisor.knobs import version_in
+from advisor.libraries.mpich import find_mpivars, run_mpivars  # noqa: F401  (re-exported)
 from advisor.libraries.mpich import parse_mpivars as _parse_catalogue
 from advisor.models import MpiFacts
 
 from advisor_mpich_cma import knobs as K
 
-#: Seconds allowed for ``mpivars`` (measured here: ~0.03 s; generous margin for loaded nodes).
-MPIVARS_TIMEOUT_S = 10.0
 #: MPICH release that first shipped the CH4 CMA module (pmodels/mpich#6579, released in 4.3.0).
 CMA_FIRST_VERSION = "4.3.0"
 
 SOURCE_MPIVARS = "mpivars"
 SOURCE_TABLE = "built-in table (fallback: library not queried)"
 
+
 def parse_mpivars(text: str) -> dict[str, str]:
     """``mpivars`` output -> ``{CVAR name: default value as printed}``, read by the core's one
     ``mpivars`` reader (``advisor.libraries.mpich.parse_mpivars``)."""
     return {n: e.default or "" for n, e in _parse_catalogue(text).entries.items()}
-
-
-def find_mpivars(python: Optional[str] = None) -> Optional[str]:
-    """``mpivars`` next to the interpreter (a venv with the ``mpich`` wheel) or on PATH."""
-    cand = Path(python or sys.executable).parent / "mpivars"
-    if cand.is_file():
-        return str(cand)
-    return shutil.which("mpivars")
-
-
-def run_mpivars(path: str) -> str:
-    """stdout of ``mpivars``.  Raises ``OSError``/``subprocess.SubprocessError`` on failure."""
-    done = subprocess.run([path], capture_output=True, text=True, timeout=MPIVARS_TIMEOUT_S,
-                          stdin=subprocess.DEVNULL)
-    if not done.stdout.strip():
-        raise subprocess.SubprocessError(f"{path} printed nothing (exit {done.returncode})")
-    return done.stdout
 
 
 def _as_int(v: object) -> Optional[int]:
