@@ -16,6 +16,7 @@ from advisor.models import Facts, Recommendation, Setting
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.knobs import Knob
+    from advisor.libraries import Library
 
 
 class Baseline(str, Enum):
@@ -51,14 +52,16 @@ def _norm(value: Any) -> str:
         return text
 
 
-def setting_default(s: Setting, facts: Optional[Facts], knobs: Sequence["Knob"] = ()) -> Any:
+def setting_default(s: Setting, facts: Optional[Facts], knobs: Sequence["Knob"] = (),
+                    libraries: Optional[Mapping[str, "Library"]] = None) -> Any:
     """The library default ``s`` replaces: ``Setting.default``, else the knob record's default
-    for the detected version of the library (None when unknown)."""
+    for the detected version of the library (``advisor.libraries.version_of`` over
+    ``libraries``, the registry's records; None: the built-in ones), None when unknown."""
     if s.default is not None:
         return s.default
-    from advisor.lint import library_version
+    from advisor.libraries import version_of
 
-    version = library_version(facts, s.library)
+    version = version_of(facts, s.library, libraries)
     for k in knobs:
         if k.library == s.library and (s.name == k.name or s.name in k.aliases) and (
                 k.flavour is None or s.flavour is None or k.flavour == s.flavour):
@@ -66,7 +69,8 @@ def setting_default(s: Setting, facts: Optional[Facts], knobs: Sequence["Knob"] 
     return None
 
 
-def all_default(rec: Recommendation, facts: Optional[Facts], knobs: Sequence["Knob"] = ()) -> bool:
+def all_default(rec: Recommendation, facts: Optional[Facts], knobs: Sequence["Knob"] = (),
+                libraries: Optional[Mapping[str, "Library"]] = None) -> bool:
     """True when ``rec`` has settings and each equals its library default (``is_default`` or
     value == default): applying it cannot change anything."""
     if not rec.settings:
@@ -74,7 +78,7 @@ def all_default(rec: Recommendation, facts: Optional[Facts], knobs: Sequence["Kn
     for s in rec.settings:
         if s.is_default:
             continue
-        d = setting_default(s, facts, knobs)
+        d = setting_default(s, facts, knobs, libraries)
         if d is None or _norm(d) != _norm(s.value):
             return False
     return True

@@ -107,6 +107,7 @@ def verify_profile(
     *,
     facts: Facts,
     knobs: Sequence[Knob] = (),
+    libraries: Optional[Mapping[str, Any]] = None,
     plugins: Optional[set[str]] = None,
     time_budget_s: Optional[float] = None,
     quick: bool = False,
@@ -123,6 +124,8 @@ def verify_profile(
     :param probes: the installed probes by name (``Registry.probes``).
     :param facts: facts of *this* machine (verification measures here).
     :param knobs: knob records, for defaults a setting does not carry.
+    :param libraries: library records (``Registry.libraries``) that say which version of each
+        library is here; None: the built-in records.
     :param plugins: probe or plugin names to verify (None: all).  The joint environment is
         always the whole profile's.
     :param time_budget_s: seconds for all measurements (default ``DEFAULT_BUDGET_S``, with
@@ -171,7 +174,7 @@ def verify_profile(
         for rec in res.recommendations:
             order.append(f"{res.probe}:{rec.id}")
             measured = False
-            if all_default(rec, facts, knobs):
+            if all_default(rec, facts, knobs, libraries):
                 settle(res, rec, "no-effect", "every setting equals the library default: "
                        "nothing to measure")
             elif against is Baseline.ENV and all_in_env(rec, env):
@@ -277,7 +280,7 @@ def verify_profile(
                f"as alone: {alone.note}")
         other = others(plan, res.probe, rec.id) if plan is not None else []
         redo = ""
-        if other and all_default(rec, facts, knobs):
+        if other and all_default(rec, facts, knobs, libraries):
             # advised == baseline for its own settings: no A/B can test it under the others
             why = (f"not measured jointly: {alone.note}; whether the default still wins with "
                    f"{', '.join(other)} only a re-probe under them can tell")
