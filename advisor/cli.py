@@ -411,8 +411,7 @@ def emit(
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
                        plugins=frozenset(plugin) if plugin else None, knobs=tuple(reg.knobs),
                        libraries=reg.libraries)
-    text = render(prof, format, reg.emitters, opts, knobs=reg.knobs,
-                  label=str(_profile_path(profile)))
+    text = render(prof, format, reg.emitters, opts, label=str(_profile_path(profile)))
     if output is not None:
         from advisor.profile import atomic_write_text, check_writable
 

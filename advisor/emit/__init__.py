@@ -28,7 +28,6 @@ from advisor.emit.common import drop_reason, library_version
 from advisor.errors import AdvisorError, BadInputError, EmitError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.knobs import Knob
     from advisor.models import Facts, Profile
     from advisor.plugins import Emitter
 
@@ -44,15 +43,18 @@ class EmitOptions:
         provenance header is always written.
     :ivar include_defaults: also settings that only confirm the library default (``--all``).
     :ivar plugins: keep only settings of these probe or plugin names (``--plugin``); None: all.
-    :ivar knobs: knob records (``Registry.knobs``): their version ranges drop settings the
-        recorded library version does not read (``advisor.emit.common.drop_reason``).
+    :ivar knobs: knob records (``Registry.knobs``): a setting whose name (or list item name)
+        none of them declares is refused (``check_names``), and their version ranges drop
+        settings the recorded library version does not read
+        (``advisor.emit.common.drop_reason``).  None (no registry: format unit tests) skips
+        both; names never emitted are refused regardless.
     :ivar libraries: library records (``Registry.libraries``); None: the built-in ones.
     """
 
     comments: bool = True
     include_defaults: bool = False
     plugins: Optional[frozenset[str]] = None
-    knobs: tuple = ()
+    knobs: Optional[tuple] = None
     libraries: Optional[Mapping[str, Any]] = field(default=None, compare=False, hash=False)
 
 
@@ -67,7 +69,7 @@ def restrict_to_valid(profile: "Profile", options: Optional[EmitOptions] = None)
         recs = []
         for rec in res.recommendations:
             keep = [s for s in rec.settings if drop_reason(
-                s, profile.facts, options.knobs, options.libraries) is None]
+                s, profile.facts, options.knobs or (), options.libraries) is None]
             if len(keep) != len(rec.settings):
                 changed = True
                 rec = rec.model_copy(update={"settings": keep})
@@ -78,10 +80,9 @@ def restrict_to_valid(profile: "Profile", options: Optional[EmitOptions] = None)
     return profile.model_copy(update={"results": results})
 
 
-def check_names(profile: "Profile", options: EmitOptions,
-                knobs: Optional[Sequence["Knob"]] = None, label: str = "the profile") -> None:
+def check_names(profile: "Profile", options: EmitOptions, label: str = "the profile") -> None:
     """Refuse a profile whose selected settings (every kind, defaults included) hold a name that
-    is never emitted (``advisor.formats.names.refused_reason``), or, when ``knobs`` is given, a
+    is never emitted (``advisor.formats.names.refused_reason``), or, when ``options.knobs`` is given, a
     name no knob record declares (``advisor.formats.names.undeclared``: list items included).
 
     :param label: how the message names the profile (its path, in the CLI).
@@ -90,7 +91,7 @@ def check_names(profile: "Profile", options: EmitOptions,
     from advisor.formats.names import declared_names, refused_reason, undeclared
     from advisor.plugins import SETTING_KINDS
 
-    declared = declared_names(knobs) if knobs is not None else None
+    declared = declared_names(options.knobs) if options.knobs is not None else None
     for res, rec, s in profile.settings(kinds=SETTING_KINDS, include_defaults=True,
                                         plugins=options.plugins):
         where = f"{label}: setting {res.probe}/{rec.id}: {s.name}"
@@ -104,14 +105,10 @@ def check_names(profile: "Profile", options: EmitOptions,
 
 
 def render(profile: "Profile", fmt: str, emitters: dict[str, "Emitter"],
-           options: EmitOptions, *, knobs: Optional[Sequence["Knob"]] = None,
-           label: str = "the profile") -> str:
+           options: EmitOptions, *, label: str = "the profile") -> str:
     """Render ``profile`` in format ``fmt``.
 
     :param emitters: name -> ``advisor.plugins.Emitter`` (``Registry.emitters``).
-    :param knobs: the registered knob records (``Registry.knobs``): a setting whose name (or
-        list item name) none of them declares is refused.  None skips that check (callers with
-        no registry, such as format unit tests); names never emitted are refused regardless.
     :param label: how messages name the profile (the CLI passes its path).
     :return: the complete file text, ending in a newline.
     :raises BadInputError: ``fmt`` is not a known format (the message lists the known ones).
@@ -124,7 +121,7 @@ def render(profile: "Profile", fmt: str, emitters: dict[str, "Emitter"],
         known = ", ".join(sorted(emitters)) or "none"
         raise BadInputError(f"unknown emit format {fmt!r}; known formats: {known}")
     valid = restrict_to_valid(profile, options)
-    check_names(valid, options, knobs, label)
+    check_names(valid, options, label)
     try:
         text = emitter.render(valid, options)
     except AdvisorError:
@@ -149,7 +146,7 @@ def dropped(profile: "Profile", options: Optional[EmitOptions] = None) -> list[s
     for res, rec, s in profile.settings(kinds=("env", "config"),
                                         include_defaults=options.include_defaults,
                                         plugins=plugins):
-        why = drop_reason(s, profile.facts, options.knobs, options.libraries)
+        why = drop_reason(s, profile.facts, options.knobs or (), options.libraries)
         if why:
             out.append(f"{res.probe}/{rec.id}: {s.name} {why}")
     return out

@@ -183,7 +183,7 @@ def sources(profile: "Profile", options: "EmitOptions",
                                         plugins=plugins):
         if plugins is not None and not plugins:
             continue  # an explicit empty filter selects nothing
-        if not valid_for_profile(s, profile, options.knobs, options.libraries):
+        if not valid_for_profile(s, profile, options.knobs or (), options.libraries):
             continue
         # the title is the one-line "why" by contract; the full rationale stays in the profile
         out.append(Source(res.plugin, res.probe, rec.id, rec.title, s))

@@ -85,10 +85,11 @@ def parse(text: str, path: str) -> list[EnvEntry]:
         if m is None:
             entries.append(unreadable(path, no, "an Lmod call whose parentheses are not closed"))
             continue
-        lex = shlex.shlex(m.group(2), posix=True, punctuation_chars=",")
+        lex = shlex.shlex(m.group(2), posix=True)
+        lex.whitespace += ","  # argument separators; a quoted "," stays a value
         lex.whitespace_split = True
         try:
-            args = [t for t in lex if t != ","]
+            args = list(lex)
         except ValueError:
             continue
         if len(args) < 2 or not NAME_RE.match(args[0]):

@@ -282,8 +282,10 @@ def parse_shell(text: str, path: str, *, tcl: bool = False, fish: bool = False
                 sep = ":"
                 rest: list[str] = []
                 it = iter(words[1:])
-                for w in it:
-                    if w in ("-d", "--delim"):
+                for w in it:  # options only before the variable name (modulefile(5))
+                    if rest:
+                        rest.append(w)  # a value, even one that starts with "-"
+                    elif w in ("-d", "--delim"):
                         sep = next(it, sep)
                     elif w.startswith("--delim="):
                         sep = w.split("=", 1)[1]

@@ -58,7 +58,7 @@ def test_refused_in_every_registered_format(reg, case):
     assert len(reg.emitters) >= 10  # the nine built-in formats and the sh alias at least
     for fmt in sorted(reg.emitters):
         with pytest.raises(EmitError) as info:
-            render(prof, fmt, reg.emitters, EmitOptions(), knobs=reg.knobs, label="p.toml")
+            render(prof, fmt, reg.emitters, EmitOptions(knobs=tuple(reg.knobs)), label="p.toml")
         assert str(info.value).startswith("p.toml: " + MESSAGES[case]), (fmt, str(info.value))
         assert "\n" not in str(info.value)
 
@@ -92,7 +92,7 @@ def test_declared_settings_are_emitted(reg):
     """The settings the built-in plugins recommend are declared by their knob records."""
     prof = with_setting(library="glibc", name="GLIBC_TUNABLES", value="glibc.malloc.hugetlb=1",
                         type="list", separator=":")
-    text = render(prof, "env", reg.emitters, EmitOptions(), knobs=reg.knobs)
+    text = render(prof, "env", reg.emitters, EmitOptions(knobs=tuple(reg.knobs)))
     assert "glibc.malloc.hugetlb=1" in text and "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD" in text
 
 
