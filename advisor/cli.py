@@ -194,7 +194,7 @@ def _registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] = No
     from advisor.plugins import load
 
     reg = load(skip_probes=skip or (), only_probes=plugin or None)
-    known = (set(reg.probes) | set(reg.probe_plugin.values()) | set(reg.skipped_probes)
+    known = (set(reg.probes) | set(reg.owners("probe").values()) | set(reg.skipped_probes)
              | set(reg.skipped_probes.values()))
     broken = {i.plugin: i for i in reg.issues}
     for flag, names in (("--plugin", plugin), ("--skip-plugin", skip)):
@@ -297,9 +297,8 @@ def probe(
 ) -> None:
     """Detect facts, run each plugin's probe, and write the profile (its path goes to stdout)."""
 
-    from advisor.errors import ProfileError
     from advisor.facts import detect
-    from advisor.profile import check_writable, rescue_profile, save_profile
+    from advisor.save import check_writable, save_or_rescue
     from advisor.runner import partial, run_probes
 
     options = _parse_options(option)
@@ -329,17 +328,11 @@ def probe(
                        completed=fraction if fraction is not None else None)
 
         with _signals_interrupt():
-            prof = run_probes(reg.probes, reg.probe_plugin, facts, time_budget_s=time_budget,
+            prof = run_probes(reg.probes, reg.owners("probe"), facts, time_budget_s=time_budget,
                               quick=quick, launcher=launcher_argv, options=options,
                               on_event=on_event, command=" ".join(["advisor"] + sys.argv[1:]),
                               seed=seed)
-    try:
-        save_profile(prof, target)
-    except ProfileError as exc:  # e.g. the disk filled up while probing: keep the measurements
-        rescued = rescue_profile(prof, target)
-        if rescued is None:
-            raise
-        raise ProfileError(f"{exc}; the profile was saved to {rescued} instead") from None
+    save_or_rescue(prof, target)  # e.g. the disk filled up while probing: keep the measurements
     for res in prof.results:
         line = f"{res.probe}: {res.status}"
         if res.reason:
@@ -390,7 +383,8 @@ def emit(
         width = max((len(n) for n in reg.emitters), default=4)
         _out("".join(f"{n:<{width}}  {e.description}\n" for n, e in sorted(reg.emitters.items())))
         return
-    from advisor.emit import EmitOptions, left_out_notes, machine_mismatch, render
+    from advisor.emit import EmitOptions, left_out_notes, render
+    from advisor.facts.compare import machine_mismatch
 
     prof = _load(profile)
     if output is not None:
@@ -657,10 +651,9 @@ def verify(
     per plugin recommendation); store the verdicts in the profile.  Tables on stderr; --json on
     stdout; exit 1 on a regression or a verdict that reverses jointly (finding joint-reversal)."""
 
-    from advisor.emit import machine_mismatch
-    from advisor.errors import ProfileError
+    from advisor.facts.compare import machine_mismatch
     from advisor.facts import detect
-    from advisor.profile import check_writable, rescue_profile, save_profile
+    from advisor.save import check_writable, save_or_rescue
     from advisor.verify import (has_failure, has_regression, joint_rows, reversal_findings,
                                 table_rows, to_json, verify_profile)
 
@@ -678,14 +671,7 @@ def verify(
         time_budget_s=time_budget, quick=quick, against_env=against_env, joint=not alone,
         launcher=launcher_argv, options=_parse_options(option), seed=seed,
         on_event=lambda key, msg, frac: _err(f"{key}: {msg}") if msg != "done" else None)
-    try:
-        save_profile(updated, path)
-    except ProfileError as exc:  # keep the verdicts measured at such cost
-        rescued = rescue_profile(updated, path)
-        if rescued is None:
-            raise
-        raise ProfileError(f"{exc}; the profile with the verdicts was saved to {rescued} "
-                           "instead") from None
+    save_or_rescue(updated, path, what="the profile with the verdicts")
     con = _console(stderr=True, soft_wrap=True)
     base = "the current environment" if against_env else "library defaults"
     t = _table("probe", "recommendation", "verdict", "ratio", "95 % CI", "A/A noise floor",
