@@ -168,6 +168,52 @@ def test_plugin_that_did_not_load_is_named_with_its_error(advisor_home):
     assert "advisor_dependency_that_does_not_exist" in proc.stderr
 
 
+def test_unknown_probe_names_the_plugins_that_did_not_load(advisor_home):
+    """A probe of a plugin that failed to import cannot be known; --plugin naming it says which
+    plugin failed, with its error, on one line (issue 14)."""
+    rows = {r["name"]: r for r in json.loads(run("plugins", "--json").stdout)}
+    if "example-broken" not in rows:
+        pytest.skip("the broken example plugin is not installed here")
+    proc = run("probe", "--plugin", "example-broken-probe", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    [line] = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
+    assert "no probe or plugin named example-broken-probe" in line
+    assert "example-broken (import: ModuleNotFoundError" in line
+    assert "advisor_dependency_that_does_not_exist" in line
+
+
+def test_probe_of_a_plugin_whose_registration_failed_is_named(tmp_path, advisor_home):
+    """An installed plugin (a real distribution with an ``advisor`` entry point) whose
+    ``advisor_register_probes`` raises after registering ``half-probe``: --plugin half-probe
+    names the probe, its plugin and the error, on one line; the plugin shows as an error."""
+    (tmp_path / "advisor_test_half.py").write_text(
+        "from advisor import hookimpl\n\n\n"
+        "@hookimpl\n"
+        "def advisor_register_probes(register):\n"
+        "    class Half:\n"
+        "        name = 'half-probe'\n"
+        "        description = 'registers, then its hook fails'\n"
+        "        def check(self, facts): ...\n"
+        "        def measure(self, ctx): ...\n"
+        "        def recommend(self, evidence, facts): ...\n"
+        "    register(Half())\n"
+        "    raise RuntimeError('half-registered on purpose')\n")
+    dist = tmp_path / "advisor_test_half-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: advisor-test-half\n"
+                                   "Version: 0.1\n")
+    (dist / "entry_points.txt").write_text("[advisor]\nhalf = advisor_test_half\n")
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    rows = {r["name"]: r for r in json.loads(run("plugins", "--json", env=env).stdout)}
+    assert rows["half"]["status"] == "error" and rows["half"]["probes"] == []
+    assert "half-registered on purpose" in rows["half"]["errors"][0]
+    proc = run("probe", "--plugin", "half-probe", env=env, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    [line] = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
+    assert ("probe half-probe of plugin half did not load (advisor_register_probes): "
+            "RuntimeError: half-registered on purpose") in line
+
+
 def test_verify_reports_a_joint_verdict_for_every_plugin(tmp_path, advisor_home):
     """``advisor verify`` of a full profile (the shipped Ice Lake profile with this machine's
     facts) measures the whole emitted environment through each plugin's own verify: one joint

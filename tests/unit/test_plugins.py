@@ -201,6 +201,11 @@ def test_misspelt_hook_is_a_plugin_error_not_a_crash(tmp_path, monkeypatch):
     [issue] = _issues(reg)
     assert (issue.plugin, issue.stage) == ("typo", "advisor_register_probe")
     assert "unknown hook" in issue.error and "did you mean advisor_register_probes" in issue.error
+    # ... and `advisor plugins` shows the plugin as an error, with it
+    from advisor.report.tables import plugin_rows
+
+    row = next(r for r in plugin_rows(reg) if r["name"] == "typo")
+    assert row["status"] == "error" and "advisor_register_probe: unknown hook" in row["errors"][0]
 
 
 def test_probes_of_a_failed_probe_hook_are_remembered():
