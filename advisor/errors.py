@@ -7,15 +7,34 @@ Exit codes (documented in ``advisor --help`` and the README):
 1    findings: lint found errors, verify found a regression
 2    usage or bad input (malformed profile, unknown option, bad value)
 3    partial or failed probe: at least one probe failed; the profile holds the rest
+4    internal error (a bug, or a plugin/library that called ``sys.exit``)
+130  interrupted (SIGINT: 128 + signal 2, the shells' convention)
 ==== ===================================================================
 """
 
 from __future__ import annotations
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_BAD_INPUT = 2
-EXIT_PARTIAL = 3
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The exit statuses of ``advisor`` (table above); an ``int``, so ``sys.exit`` and
+    ``typer.Exit`` take it as is."""
+
+    OK = 0
+    FINDINGS = 1
+    BAD_INPUT = 2
+    PARTIAL = 3
+    INTERNAL = 4
+    INTERRUPTED = 130
+
+
+#: The same values under their former names (kept for importers and tests).
+EXIT_OK = ExitCode.OK
+EXIT_FINDINGS = ExitCode.FINDINGS
+EXIT_BAD_INPUT = ExitCode.BAD_INPUT
+EXIT_PARTIAL = ExitCode.PARTIAL
+EXIT_INTERNAL = ExitCode.INTERNAL
 
 
 class AdvisorError(Exception):
@@ -25,7 +44,7 @@ class AdvisorError(Exception):
     the first); the CLI prints them with ``ADVISOR_DEBUG=1``.
     """
 
-    exit_code = EXIT_BAD_INPUT
+    exit_code: ExitCode = ExitCode.BAD_INPUT
 
     def __init__(self, *args: object, details: tuple[str, ...] = ()) -> None:
         super().__init__(*args)
@@ -49,4 +68,4 @@ class PluginContractError(AdvisorError):
 
 
 class ProbeFailed(AdvisorError):
-    exit_code = EXIT_PARTIAL
+    exit_code = ExitCode.PARTIAL

@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional, Sequence
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import pluggy
 
@@ -51,22 +52,81 @@ class Emitter:
     parse: Optional[Callable[[str, str], list]] = None
 
 
+#: The kinds of things a plugin registers, one per registrar hook (``Registered.kind``).
+KINDS = ("probe", "emitter", "knob", "fact_detector", "library")
+
+
+@dataclass(frozen=True)
+class Registered:
+    """One thing a plugin registered: ``kind`` (one of ``KINDS``), its ``name`` (probe, format,
+    ``library:NAME`` of a knob, fact detector or library name), the registered ``item`` (the
+    probe object, ``Emitter``, ``advisor.knobs.Knob``, detect callable, ``Library``) and the
+    name of the ``plugin`` that registered it."""
+
+    kind: str
+    name: str
+    item: Any
+    plugin: str
+
+
 @dataclass
 class Registry:
-    """What the loaded plugins contributed, with the problems met on the way."""
+    """What the loaded plugins contributed (``entries``, in registration order), with the
+    problems met on the way.  The views (``probes``, ``emitters``, ...) are read-only: built
+    anew from ``entries`` at each access."""
 
-    probes: dict[str, Any] = field(default_factory=dict)
-    probe_plugin: dict[str, str] = field(default_factory=dict)
-    emitters: dict[str, Emitter] = field(default_factory=dict)
-    knobs: list[Any] = field(default_factory=list)
-    fact_detectors: dict[str, Callable[[], dict]] = field(default_factory=dict)
+    entries: list[Registered] = field(default_factory=list)
     issues: list[PluginIssue] = field(default_factory=list)
     plugins: dict[str, str] = field(default_factory=dict)  # name -> module or dist description
     skipped_probes: dict[str, str] = field(default_factory=dict)  # probe -> plugin, deselected
-    knob_plugin: list[str] = field(default_factory=list)  # plugin of each of ``knobs``, in order
-    fact_plugin: dict[str, str] = field(default_factory=dict)  # fact detector -> plugin
-    libraries: dict[str, Any] = field(default_factory=dict)  # name -> advisor.libraries.Library
-    library_plugin: dict[str, str] = field(default_factory=dict)  # library -> plugin
+    #: plugin -> probe names its failed ``advisor_register_probes`` tried to register (lost)
+    lost_probes: dict[str, list[str]] = field(default_factory=dict)
+
+    def _view(self, kind: str) -> Mapping[str, Any]:
+        return MappingProxyType({e.name: e.item for e in self.entries if e.kind == kind})
+
+    @property
+    def probes(self) -> Mapping[str, Any]:
+        """probe name -> probe object."""
+        return self._view("probe")
+
+    @property
+    def emitters(self) -> Mapping[str, "Emitter"]:
+        """format name -> ``Emitter``."""
+        return self._view("emitter")
+
+    @property
+    def knobs(self) -> list[Any]:
+        """The ``advisor.knobs.Knob`` records, in registration order (a new list)."""
+        return [e.item for e in self.entries if e.kind == "knob"]
+
+    @property
+    def fact_detectors(self) -> Mapping[str, Callable[[], dict]]:
+        """fact detector name -> detect callable (``advisor.facts.detect``'s ``extra``)."""
+        return self._view("fact_detector")
+
+    @property
+    def libraries(self) -> Mapping[str, Any]:
+        """library name -> ``Library`` record (``advisor_register_libraries``)."""
+        return self._view("library")
+
+    def plugin_of(self, kind: str, name: str) -> Optional[str]:
+        """The plugin that registered the ``kind`` entry ``name``; None when there is none."""
+        return next((e.plugin for e in self.entries if e.kind == kind and e.name == name), None)
+
+    def owners(self, kind: str) -> dict[str, str]:
+        """name -> plugin of every ``kind`` entry (e.g. ``owners("probe")`` for the runner)."""
+        return {e.name: e.plugin for e in self.entries if e.kind == kind}
+
+    def of_plugin(self, plugin: str) -> list[Registered]:
+        """Everything ``plugin`` registered, in registration order."""
+        return [e for e in self.entries if e.plugin == plugin]
+
+    def add(self, kind: str, name: str, item: Any, plugin: str) -> None:
+        """Record an entry (``collect`` calls this after validating it)."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown registry kind {kind!r}; known: {', '.join(KINDS)}")
+        self.entries.append(Registered(kind, name, item, plugin))
 
 
 class AdvisorPluginManager(pluggy.PluginManager):
@@ -129,7 +189,36 @@ def make_plugin_manager(
             pm.origins[name] = getattr(obj, "__name__", type(obj).__name__)
         except Exception as exc:
             pm.load_issues.append(PluginIssue(name, "register", f"{type(exc).__name__}: {exc}"))
+    _report_unknown_hooks(pm)
     return pm
+
+
+def _report_unknown_hooks(pm: AdvisorPluginManager) -> None:
+    """Record each hook implementation that matches no hook specification (a misspelt
+    ``advisor_register_probe``, which pluggy would otherwise never call) as an issue of its
+    plugin, with the nearest hook name.  ``pluggy.PluginManager.check_pending`` detects them (it
+    raises at the first); the walk below names every one, so one plugin's typo is not blamed on
+    the others and does not stop the run."""
+    import difflib
+
+    try:
+        pm.check_pending()
+        return
+    except pluggy.PluginValidationError:
+        pass
+    known = sorted(n for n in vars(hookspecs) if n.startswith("advisor_"))
+    for hook_name in sorted(vars(pm.hook)):
+        caller = getattr(pm.hook, hook_name)
+        if hook_name.startswith("_") or caller.has_spec():
+            continue
+        for impl in caller.get_hookimpls():
+            if impl.optionalhook:
+                continue
+            near = difflib.get_close_matches(hook_name, known, n=1)
+            pm.load_issues.append(PluginIssue(
+                impl.plugin_name, hook_name,
+                f"unknown hook {hook_name!r}: no such advisor hook, so it is never called"
+                + (f" (did you mean {near[0]}?)" if near else "")))
 
 
 #: Core modules that implement hooks themselves (the built-in output formats and library
@@ -167,6 +256,7 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
     from advisor.probe import is_probe
 
     reg = Registry(issues=list(pm.load_issues))
+    tried: dict[str, list[str]] = {}  # plugin -> probe names its probe hook tried to register
     for name, plugin in pm.list_name_plugin():
         reg.plugins[name] = pm.origins.get(name, getattr(plugin, "__name__", "?"))
     for issue in pm.load_issues:
@@ -181,12 +271,16 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
                 func(register=make_register(plugin_name, staged))
             except Exception as exc:
                 reg.issues.append(PluginIssue(plugin_name, hook_name, f"{type(exc).__name__}: {exc}"))
+                if hook_name == "advisor_register_probes" and tried.get(plugin_name):
+                    reg.lost_probes[plugin_name] = tried[plugin_name]
                 continue
             for commit in staged:
                 commit()
 
     def probe_register(plugin_name: str, staged: list):
         def register(probe: Any) -> None:
+            if isinstance(getattr(probe, "name", None), str):
+                tried.setdefault(plugin_name, []).append(probe.name)
             if not is_probe(probe):
                 raise PluginContractError(
                     f"{probe!r} is not a probe (needs name, check, measure, recommend)")
@@ -194,16 +288,13 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
                 raise PluginContractError(f"probe name {probe.name!r} must match {_NAME.pattern}")
             if probe.name in reg.probes:
                 raise PluginContractError(f"probe {probe.name!r} already registered by "
-                                          f"{reg.probe_plugin[probe.name]}")
+                                          f"{reg.plugin_of('probe', probe.name)}")
             if (probe.name in skip or plugin_name in skip
                     or (only is not None and probe.name not in only and plugin_name not in only)):
                 staged.append(lambda: reg.skipped_probes.__setitem__(probe.name, plugin_name))
                 return
 
-            def commit() -> None:
-                reg.probes[probe.name] = probe
-                reg.probe_plugin[probe.name] = plugin_name
-            staged.append(commit)
+            staged.append(lambda: reg.add("probe", probe.name, probe, plugin_name))
         return register
 
     def emitter_register(plugin_name: str, staged: list):
@@ -223,16 +314,16 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
             if name in reg.emitters:
                 raise PluginContractError(f"emitter {name!r} already registered by "
                                           f"{reg.emitters[name].plugin}")
-            staged.append(lambda: reg.emitters.__setitem__(
-                name, Emitter(name, render, description, extension, plugin_name,
-                              tuple(kinds) if kinds is not None else None, parse)))
+            staged.append(lambda: reg.add("emitter", name, Emitter(
+                name, render, description, extension, plugin_name,
+                tuple(kinds) if kinds is not None else None, parse), plugin_name))
         return register
 
     def knob_register(plugin_name: str, staged: list):
         def register(knob: Any) -> None:
             if not isinstance(knob, Knob):
                 raise PluginContractError(f"{knob!r} is not an advisor.knobs.Knob")
-            staged.append(lambda: (reg.knobs.append(knob), reg.knob_plugin.append(plugin_name)))
+            staged.append(lambda: reg.add("knob", f"{knob.library}:{knob.name}", knob, plugin_name))
         return register
 
     def facts_register(plugin_name: str, staged: list):
@@ -241,8 +332,7 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
                 raise PluginContractError(f"fact detector {name!r}: bad name or not callable")
             if name in reg.fact_detectors:
                 raise PluginContractError(f"fact detector {name!r} already registered")
-            staged.append(lambda: (reg.fact_detectors.__setitem__(name, detect),
-                                   reg.fact_plugin.__setitem__(name, plugin_name)))
+            staged.append(lambda: reg.add("fact_detector", name, detect, plugin_name))
         return register
 
     def library_register(plugin_name: str, staged: list):
@@ -257,12 +347,11 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
                 raise PluginContractError(str(exc)) from None
             if library.name in reg.libraries or any(
                     library.name == lib.name for lib in _staged_libraries(staged)):
-                by = reg.library_plugin.get(library.name, plugin_name)
+                by = reg.plugin_of("library", library.name) or plugin_name
                 raise PluginContractError(f"library {library.name!r} already registered by {by}")
 
             def commit() -> None:
-                reg.libraries[library.name] = library
-                reg.library_plugin[library.name] = plugin_name
+                reg.add("library", library.name, library, plugin_name)
             commit.library = library  # type: ignore[attr-defined]
             staged.append(commit)
         return register

@@ -1,9 +1,9 @@
 """Read, validate and write profiles.
 
 A profile is one TOML file (schema in ``advisor.models.Profile``).  Reading never changes the
-file; writing is atomic (temporary file in the same directory, fsync, rename, fsync of the
-directory) and serialised by a lock file beside the target (``filelock``), so a reader sees either
-the previous profile or the complete new one, never a torn file.
+file; writing (``advisor.save``, re-exported here) is atomic and serialised by a lock file, so a
+reader sees either the previous profile or the complete new one, never a torn file; a save that
+fails is rescued to a temporary file (``save_or_rescue``).
 
 The default store is ``$ADVISOR_HOME/profiles/<host>.toml`` (``ADVISOR_HOME`` defaults to the
 platformdirs user data directory of ``hpc-advisor``): one profile per machine, named by host.
@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import os
 import socket
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from advisor.errors import ProfileError
+# Writing lives in advisor.save (atomic writes, save-or-rescue); re-exported for importers.
+from advisor.save import (atomic_write_text, check_writable, rescue_profile,  # noqa: F401
+                          save_or_rescue, save_profile)
 
 #: Larger files are refused before parsing: a real profile is tens of KiB; this bound keeps a
 #: hostile or wrong file (a core dump, a log) from being read into memory.  Chosen as 100x the
@@ -250,140 +252,3 @@ def profile_to_toml(profile) -> str:
 
     data = profile.model_dump(mode="json", exclude_none=True)
     return tomli_w.dumps(data)
-
-
-def _umask() -> int:
-    """This process's umask, read from ``/proc/self/status`` (Linux >= 4.7, no side effect);
-    elsewhere set and restored with ``os.umask``."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _remove_stale_temporaries(path: Path) -> None:
-    """Delete ``.<name>.*.tmp`` files beside ``path`` left by a writer that was killed (SIGKILL,
-    OOM, node reboot) between creating and renaming its temporary file.  Called with the lock
-    held: every writer creates its temporary only under the lock, so any present now is stale."""
-    import glob
-    import re
-
-    # exactly what mkstemp below makes: 8 characters of tempfile's alphabet between the dots,
-    # so the temporaries of another target (``name.bak``) in the same directory are left alone
-    mine = re.compile(re.escape(f".{path.name}.") + r"[a-z0-9_]{8}\.tmp")
-    try:
-        for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
-            if not mine.fullmatch(stale.name):
-                continue
-            try:
-                stale.unlink()
-            except OSError:
-                pass
-    except OSError:
-        pass
-
-
-def atomic_write_text(path: Path | str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically under a lock; the old file stays on any failure.
-
-    A symbolic link is written through: its target is replaced and the link stays (module trees
-    link ``default`` to a version file).
-
-    :raises ProfileError: the directory cannot be created, the disk is full, or the lock cannot
-        be taken within 60 s (another advisor writes the same file).
-    """
-    from filelock import FileLock, Timeout
-
-    path = _through_links(Path(path))
-    data = text.encode("utf-8")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot create directory: {exc.strerror or exc}") from None
-    lock = FileLock(str(path) + ".lock")
-    try:
-        with lock.acquire(timeout=60):
-            _remove_stale_temporaries(path)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                try:  # mkstemp makes 0600: keep the old file's mode, else what open() gives
-                    mode = (path.stat().st_mode & 0o7777 if path.exists()
-                            else 0o666 & ~_umask())
-                    os.chmod(tmp, mode)
-                except OSError:
-                    pass
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
-            try:
-                dfd = os.open(path.parent, os.O_RDONLY)
-                try:
-                    os.fsync(dfd)
-                finally:
-                    os.close(dfd)
-            except OSError:
-                pass
-    except Timeout:
-        raise ProfileError(f"{path}: locked by another advisor (lock {lock.lock_file})") from None
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot write, previous file kept: {exc.strerror or exc}") from None
-
-
-def _through_links(path: Path) -> Path:
-    """The file a write to ``path`` should replace: the final target when ``path`` is a symbolic
-    link (also a dangling one), else ``path``."""
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
-
-
-def check_writable(path: Path | str) -> None:
-    """Fail early when ``path`` cannot be written: its directory cannot be created, or no file
-    can be created in it (read-only, permissions, no inodes).  Called before a long probe so the
-    user learns it in a second, not after minutes of measuring.  Leaves nothing behind but the
-    directory.
-
-    :raises ProfileError: naming ``path`` and the reason.
-    """
-    path = _through_links(Path(path))
-    if path.is_dir():
-        raise ProfileError(f"{path}: is a directory; give a file name")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".check", dir=path.parent)
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot write here: {exc.strerror or exc}") from None
-
-
-def rescue_profile(profile, failed: Path | str) -> Optional[Path]:
-    """After saving to ``failed`` went wrong (disk full, quota), try to keep the measurements in
-    the temporary directory (``tempfile.gettempdir()``, ``$TMPDIR``) as
-    ``advisor-rescued-<name>-<pid>.toml``.  Returns its path, or None when that fails too."""
-    failed = Path(failed)
-    target = Path(tempfile.gettempdir()) / f"advisor-rescued-{failed.stem}-{os.getpid()}.toml"
-    try:
-        atomic_write_text(target, profile_to_toml(profile))
-    except ProfileError:
-        return None
-    return target
-
-
-def save_profile(profile, path: Path | str) -> Path:
-    """Validate-by-construction and write ``profile`` atomically to ``path``; returns the path."""
-    path = Path(path)
-    atomic_write_text(path, profile_to_toml(profile))
-    return path

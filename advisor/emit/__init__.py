@@ -10,7 +10,6 @@ Public API (the CLI calls these):
 - :func:`render` - look up a format and render a profile with it, after :func:`check_names`
   (names never emitted, names no knob declares: :mod:`advisor.formats.names`);
 - :func:`library_version` - the version of a library recorded in machine facts;
-- :func:`machine_mismatch` - how the machine a profile was made on differs from this one;
 - :func:`dropped` - settings left out because the recorded library version excludes them.
 
 Environment formats (env, csh, fish, lmod, tcl, spack, easybuild) write only ``kind="env"``
@@ -28,11 +27,11 @@ from advisor.emit.common import drop_reason, library_version
 from advisor.errors import AdvisorError, BadInputError, EmitError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.models import Facts, Profile
+    from advisor.models import Profile
     from advisor.plugins import Emitter
 
-__all__ = ["EmitOptions", "render", "check_names", "library_version", "machine_mismatch",
-           "dropped", "left_out_notes", "restrict_to_valid"]
+__all__ = ["EmitOptions", "render", "check_names", "library_version", "dropped", "left_out_notes",
+           "restrict_to_valid"]
 
 
 @dataclass(frozen=True)
@@ -192,54 +191,3 @@ def left_out_notes(profile: "Profile", options: EmitOptions, fmt: str,
                                 f"code, not the environment ({', '.join(names)}); 'advisor "
                                 "show' or --format toml lists them"))
     return out
-
-
-def _fmt(v) -> str:
-    return "unknown" if v is None else str(v)
-
-
-def machine_mismatch(profile: "Profile", current: "Facts") -> list[str]:
-    """How the machine ``profile`` was made on differs from ``current``; one line per difference.
-
-    Compared: the fingerprint (hardware, kernel, MPI); the MPI implementation, flavour and
-    version; the glibc version; the version of every other library the profile has settings
-    for; and the security facts that decide whether single-copy (CMA) transfers work (Yama
-    ``ptrace_scope``, seccomp mode, ``CAP_SYS_PTRACE``, container), which the fingerprint leaves
-    out (case ``cma-docker-seccomp``: a profile made on the host does not hold inside a
-    container whose seccomp filter blocks ``process_vm_readv``).  A fact unknown on either side
-    is not a difference, except the fingerprint.
-
-    :return: empty when nothing differs.
-    """
-    from advisor.libraries import builtin_libraries
-
-    lines = []
-    pf = profile.facts
-    here_fp = current.fingerprint()
-    if profile.fingerprint != here_fp:
-        host = pf.hostname or profile.provenance.hostname or "unknown host"
-        differ = pf.fingerprint_differences(current) if pf.fingerprint() == profile.fingerprint \
-            else []
-        lines.append(f"fingerprint: the profile was made on {host} ({profile.fingerprint}), "
-                     f"this machine is {current.hostname or 'unknown host'} ({here_fp})"
-                     + (f"; differing facts: {', '.join(differ)}" if differ else ""))
-
-    def diff(label: str, a, b) -> None:
-        if a is not None and b is not None and str(a) != str(b):
-            lines.append(f"{label}: profile {_fmt(a)}, this machine {_fmt(b)}")
-
-    diff("MPI implementation", pf.mpi.implementation, current.mpi.implementation)
-    diff("MPI flavour", pf.mpi.flavour, current.mpi.flavour)
-    diff("MPI version", pf.mpi.version, current.mpi.version)
-    diff("glibc version", pf.kernel.glibc_version, current.kernel.glibc_version)
-    libs = sorted({s.library for _, _, s in profile.settings(kinds=("env", "config"),
-                                                             include_defaults=True)}
-                  - {n for n, lib in builtin_libraries().items() if lib.version_field})
-    for lib in libs:
-        diff(f"{lib} version", library_version(pf, lib), library_version(current, lib))
-    ps, cs = pf.security, current.security
-    diff("Yama ptrace_scope", ps.ptrace_scope, cs.ptrace_scope)
-    diff("seccomp mode", ps.seccomp_mode, cs.seccomp_mode)
-    diff("CAP_SYS_PTRACE", ps.cap_sys_ptrace, cs.cap_sys_ptrace)
-    diff("container", ps.container, cs.container)
-    return lines

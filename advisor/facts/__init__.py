@@ -12,6 +12,8 @@ Public API:
 * ``comparable_fingerprint(facts) -> str`` and ``same_machine(recorded, current=None) -> bool``:
   compare a profile's facts with this machine on the fields the fast detection can see
   (OpenCL platforms, which need pyopencl, are left out).
+* ``advisor.facts.compare.machine_mismatch(profile, current) -> list[str]``: how the machine a
+  profile was made on differs from this one, one line per difference (emit and verify).
 
 Each detector module takes its inputs from a ``root`` path (a recorded tree in tests) or from
 tool output given as text, so it is tested on recorded real data.

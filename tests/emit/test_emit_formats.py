@@ -19,9 +19,10 @@ import pytest
 import yaml
 
 import advisor
-from advisor.emit import (EmitOptions, dropped, library_version, machine_mismatch, render,
+from advisor.emit import (EmitOptions, dropped, library_version, render,
                           restrict_to_valid)
 from advisor.errors import BadInputError, EmitError
+from advisor.facts.compare import machine_mismatch
 from advisor.models import (Facts, KernelFacts, MpiFacts, PluginResult, Recommendation,
                             SecurityFacts, Setting)
 from advisor.plugins import collect, make_plugin_manager

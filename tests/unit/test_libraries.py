@@ -132,7 +132,7 @@ class _VendorPlugin:
 
 def test_a_plugin_library_version_enforces_its_knob_ranges():
     reg = collect(make_plugin_manager(entry_points=False, plugins=[("vendor", _VendorPlugin())]))
-    assert reg.library_plugin["vendor"] == "vendor"
+    assert reg.plugin_of("library", "vendor") == "vendor"
     old = Facts(extra={"vendor": {"version": "1.4"}})
     f = L.lint_entries(L.parse_env_text("export VENDOR_COPY_MODE=fast\n", path="v.sh"),
                        facts=old, knobs=reg.knobs, libraries=reg.libraries)

@@ -38,7 +38,7 @@ def test_fresh_manager_has_only_what_is_given():
     good = _plugin(advisor_register_probes=lambda register: register(_Probe("alpha")))
     reg = collect(make_plugin_manager(entry_points=False, plugins=[("good", good)]))
     assert list(reg.probes) == ["alpha"]
-    assert reg.probe_plugin["alpha"] == "good"
+    assert reg.plugin_of("probe", "alpha") == "good"
     # the built-in emitters are registered through the same hook
     assert {"env", "toml", "json"} <= set(reg.emitters)
     reg2 = collect(make_plugin_manager(entry_points=False))
@@ -93,7 +93,7 @@ def test_duplicate_probe_and_bad_knob_are_reported():
     b = _plugin(advisor_register_probes=lambda register: register(_Probe("same")),
                 advisor_register_knobs=lambda register: register({"name": "X"}))
     reg = collect(make_plugin_manager(entry_points=False, plugins=[("a", a), ("b", b)]))
-    assert reg.probe_plugin["same"] == "a"
+    assert reg.plugin_of("probe", "same") == "a"
     errors = {i.stage: i.error for i in reg.issues if i.plugin == "b"}
     assert "already registered" in errors["advisor_register_probes"]
     assert "Knob" in errors["advisor_register_knobs"]
@@ -162,3 +162,57 @@ def test_every_hook_is_documented_as_a_contract():
         spec_doc = getattr(hookspecs, name).__doc__
         for word in (":param register:", ":return:", "Called by"):
             assert word in spec_doc, f"hookspec {name} docstring lacks {word!r}"
+
+
+def test_registry_entries_carry_their_plugin():
+    knob = Knob(library="demo", name="DEMO_X", type="int", source="test")
+    p = _plugin(advisor_register_probes=lambda register: register(_Probe("alpha")),
+                advisor_register_knobs=lambda register: register(knob),
+                advisor_register_facts=lambda register: register("demo", lambda: {"x": 1}),
+                advisor_register_emitters=lambda register: register("demo", lambda p, o: ""))
+    reg = collect(make_plugin_manager(entry_points=False, plugins=[("p", p)]))
+    mine = reg.of_plugin("p")
+    assert [(e.kind, e.name) for e in mine] == [
+        ("probe", "alpha"), ("emitter", "demo"), ("knob", "demo:DEMO_X"), ("fact_detector", "demo")]
+    assert reg.plugin_of("knob", "demo:DEMO_X") == "p" and reg.plugin_of("probe", "x") is None
+    assert reg.plugin_of("emitter", "env") == "advisor.emit.builtin"
+    assert reg.owners("probe") == {"alpha": "p"}
+    assert reg.plugin_of("library", "mpich") == "advisor.libraries.mpich"  # core records
+    with pytest.raises(TypeError):  # the views are read-only
+        reg.probes["beta"] = _Probe("beta")
+
+
+def test_misspelt_hook_is_a_plugin_error_not_a_crash(tmp_path, monkeypatch):
+    """pluggy's check_pending: an implementation of no hook (``advisor_register_probe``, without
+    the s) would never be called; it is reported against its plugin, with the nearest hook."""
+    import importlib
+
+    (tmp_path / "advisor_test_typo.py").write_text(
+        "from advisor import hookimpl\n\n\n"
+        "@hookimpl\n"
+        "def advisor_register_probe(register):\n"
+        "    raise AssertionError('never called')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("advisor_test_typo")
+    monkeypatch.delitem(__import__("sys").modules, "advisor_test_typo")
+    good = _plugin(advisor_register_probes=lambda register: register(_Probe("alpha")))
+    reg = collect(make_plugin_manager(entry_points=False, plugins=[("typo", mod), ("good", good)]))
+    assert list(reg.probes) == ["alpha"]
+    [issue] = _issues(reg)
+    assert (issue.plugin, issue.stage) == ("typo", "advisor_register_probe")
+    assert "unknown hook" in issue.error and "did you mean advisor_register_probes" in issue.error
+    # ... and `advisor plugins` shows the plugin as an error, with it
+    from advisor.report.tables import plugin_rows
+
+    row = next(r for r in plugin_rows(reg) if r["name"] == "typo")
+    assert row["status"] == "error" and "advisor_register_probe: unknown hook" in row["errors"][0]
+
+
+def test_probes_of_a_failed_probe_hook_are_remembered():
+    def half(register):
+        register(_Probe("half"))
+        raise RuntimeError("broken hook")
+
+    reg = collect(make_plugin_manager(entry_points=False,
+                                      plugins=[("bad", _plugin(advisor_register_probes=half))]))
+    assert reg.probes == {} and reg.lost_probes == {"bad": ["half"]}

@@ -237,12 +237,13 @@ def test_cli_exits_1_on_a_reversal(tmp_path, advisor_home, monkeypatch):
     from typer.testing import CliRunner
 
     import advisor.cli as cli
+    import advisor.cli.common as cli_common
     import advisor.facts as facts_mod
     from advisor.profile import load_profile, save_profile
 
     prof = _two_plugins()
     reg = _registry(DemoProbe("malloc-demo", hurts_with="MPIR_CVAR_DEMO"), DemoProbe("mpi-demo"))
-    monkeypatch.setattr(cli, "_registry", lambda *a, **k: reg)
+    monkeypatch.setattr(cli_common, "load_registry", lambda *a, **k: reg)
     monkeypatch.setattr(facts_mod, "detect", lambda *a, **k: prof.facts)
     monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
     monkeypatch.delenv("MPIR_CVAR_DEMO", raising=False)

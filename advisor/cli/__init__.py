@@ -1,0 +1,64 @@
+"""The ``advisor`` command line: thin commands over the library, and the one error boundary.
+
+Each command parses its options, calls the domain and renders what it returns; it builds no
+domain data itself.  stdout carries the product (a profile path, an emitted file, a table or JSON
+the user asked for); progress, logs, warnings and errors go to stderr.  Heavy modules are
+imported inside commands so that ``advisor --help`` and ``advisor emit`` start fast.
+
+Modules: ``boundary`` (error boundary, exit codes, stdout/stderr lines), ``render`` (rich
+tables of ``advisor.report.tables`` rows), ``common`` (plugin selection, profile lookup, option
+parsing), and one module per command group: ``probe_cmd``, ``emit_cmd``, ``inspect_cmd`` (show,
+plugins, facts, schema), ``lint_cmd``, ``verify_cmd``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from advisor.cli import emit_cmd, inspect_cmd, lint_cmd, probe_cmd, verify_cmd
+from advisor.errors import ExitCode
+
+__all__ = ["app", "main", "EPILOG"]
+
+EPILOG = (
+    f"Exit codes: {ExitCode.OK:d} ok; {ExitCode.FINDINGS:d} findings (lint errors, verify "
+    f"regression); {ExitCode.BAD_INPUT:d} usage or bad input; {ExitCode.PARTIAL:d} partial or "
+    f"failed probe (the profile holds what completed); {ExitCode.INTERNAL:d} internal error (set "
+    "ADVISOR_DEBUG=1 for a traceback)."
+)
+
+app = typer.Typer(
+    name="advisor",
+    help="Measured runtime settings for HPC machines: probe, emit, show, verify, lint.",
+    epilog=EPILOG,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from advisor import __version__
+
+        sys.stdout.write(f"hpc-advisor {__version__}\n")
+        raise typer.Exit(ExitCode.OK)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """Measured runtime settings for HPC machines: probe, emit, show, verify, lint."""
+
+
+for _command in (probe_cmd.probe, emit_cmd.emit, inspect_cmd.show, inspect_cmd.plugins,
+                 inspect_cmd.facts, inspect_cmd.schema, lint_cmd.lint, verify_cmd.verify):
+    app.command()(_command)
+
+
+def main() -> None:
+    """Console-script entry point (``[project.scripts] advisor``) and ``python -m advisor``."""
+    app(prog_name="advisor")

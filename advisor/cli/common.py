@@ -1,0 +1,133 @@
+"""What several commands share: loading the plugins with ``--plugin`` / ``--skip-plugin``,
+finding and reading the profile, and parsing ``--launcher`` / ``--option``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from advisor.cli.boundary import warn
+from advisor.errors import BadInputError
+
+ProfileOpt = typer.Option(None, "--profile", "-p", metavar="PATH", help="Profile to read "
+                          "(default: this host's profile in $ADVISOR_HOME/profiles).")
+JsonOpt = typer.Option(False, "--json", help="Print JSON on stdout instead of a table.")
+
+#: Hooks whose failure cannot hide a probe: a probe named with --plugin that is unknown is not
+#: blamed on a plugin whose only issue is one of these.
+_NOT_PROBE_HOOKS = ("advisor_register_emitters", "advisor_register_knobs",
+                    "advisor_register_facts", "advisor_register_libraries")
+
+
+def _not_loaded(reg, name: str) -> Optional[str]:
+    """Why ``--plugin name`` selects nothing when a plugin failed: one line naming the plugin
+    that failed and its error, or None when no failure explains it."""
+    for i in reg.issues:
+        if i.plugin == name:
+            return f"--plugin: plugin {i.plugin} did not load ({i.stage}): {i.error}"
+    for plugin, probes in reg.lost_probes.items():
+        if name in probes:
+            i = next(i for i in reg.issues if i.plugin == plugin
+                     and i.stage == "advisor_register_probes")
+            return (f"--plugin: probe {name} of plugin {plugin} did not load ({i.stage}): "
+                    f"{i.error}")
+    issues = [i for i in reg.issues if i.stage not in _NOT_PROBE_HOOKS]
+    if issues:  # a plugin that failed before registering anything may be the one that has it
+        failed = "; ".join(f"{i.plugin} ({i.stage}: {i.error})" for i in issues)
+        return (f"--plugin: no probe or plugin named {name}; plugins that did not load may "
+                f"provide it: {failed}")
+    return None
+
+
+def load_registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] = None):
+    """The plugin registry with ``--plugin`` (only these probes or plugins) and
+    ``--skip-plugin`` applied; warns on stderr about each plugin issue.
+
+    :raises BadInputError: a name matches no probe or plugin; when a plugin that did not load
+        explains it, the message names that plugin and its error.
+    """
+    from advisor.plugins import load
+
+    reg = load(skip_probes=skip or (), only_probes=plugin or None)
+    known = (set(reg.probes) | set(reg.owners("probe").values()) | set(reg.skipped_probes)
+             | set(reg.skipped_probes.values()))
+    for flag, names in (("--plugin", plugin), ("--skip-plugin", skip)):
+        unknown = sorted(set(names or ()) - known)
+        if flag == "--plugin":
+            for name in unknown:
+                why = _not_loaded(reg, name)
+                if why:
+                    raise BadInputError(why)
+        broken = {i.plugin for i in reg.issues}
+        unknown = [n for n in unknown if n not in broken]
+        if unknown:
+            raise BadInputError(f"{flag}: no probe or plugin named {', '.join(unknown)} "
+                                f"(see 'advisor plugins')")
+    for issue in reg.issues:
+        if issue.stage == "import":
+            warn(f"plugin {issue.plugin} skipped (import): {issue.error}")
+        else:  # one hook failed: what the plugin registered elsewhere is still used
+            warn(f"plugin {issue.plugin}: {issue.stage} failed, what it registers there is "
+                 f"left out: {issue.error}")
+    return reg
+
+
+def profile_path(profile: Optional[Path]) -> Path:
+    """``--profile``, or this host's profile in the store."""
+    from advisor.profile import default_profile_path
+
+    return profile if profile is not None else default_profile_path()
+
+
+def load(profile: Optional[Path]):
+    """The profile named by ``--profile`` (or this host's).
+
+    :raises ProfileError: no profile for this host yet, or it cannot be read (names the file).
+    """
+    from advisor.errors import ProfileError
+    from advisor.profile import load_profile
+
+    path = profile_path(profile)
+    if profile is None and not path.exists():
+        raise ProfileError(f"{path}: no profile for this host yet (run 'advisor probe', or pass "
+                           f"--profile PATH)")
+    return load_profile(path)
+
+
+def check_profile_plugins(prof, plugin: Optional[List[str]]) -> None:
+    """Refuse ``--plugin`` names the profile has no result for (a typo would select nothing)."""
+    if not plugin:
+        return
+    known = {r.probe for r in prof.results} | {r.plugin for r in prof.results}
+    unknown = sorted(set(plugin) - known)
+    if unknown:
+        raise BadInputError(f"--plugin: the profile has no probe or plugin named "
+                            f"{', '.join(unknown)} (it has: {', '.join(sorted(known))})")
+
+
+def launcher_argv(launcher: Optional[str]) -> Optional[list[str]]:
+    """``--launcher`` split like a shell would; None when not given."""
+    import shlex
+
+    if launcher is None:
+        return None
+    argv = shlex.split(launcher)
+    if not argv:
+        raise BadInputError("--launcher: empty command")
+    return argv
+
+
+def parse_options(option: Optional[List[str]]) -> dict[str, str]:
+    """``--option KEY=VALUE`` items as a dict.
+
+    :raises BadInputError: an item without ``=`` or with an empty key.
+    """
+    out: dict[str, str] = {}
+    for item in option or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise BadInputError(f"--option {item!r}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out

@@ -1,0 +1,88 @@
+"""``advisor emit``: the profile's settings in a format sites load."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from advisor.cli import common
+from advisor.cli.boundary import boundary, err, out, warn
+from advisor.errors import BadInputError
+
+
+@boundary
+def emit(
+    format: str = typer.Option("env", "--format", "-f", metavar="FORMAT", help="Output format "
+                               "(see --list)."),
+    profile: Optional[Path] = common.ProfileOpt,
+    list_: bool = typer.Option(False, "--list", help="List the formats and exit."),
+    no_comments: bool = typer.Option(False, "--no-comments", help="Drop the rationale comments."),
+    all_: bool = typer.Option(False, "--all", help="Also write settings measured to be right "
+                              "at the library default."),
+    plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Only this "
+                                               "probe/plugin."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse a profile from another machine "
+                                "or other library versions."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",
+                                          help="Write to this file (atomically) instead of stdout "
+                                               "('-': stdout)."),
+) -> None:
+    """Print the profile's settings in a format sites load (env, csh, fish, lmod, tcl, ...)."""
+    if output is not None and str(output) == "-":
+        output = None
+    from advisor.facts import detect_fingerprint_facts
+    from advisor.plugins import collect, make_plugin_manager
+    from advisor.steps import start_step
+
+    # This machine's facts for the "profile from another machine" check: started first so
+    # that its subprocess (mpichversion) runs while the profile is read.  It never raises.
+    here = start_step(detect_fingerprint_facts, name="advisor-detect")
+    # Every plugin is loaded even for a core format: a setting is emitted only when a
+    # registered knob declares it, and the knobs' version ranges decide which settings the
+    # recorded library versions read (advisor.emit.common.drop_reason).
+    reg = collect(make_plugin_manager())
+    if list_:
+        width = max((len(n) for n in reg.emitters), default=4)
+        out("".join(f"{n:<{width}}  {e.description}\n" for n, e in sorted(reg.emitters.items())))
+        return
+    from advisor.emit import EmitOptions, left_out_notes, render
+    from advisor.facts.compare import machine_mismatch
+
+    prof = common.load(profile)
+    if output is not None:
+        try:
+            same = output.exists() and os.path.samefile(output, common.profile_path(profile))
+        except OSError:
+            same = False
+        if same:
+            raise BadInputError(f"{output}: is the profile being read; --output must name "
+                                "another file")
+    diffs = machine_mismatch(prof, here(None), reg.libraries)
+    if diffs:
+        if strict:
+            raise BadInputError(f"{common.profile_path(profile)}: profile is for another "
+                                "machine: " + "; ".join(diffs))
+        for d in diffs:
+            warn(f"profile from another machine: {d}")
+    common.check_profile_plugins(prof, plugin)
+    opts = EmitOptions(comments=not no_comments, include_defaults=all_,
+                       plugins=frozenset(plugin) if plugin else None, knobs=tuple(reg.knobs),
+                       libraries=reg.libraries)
+    text = render(prof, format, reg.emitters, opts, label=str(common.profile_path(profile)))
+    if output is not None:
+        from advisor.save import atomic_write_text, check_writable
+
+        check_writable(output)  # before the notes: a file that cannot be written is the news
+    for level, line in left_out_notes(prof, opts, format, reg.emitters[format].kinds):
+        if level == "warning":
+            warn(line)
+        else:
+            err(f"note: {line}")
+    if output is not None:
+        atomic_write_text(output, text)
+        err(f"{format} written to {output}")
+    else:
+        out(text)

@@ -1,0 +1,83 @@
+"""``advisor probe``: detect facts, run the selected probes, write the profile."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from advisor.cli import common
+from advisor.cli.boundary import boundary, err, exit_with, out, signals_interrupt, warn
+from advisor.errors import BadInputError, ExitCode
+
+
+@boundary
+def probe(
+    plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Run only "
+                                               "this probe or plugin (repeatable)."),
+    skip_plugin: Optional[List[str]] = typer.Option(None, "--skip-plugin", metavar="NAME",
+                                                    help="Skip this probe or plugin "
+                                                    "(repeatable)."),
+    quick: bool = typer.Option(False, "--quick", help="Smaller sweeps; default budget 60 s."),
+    time_budget: Optional[float] = typer.Option(None, "--time-budget", metavar="SECONDS", min=1.0,
+                                                help="Total seconds for all probes (default "
+                                                "300)."),
+    launcher: Optional[str] = typer.Option(None, "--launcher", metavar="CMD", help="Command that "
+                                           "starts a 2-rank MPI job, e.g. 'srun -n 2' (default: "
+                                           "$ADVISOR_LAUNCHER or mpiexec -n 2)."),
+    option: Optional[List[str]] = typer.Option(None, "--option", "-O", metavar="KEY=VALUE",
+                                               help="Probe option KEY=VALUE, e.g. "
+                                               "alloc-size=8MiB (repeatable)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",
+                                          help="Where to write the profile."),
+    seed: int = typer.Option(12345, "--seed", metavar="N", help="Seed for fills and bootstrap."),
+) -> None:
+    """Detect facts, run each plugin's probe, and write the profile (its path goes to stdout)."""
+    from advisor.facts import detect
+    from advisor.runner import partial, run_probes
+    from advisor.save import check_writable, save_or_rescue
+
+    options = common.parse_options(option)
+    launcher_argv = common.launcher_argv(launcher)
+    reg = common.load_registry(plugin, skip_plugin)
+    if not reg.probes:
+        raise BadInputError("no probe to run (all plugins skipped or disabled)")
+    target = common.profile_path(output)
+    check_writable(target)  # fail now, not after minutes of measuring
+    facts = detect(reg.fact_detectors)
+    for w in facts.warnings:
+        warn(w)
+
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=console, transient=not console.is_terminal,
+                  disable=not console.is_terminal) as bar:
+        tasks: dict[str, int] = {}
+
+        def on_event(name: str, message: str, fraction: Optional[float]) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(name, total=1.0)
+            bar.update(tasks[name], description=f"{name}: {message}",
+                       completed=fraction if fraction is not None else None)
+
+        with signals_interrupt():
+            prof = run_probes(reg.probes, reg.owners("probe"), facts, time_budget_s=time_budget,
+                              quick=quick, launcher=launcher_argv, options=options,
+                              on_event=on_event, command=" ".join(["advisor"] + sys.argv[1:]),
+                              seed=seed)
+    save_or_rescue(prof, target)  # e.g. the disk filled up while probing: keep the measurements
+    for res in prof.results:
+        line = f"{res.probe}: {res.status}"
+        if res.reason:
+            line += f" ({res.reason})"
+        line += f", {len(res.recommendations)} recommendation(s), {len(res.findings)} finding(s)"
+        err(line)
+    err(f"profile written to {target}")
+    out(f"{target}\n")
+    if partial(prof):
+        exit_with(ExitCode.PARTIAL)

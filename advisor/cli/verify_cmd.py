@@ -1,0 +1,95 @@
+"""``advisor verify``: re-measure each recommendation here and store the verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from advisor.cli import common
+from advisor.cli.boundary import boundary, err, exit_with, out, warn
+from advisor.cli.render import console, print_table, rich_table
+from advisor.errors import ExitCode
+
+VerifyJsonOpt = typer.Option(False, "--json", help="Print the verdicts as JSON on stdout instead "
+                             "of the profile's path (the tables still go to stderr).")
+
+
+@boundary
+def verify(
+    profile: Optional[Path] = common.ProfileOpt,
+    plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Verify "
+                                               "only this probe or plugin's recommendations "
+                                               "(repeatable)."),
+    against_env: bool = typer.Option(False, "--against-env", help="Baseline is the current "
+                                     "environment instead of the library defaults."),
+    alone: bool = typer.Option(False, "--alone", help="Only each recommendation with its own "
+                               "settings; skip the joint emitted environment (half the "
+                               "measurements, no interaction check)."),
+    json_: bool = VerifyJsonOpt,
+    quick: bool = typer.Option(False, "--quick", help="Fewer sizes and repeats; default budget "
+                               "60 s."),
+    time_budget: Optional[float] = typer.Option(None, "--time-budget", metavar="SECONDS", min=1.0,
+                                                help="Total seconds for all verifications "
+                                                "(default 300)."),
+    launcher: Optional[str] = typer.Option(None, "--launcher", metavar="CMD", help="Command that "
+                                           "starts a 2-rank MPI job (default: $ADVISOR_LAUNCHER "
+                                           "or mpiexec -n 2)."),
+    option: Optional[List[str]] = typer.Option(None, "--option", "-O", metavar="KEY=VALUE",
+                                               help="Probe option KEY=VALUE (repeatable)."),
+    seed: int = typer.Option(12345, "--seed", metavar="N", help="Seed for fills and bootstrap."),
+) -> None:
+    """Re-measure each recommendation here, advised vs library defaults, interleaved: alone, and
+    in the joint environment advisor emit writes (every plugin's settings together, one verdict
+    per plugin recommendation); store the verdicts in the profile.  Tables on stderr; --json on
+    stdout; exit 1 on a regression or a verdict that reverses jointly (finding joint-reversal)."""
+
+    from advisor.facts import detect
+    from advisor.facts.compare import machine_mismatch
+    from advisor.report.tables import Table
+    from advisor.save import check_writable, save_or_rescue
+    from advisor.report.verify import joint_rows, table_rows, to_json
+    from advisor.verify import (Baseline, has_failure, has_regression, reversal_findings,
+                                verify_profile)
+
+    path = common.profile_path(profile)
+    prof = common.load(profile)
+    check_writable(path)  # the verdicts are stored in the profile: fail now, not after measuring
+    launcher_argv = common.launcher_argv(launcher)
+    reg = common.load_registry(None, None)
+    common.check_profile_plugins(prof, plugin)
+    facts = detect(reg.fact_detectors, opencl=False)
+    for d in machine_mismatch(prof, facts, reg.libraries):
+        warn(f"profile from another machine: {d}")
+    updated, outcomes = verify_profile(
+        prof, reg.probes, facts=facts, knobs=reg.knobs, plugins=set(plugin) if plugin else None,
+        time_budget_s=time_budget, quick=quick, joint=not alone,
+        against=Baseline.ENV if against_env else Baseline.DEFAULTS, libraries=reg.libraries,
+        launcher=launcher_argv, options=common.parse_options(option), seed=seed,
+        on_event=lambda key, msg, frac: err(f"{key}: {msg}") if msg != "done" else None)
+    save_or_rescue(updated, path, what="the profile with the verdicts")
+    con = console(stderr=True, soft_wrap=True)
+    base = "the current environment" if against_env else "library defaults"
+    con.print(rich_table(Table(
+        f"Verification, each recommendation alone vs {base} (ratio = advised / baseline, > 1 is "
+        "better)", ("probe", "recommendation", "verdict", "ratio", "95 % CI", "A/A noise floor",
+                    "note"), list(table_rows(outcomes)))))
+    print_table(con, Table(
+        f"Joint verification: the whole emitted environment vs {base} (ratio = advised / "
+        "baseline, > 1 is better)", ("probe", "measured", "verdict", "ratio", "95 % CI",
+                                     "A/A noise floor", "note"), list(joint_rows(outcomes))))
+    err("A/A noise floor: the spread between repeats of the baseline itself; a verdict "
+        "needs the whole 95 % CI of the ratio beyond it")
+    for o in outcomes:
+        if o.redo:
+            err(f"{o.probe}: {o.recommendation}: re-probe under the other settings: {o.redo}")
+    found = reversal_findings(updated, outcomes)
+    for f in found:
+        warn(f"{f.id}: {f.message}; {f.remedy}")
+    err(f"verifications stored in {path}")
+    out(to_json(outcomes, found) if json_ else f"{path}\n")
+    if has_regression(outcomes):
+        exit_with(ExitCode.FINDINGS)
+    if has_failure(outcomes):
+        exit_with(ExitCode.PARTIAL)

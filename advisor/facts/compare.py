@@ -1,0 +1,73 @@
+"""How the machine a profile was made on differs from this one (``advisor emit`` warns or, with
+``--strict``, refuses; ``advisor verify`` warns).
+
+Public API: :func:`machine_mismatch`.  Pure: both sides are ``advisor.models.Facts`` detected
+elsewhere (``advisor.facts.detect`` / ``detect_fingerprint_facts``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.libraries import Library
+    from advisor.models import Facts, Profile
+
+__all__ = ["machine_mismatch"]
+
+
+def _fmt(v) -> str:
+    return "unknown" if v is None else str(v)
+
+
+def machine_mismatch(profile: "Profile", current: "Facts",
+                     libraries: Optional[Mapping[str, "Library"]] = None) -> list[str]:
+    """How the machine ``profile`` was made on differs from ``current``; one line per difference.
+
+    Compared: the fingerprint (hardware, kernel, MPI); the MPI implementation, flavour and
+    version; the glibc version; the version of every other library the profile has settings
+    for; and the security facts that decide whether single-copy (CMA) transfers work (Yama
+    ``ptrace_scope``, seccomp mode, ``CAP_SYS_PTRACE``, container), which the fingerprint leaves
+    out (case ``cma-docker-seccomp``: a profile made on the host does not hold inside a
+    container whose seccomp filter blocks ``process_vm_readv``).  A fact unknown on either side
+    is not a difference, except the fingerprint.
+
+    :param libraries: library records (``Registry.libraries``) that say which version of a
+        library the facts record; None: the built-in records.
+    :return: empty when nothing differs.
+    """
+    from advisor.libraries import builtin_libraries, version_of
+
+    libs_known = builtin_libraries() if libraries is None else libraries
+
+    lines = []
+    pf = profile.facts
+    here_fp = current.fingerprint()
+    if profile.fingerprint != here_fp:
+        host = pf.hostname or profile.provenance.hostname or "unknown host"
+        differ = pf.fingerprint_differences(current) if pf.fingerprint() == profile.fingerprint \
+            else []
+        lines.append(f"fingerprint: the profile was made on {host} ({profile.fingerprint}), "
+                     f"this machine is {current.hostname or 'unknown host'} ({here_fp})"
+                     + (f"; differing facts: {', '.join(differ)}" if differ else ""))
+
+    def diff(label: str, a, b) -> None:
+        if a is not None and b is not None and str(a) != str(b):
+            lines.append(f"{label}: profile {_fmt(a)}, this machine {_fmt(b)}")
+
+    diff("MPI implementation", pf.mpi.implementation, current.mpi.implementation)
+    diff("MPI flavour", pf.mpi.flavour, current.mpi.flavour)
+    diff("MPI version", pf.mpi.version, current.mpi.version)
+    diff("glibc version", pf.kernel.glibc_version, current.kernel.glibc_version)
+    libs = sorted({s.library for _, _, s in profile.settings(kinds=("env", "config"),
+                                                             include_defaults=True)}
+                  - {n for n, lib in libs_known.items() if lib.version_field})  # said above
+    for lib in libs:
+        diff(f"{lib} version", version_of(pf, lib, libs_known),
+             version_of(current, lib, libs_known))
+    ps, cs = pf.security, current.security
+    diff("Yama ptrace_scope", ps.ptrace_scope, cs.ptrace_scope)
+    diff("seccomp mode", ps.seccomp_mode, cs.seccomp_mode)
+    diff("CAP_SYS_PTRACE", ps.cap_sys_ptrace, cs.cap_sys_ptrace)
+    diff("container", ps.container, cs.container)
+    return lines
