@@ -11,7 +11,7 @@ import functools
 from typing import TYPE_CHECKING, Optional
 
 from advisor import hookimpl
-from advisor.glibc import find_ld_so, list_tunables_text, parse_list_tunables, parse_number
+from advisor.libraries.glibc_tunables import find_ld_so, list_tunables_text, parse_list_tunables, parse_number
 from advisor.libraries.record import Catalogue, CatalogueEntry, Library, Problem, ValueGrammar, \
     size_bytes
 
@@ -25,7 +25,7 @@ LIST_VARIABLE = "GLIBC_TUNABLES"
 
 def parse_glibc_tunables(text: str, source: str = "ld.so --list-tunables") -> Catalogue:
     """``ld.so --list-tunables`` output (glibc >= 2.33) -> catalogue with min/max
-    (``advisor.glibc.parse_list_tunables``); the type word is ``number`` or ``string``."""
+    (``advisor.libraries.glibc_tunables.parse_list_tunables``); the type word is ``number`` or ``string``."""
     cat = Catalogue(NAME, source)
     for name, t in parse_list_tunables(text).items():
         numeric = t.min is not None
@@ -57,7 +57,7 @@ def version(facts: "Facts") -> Optional[str]:
 
 class StrtoulValues(ValueGrammar):
     """glibc reads numbers with ``strtoul(..., 0)``: decimal, ``0x`` hex, leading-0 octal
-    (``advisor.glibc.parse_number``), so ``0400000000`` is octal, not an error."""
+    (``advisor.libraries.glibc_tunables.parse_number``), so ``0400000000`` is octal, not an error."""
 
     def number(self, text: str, typ: str) -> Optional[float]:
         if typ in ("int", "bytes"):

@@ -71,7 +71,7 @@ from advisor.measure import (
     shared_ceiling,
     summarize,
 )
-from advisor.glibc import list_tunables
+from advisor.libraries.glibc_tunables import list_tunables
 from advisor.measure.launch import child_env
 from advisor.models import Evidence, Facts, Point, Series
 from advisor.probe import Applicability, MeasureContext

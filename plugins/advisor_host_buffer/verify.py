@@ -29,7 +29,7 @@ import json
 import os
 from typing import Optional
 
-from advisor.glibc import list_tunables
+from advisor.libraries.glibc_tunables import list_tunables
 from advisor.models import Evidence, Recommendation, Verification
 from advisor.probe import Baseline, MeasureContext
 

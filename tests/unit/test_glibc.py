@@ -1,4 +1,4 @@
-"""advisor.glibc: ld.so --list-tunables read from recorded output (glibc 2.36, Debian 12 on
+"""advisor.libraries.glibc_tunables: ld.so --list-tunables read from recorded output (glibc 2.36, Debian 12 on
 KVM) and from the loader of this machine."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from support import DATA
 
-from advisor.glibc import Tunable, find_ld_so, list_tunables, parse_list_tunables, parse_number
+from advisor.libraries.glibc_tunables import Tunable, find_ld_so, list_tunables, parse_list_tunables, parse_number
 
 RECORDED = DATA / "host_buffer" / "list-tunables-glibc2.36-kvm.txt"
 

@@ -9,7 +9,7 @@ import re
 import pytest
 from support import DATA
 
-from advisor.glibc import Tunable, parse_list_tunables
+from advisor.libraries.glibc_tunables import Tunable, parse_list_tunables
 from advisor.models import Evidence, Facts, KernelFacts
 from advisor_host_buffer import cliff as CL
 from advisor_host_buffer import evidence as E
