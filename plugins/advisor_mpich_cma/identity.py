@@ -25,7 +25,7 @@ SOURCE_MPIVARS = "mpivars"
 SOURCE_TABLE = "built-in table (fallback: library not queried)"
 
 
-def parse_mpivars(text: str) -> dict[str, str]:
+def cvar_defaults(text: str) -> dict[str, str]:
     """``mpivars`` output -> ``{CVAR name: default value as printed}``, read by the core's one
     ``mpivars`` reader (``advisor.libraries.mpich.parse_mpivars``)."""
     return {n: e.default or "" for n, e in _parse_catalogue(text).entries.items()}
@@ -42,7 +42,7 @@ def library_defaults(mpi: MpiFacts, cvars: Optional[dict[str, str]]) -> dict:
     """Effective defaults of the CMA settings for this library.
 
     :param mpi: the library facts (flavour and version pick the fallback row).
-    :param cvars: ``parse_mpivars`` output, or None when the library could not be queried.
+    :param cvars: ``cvar_defaults`` output, or None when the library could not be queried.
     :return: for upstream MPICH ``{"cma_enable": 0|1|None, "threshold_bytes": int|None,
         "cell_size_bytes": int|None, "source": "mpivars"|fallback label}``; for HPE Cray MPICH
         ``{"mode": "XPMEM", "threshold_bytes": 8192, "source": ...}``.

@@ -22,7 +22,7 @@ from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma.causes import classify_log
 from advisor_mpich_cma.evidence import BW, LAT, LIBRARY, OFF, ON, SIBLING, SMOKE, SWEEP
 from advisor_mpich_cma.identity import (cma_applicability, find_mpivars, library_defaults,
-                                        parse_mpivars, run_mpivars)
+                                        cvar_defaults, run_mpivars)
 from advisor_mpich_cma.launch import config_env, launch_estimate, shown
 from advisor_mpich_cma.paired import decision_evidence, run_paired
 from advisor_mpich_cma.usability import usability
@@ -66,7 +66,7 @@ def library_evidence(mpi: MpiFacts) -> tuple[Evidence, Optional[dict[str, str]]]
         path = find_mpivars()
         if path:
             try:
-                cvars = parse_mpivars(run_mpivars(path))
+                cvars = cvar_defaults(run_mpivars(path))
             except Exception as exc:  # lenient: fall back to the labelled table
                 err = f"{type(exc).__name__}: {exc}"
         else:

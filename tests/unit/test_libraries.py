@@ -204,7 +204,7 @@ def test_one_mpivars_reader():
     from advisor_mpich_cma import identity
 
     text = MPIVARS_502.read_text()
-    assert identity.parse_mpivars(text) == {
+    assert identity.cvar_defaults(text) == {
         n: e.default for n, e in M.parse_mpivars(text).entries.items()}
     readers = []
     for path in [*(REPO / "advisor").rglob("*.py"), *(REPO / "plugins").rglob("*.py")]:

@@ -175,12 +175,12 @@ def test_cma_yama_truth_table_threshold_default_from_library():
 
     from advisor.models import MpiFacts
     from advisor_mpich_cma.identity import SOURCE_MPIVARS, SOURCE_TABLE, library_defaults, \
-        parse_mpivars
+        cvar_defaults
 
     c = case("cma-yama-truth-table")
     nums = [int(n) for n in re.findall(r"(\d{4,}) in (4\.3|5\.0)", c["expect"]["threshold_default"])
             for n in [n[0]]]
-    cvars = parse_mpivars((CMA_DATA / "mpivars-5.0.2.txt").read_text())
+    cvars = cvar_defaults((CMA_DATA / "mpivars-5.0.2.txt").read_text())
     d = library_defaults(MpiFacts(implementation="mpich", version="5.0.2"), cvars)
     assert d["source"] == SOURCE_MPIVARS and d["threshold_bytes"] in nums
     # a library that says otherwise wins over the table

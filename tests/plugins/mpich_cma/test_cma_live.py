@@ -19,7 +19,7 @@ from advisor_mpich_cma import recommend as RC
 from advisor_mpich_cma import usability as US
 from advisor.models import Evidence
 from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma.identity import cma_applicability, library_defaults, parse_mpivars
+from advisor_mpich_cma.identity import cma_applicability, cvar_defaults, library_defaults
 from advisor_mpich_cma.measure import smoke_evidence
 from advisor_mpich_cma.plugin import CmaProbe
 from advisor_mpich_cma.sibling import sibling_probe
@@ -84,7 +84,7 @@ def test_identity_defaults_read_from_installed_library():
     mpivars = tool("mpivars")
     from advisor_mpich_cma.identity import run_mpivars
 
-    cvars = parse_mpivars(run_mpivars(mpivars))
+    cvars = cvar_defaults(run_mpivars(mpivars))
     assert K.CMA_ENABLE in cvars and K.CMA_THRESHOLD in cvars
     mpi = MpiFacts(implementation="mpich", flavour="upstream", version="5.0.2", device="ch4:ucx")
     d = library_defaults(mpi, cvars)
@@ -94,7 +94,7 @@ def test_identity_defaults_read_from_installed_library():
 
 
 def test_applicability_reasons_for_libraries_without_cma():
-    cvars = parse_mpivars((CMA_DATA / "mpivars-5.0.2.txt").read_text())
+    cvars = cvar_defaults((CMA_DATA / "mpivars-5.0.2.txt").read_text())
     ch3 = MpiFacts(implementation="mpich", version="4.3.2", device="ch3:nemesis")
     assert not cma_applicability(ch3, cvars)[0] and "ch3" in cma_applicability(ch3, cvars)[1]
     old = MpiFacts(implementation="mpich", version="4.2.3", device="ch4:ofi")

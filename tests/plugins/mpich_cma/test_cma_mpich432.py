@@ -24,7 +24,7 @@ import pytest
 from filelock import FileLock
 
 from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma.identity import parse_mpivars
+from advisor_mpich_cma.identity import cvar_defaults
 from support import REPO
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -107,7 +107,7 @@ def _run(bindir: Path, *args: str) -> dict:
 def test_mpich432_defaults_read_from_the_library(mpich432):
     mpivars = subprocess.run([str(mpich432 / "mpivars")], capture_output=True, text=True,
                              timeout=60).stdout
-    cvars = parse_mpivars(mpivars)
+    cvars = cvar_defaults(mpivars)
     res = _run(mpich432)
     lib = res["library"]
     assert lib["version"] == VERSION
