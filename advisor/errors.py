@@ -4,7 +4,7 @@ Exit codes (documented in ``advisor --help`` and the README):
 
 ==== ===================================================================
 0    ok
-1    findings: lint found errors, verify found a regression
+1    findings: lint found errors, verify found a regression or a joint reversal
 2    usage or bad input (malformed profile, unknown option, bad value)
 3    partial or failed probe: at least one probe failed; the profile holds the rest
 4    internal error (a bug, or a plugin/library that called ``sys.exit``)

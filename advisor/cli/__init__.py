@@ -24,9 +24,9 @@ __all__ = ["app", "main", "EPILOG"]
 
 EPILOG = (
     f"Exit codes: {ExitCode.OK:d} ok; {ExitCode.FINDINGS:d} findings (lint errors, verify "
-    f"regression); {ExitCode.BAD_INPUT:d} usage or bad input; {ExitCode.PARTIAL:d} partial or "
-    f"failed probe (the profile holds what completed); {ExitCode.INTERNAL:d} internal error (set "
-    "ADVISOR_DEBUG=1 for a traceback)."
+    f"regression or joint reversal); {ExitCode.BAD_INPUT:d} usage or bad input; "
+    f"{ExitCode.PARTIAL:d} partial or failed probe (the profile holds what completed); "
+    f"{ExitCode.INTERNAL:d} internal error (set ADVISOR_DEBUG=1 for a traceback)."
 )
 
 app = typer.Typer(

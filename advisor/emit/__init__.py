@@ -100,7 +100,11 @@ def check_names(profile: "Profile", options: EmitOptions, label: str = "the prof
         missing = undeclared(s, declared) if declared is not None else []
         if missing:
             raise EmitError(f"{where}: refused: no loaded plugin declares "
-                            f"{', '.join(repr(n) for n in missing)} (see 'advisor plugins')")
+                            f"{', '.join(repr(n) for n in missing)}; plugin {res.plugin!r} "
+                            "recommended it but did not declare it here (disabled with "
+                            "ADVISOR_DISABLE_PLUGINS, failed to load, or another version: see "
+                            "'advisor plugins'); --plugin NAME writes only the other plugins' "
+                            "settings")
 
 
 def render(profile: "Profile", fmt: str, emitters: dict[str, "Emitter"],
@@ -123,6 +127,8 @@ def render(profile: "Profile", fmt: str, emitters: dict[str, "Emitter"],
     check_names(valid, options, label)
     try:
         text = emitter.render(valid, options)
+    except EmitError as exc:  # name the profile, as every other refusal does
+        raise EmitError(str(exc) if str(exc).startswith(label) else f"{label}: {exc}") from exc
     except AdvisorError:
         raise
     except Exception as exc:  # a broken third-party format is reported, not a traceback
@@ -147,7 +153,7 @@ def dropped(profile: "Profile", options: Optional[EmitOptions] = None) -> list[s
                                         plugins=plugins):
         why = drop_reason(s, profile.facts, options.knobs or (), options.libraries)
         if why:
-            out.append(f"{res.probe}/{rec.id}: {s.name} {why}")
+            out.append(f"{res.probe}/{rec.id}: {why}")  # why starts with the setting's name
     return out
 
 

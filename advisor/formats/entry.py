@@ -19,7 +19,8 @@ class EnvEntry:
 
     ``value`` is None when it is not known statically (a shell expansion).  ``append``: the value
     is items added to an existing list value (``"${N}":item``, ``append-path``).  ``line`` is
-    1-based, None for the live environment.
+    1-based, None for the live environment.  ``launch``: the setting reaches only the command
+    on its line.
     """
 
     name: str
@@ -31,6 +32,12 @@ class EnvEntry:
     separator: Optional[str] = None
     problem: Optional[str] = None  # the line could not be read as a setting: why
     prepend: bool = False  # added in front of the existing list value (with ``append``)
+    #: passed to one command only (``srun --export=``, ``mpiexec -genv``, ``mpirun -x``,
+    #: ``env A=B cmd``, ``A=B cmd``): it is not in the environment of the file's other commands
+    launch: bool = False
+    #: read from one of advisor's own documents (a profile, ``advisor emit -f toml|json``):
+    #: emit's naming rules apply to it (``advisor.formats.names``)
+    from_advisor: bool = False
 
 
 def unreadable(path: str, line: int, why: str) -> EnvEntry:

@@ -104,10 +104,17 @@ def undeclared(setting: "Setting", declared: frozenset[str]) -> list[str]:
     """The names in ``setting`` that no knob declares: the setting's name and, for a list
     variable (``separator`` set, e.g. ``GLIBC_TUNABLES``), the name of each ``name=value`` item
     (glibc reads ``GLIBC_TUNABLES`` as ``tunable=value`` items; glibc manual, "Tunables")."""
-    out = [] if setting.name in declared else [setting.name]
-    if setting.separator and isinstance(setting.value, str):
-        for item in setting.value.split(setting.separator):
-            name, eq, _ = item.partition("=")
-            if item and eq and name not in declared:
-                out.append(name)
+    return undeclared_in(setting.name, setting.value if isinstance(setting.value, str) else None,
+                         setting.separator, declared)
+
+
+def undeclared_in(name: str, value: Optional[str], separator: Optional[str],
+                  declared: frozenset[str]) -> list[str]:
+    """``undeclared`` for a name, value and list separator read back from a file (lint)."""
+    out = [] if name in declared else [name]
+    if separator and value:
+        for item in value.split(separator):
+            iname, eq, _ = item.partition("=")
+            if item and eq and iname not in declared:
+                out.append(iname)
     return out

@@ -242,7 +242,9 @@ def parse_shell(text: str, path: str, *, tcl: bool = False, fish: bool = False
     for line, command in lines:
         directive = None if tcl else sbatch_directive(command)
         if directive is not None:
-            entries.extend(_launched(directive, path, line))
+            # the job's environment: every step of the script inherits it (sbatch(1) --export)
+            entries.extend(dataclasses.replace(e, launch=False)
+                           for e in _launched(directive, path, line))
             continue
         split = words_of(command)
         if not split and command.strip() and not command.lstrip().startswith("#"):
@@ -299,6 +301,7 @@ def parse_shell(text: str, path: str, *, tcl: bool = False, fish: bool = False
                 continue
             # leading NAME=value words: assignments (for the shell, or for one command)
             i = 0
+            prefix: list[EnvEntry] = []
             for i, w in enumerate(words):
                 n, eq, v = w.partition("=")
                 if eq and not NAME_RE.match(n) and i == 0 and len(words) == 1:
@@ -306,9 +309,12 @@ def parse_shell(text: str, path: str, *, tcl: bool = False, fish: bool = False
                                                "shell runs this line as a command"))
                 if not eq or not NAME_RE.match(n):
                     break
-                entries.append(_entry(n, v, path, line, exported=len(words) > 1))
+                prefix.append(_entry(n, v, path, line, exported=len(words) > 1))
             else:
+                entries.extend(prefix)
                 continue
+            # NAME=value words before a command reach that command only
+            entries.extend(dataclasses.replace(e, launch=True) for e in prefix)
             entries.extend(_launched(words[i:], path, line))
     if not exported_names and not any(e.exported for e in entries):
         # KEY=value lines only: an env file (Docker --env-file, systemd EnvironmentFile, .env)
@@ -328,7 +334,7 @@ def _literal(e: EnvEntry) -> EnvEntry:
 def _launched(words: list[str], path: str, line: int) -> list[EnvEntry]:
     """Entries for the settings a launch line passes (:func:`advisor.formats.launch.
     launch_settings`); a value the caller supplies, or one with an expansion, is unknown."""
-    return [EnvEntry(n, None, path, line, True) if raw is None
-            else _entry(n, raw, path, line, exported=True)
+    return [EnvEntry(n, None, path, line, True, launch=True) if raw is None
+            else dataclasses.replace(_entry(n, raw, path, line, exported=True), launch=True)
             for n, raw in launch_settings(words)]
 

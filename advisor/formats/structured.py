@@ -109,5 +109,6 @@ def parse_structured(text: str, path: str, fmt: str) -> list[EnvEntry]:
     for name, value, sep in items:
         pat = re.compile(r"[\"']?name[\"']?\s*[:=]\s*[\"']" + re.escape(name) + r"[\"']")
         line, pos = line_of(lines, pat, pos)
-        out.append(EnvEntry(name, value, path, line, True, append=sep is not None, separator=sep))
+        out.append(EnvEntry(name, value, path, line, True, append=sep is not None, separator=sep,
+                            from_advisor=True))
     return out

@@ -80,6 +80,12 @@ class StrtoulValues(ValueGrammar):
             return Problem("error", f"{value} is outside [{entry.minimum}, {entry.maximum}] "
                            f"listed by the installed glibc; glibc ignores it",
                            "give a value inside the range"), True
+        t = value.strip()
+        if len(t) > 1 and t.startswith("0") and t.isdigit():  # legal, and easy to misread
+            return Problem("info", f"{t} has a leading 0, so glibc reads it as octal: {n} "
+                           f"({n / (1 << 20):g} MiB), not {int(t, 10)}",
+                           f"write {name}={n} (or {hex(n)}) to say it plainly",
+                           id="octal-value"), False
         return None, False
 
     def same(self, value: str, default: Optional[str]) -> bool:

@@ -50,12 +50,14 @@ class Catalogue:
 
 @dataclass(frozen=True)
 class Problem:
-    """A value the library cannot read: ``severity`` ("error"/"warning"/"info"), the message
-    after ``NAME: `` and a remedy."""
+    """What a library's grammar says about a value: ``severity`` ("error"/"warning"/"info"),
+    the message after ``NAME: ``, a remedy, and the lint finding id (``invalid-value`` for a
+    value the library cannot read)."""
 
     severity: str
     message: str
     remedy: str
+    id: str = "invalid-value"
 
 
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KkMmGgTt])(i?[Bb])?\s*$")

@@ -39,6 +39,8 @@ class _Checker(NameChecks, ValueChecks):
                 self.by_name.setdefault(n, []).append(k)
         self.out: list[LintFinding] = []
         self.unclaimed: list[EnvEntry] = []  # names no knob or library checks
+        #: names the plugins' knob records declare (emit writes no others); None: not known
+        self.declared: Optional[frozenset[str]] = None
 
     def add(self, e: EnvEntry, fid: str, severity: str, message: str,
             remedy: Optional[str] = None, name: Optional[str] = None) -> None:
@@ -79,6 +81,8 @@ class _Checker(NameChecks, ValueChecks):
                      f"{e.problem}; nothing on it is checked",
                      "rewrite the line in a form lint reads, or remove it", name=None)
             return
+        if e.from_advisor:
+            self.emit_rules(e)
         fam = library_of_env(e.name, self.libraries)
         knob = self.knob_for(e.name)
         if e.value is None and e.path != ENV_PATH and (fam is not None or knob is not None):
@@ -94,6 +98,23 @@ class _Checker(NameChecks, ValueChecks):
             return
         lib = self.library(knob.library) if knob is not None else fam
         self.setting(e, lib, knob, e.name, e.value, item=False)  # type: ignore[arg-type]
+
+    def emit_rules(self, e: EnvEntry) -> None:
+        """A profile or emit document holds what emit would refuse: a name never emitted, or
+        one no loaded plugin declares (``advisor.formats.names``)."""
+        from advisor.formats.names import refused_reason, undeclared_in
+
+        why = refused_reason(e.name)
+        if why:
+            self.add(e, "refused-name", "error", f"{e.name}: advisor emit never writes this "
+                     f"name: {why}", "remove the setting; a profile is advisor's measured "
+                     "advice, not a place for other variables")
+        elif self.declared is not None:
+            missing = undeclared_in(e.name, e.value, e.separator, self.declared)
+            if missing:
+                self.add(e, "undeclared-name", "error", f"{', '.join(missing)}: no loaded "
+                         "plugin declares this name, so advisor emit refuses it",
+                         "see 'advisor plugins'; was the name edited by hand?")
 
     def setting(self, e: EnvEntry, lib: Library, knob: Optional[Knob], name: str,
                 value: Optional[str], *, item: bool) -> None:
@@ -182,6 +203,29 @@ def _owner_not_loaded(checker: _Checker, issues: Sequence[Any]) -> None:
                     "(ADVISOR_DISABLE_PLUGINS=name) to lint without it")
 
 
+def _environments(entries: Sequence[EnvEntry]) -> list[tuple[str, list[EnvEntry]]]:
+    """The environments a source gives its commands, for the probes' combination checks: per
+    file, the file-level settings alone, and for each launch line (``EnvEntry.launch``) the
+    file-level settings up to that line plus that line's own.  Settings of two launch lines
+    never meet: each reaches only its own command."""
+    out: list[tuple[str, list[EnvEntry]]] = []
+    by_path: dict[str, list[EnvEntry]] = {}
+    for e in entries:
+        by_path.setdefault(e.path, []).append(e)
+    for path, es in by_path.items():
+        base = [e for e in es if not e.launch]
+        launches: dict[Optional[int], list[EnvEntry]] = {}
+        for e in es:
+            if e.launch:
+                launches.setdefault(e.line, []).append(e)
+        if base or not launches:
+            out.append((path, base))
+        for line, own in launches.items():
+            upto = [e for e in base if e.line is None or line is None or e.line <= line]
+            out.append((path, upto + own))
+    return out
+
+
 def _duplicates(entries: Sequence[EnvEntry], checker: _Checker) -> None:
     """The same setting assigned twice (or via two aliases) in one source: the later wins."""
     by_path: dict[str, dict[str, EnvEntry]] = {}
@@ -189,7 +233,8 @@ def _duplicates(entries: Sequence[EnvEntry], checker: _Checker) -> None:
         if e.append or e.value is None:
             continue
         key = checker.canonical(e.name)
-        seen = by_path.setdefault(e.path, {})
+        # a launch line's settings reach its command only: compared within that line
+        seen = by_path.setdefault(f"{e.path}\0{e.line}" if e.launch else e.path, {})
         prev = seen.get(key)
         if prev is not None and prev.name == e.name and prev.value == e.value:
             pass  # the same value again (e.g. both branches of a csh if/else): nothing changes
@@ -263,16 +308,17 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
     own = {(k.library, k.name) for k in knobs}
     extra = [k for lib in libraries.values() for k in lib.knobs if (k.library, k.name) not in own]
     checker = _Checker(facts, list(knobs) + extra, catalogues or {}, libraries)
+    if knobs:
+        from advisor.formats.names import declared_names
+
+        checker.declared = declared_names(knobs)
     for e in entries:
         checker.entry(e)
     _owner_not_loaded(checker, issues)
     _duplicates(entries, checker)
     _not_exported(entries, checker)
     if probes:
-        sources: dict[str, list[EnvEntry]] = {}
-        for e in entries:
-            sources.setdefault(e.path, []).append(e)
-        for path, es in sources.items():
+        for path, es in _environments(entries):
             env = resolve_env(es)
             for pname, probe in probes.items():
                 fn = getattr(probe, "lint", None)
@@ -291,7 +337,9 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
                     continue
                 for f in found:
                     p, line, name = _locate(f, es)
-                    checker.out.append(LintFinding(f, p or path, line, name))
+                    lf = LintFinding(f, p or path, line, name)
+                    if lf not in checker.out:  # one finding of the file-level settings, once
+                        checker.out.append(lf)
     order = {id(f): i for i, f in enumerate(checker.out)}
     return sorted(checker.out, key=lambda f: (f.path or "", f.line if f.line is not None else 1 << 30,
                                               order[id(f)]))

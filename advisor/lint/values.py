@@ -19,7 +19,7 @@ class ValueChecks:
     """Mixed into ``_Checker``: the checks that look at a value."""
 
     def problem(self: "_Checker", e: EnvEntry, p: Problem, name: str) -> None:
-        self.add(e, "invalid-value", p.severity, f"{name}: {p.message}", p.remedy, name=name)
+        self.add(e, p.id, p.severity, f"{name}: {p.message}", p.remedy, name=name)
 
     def value(self: "_Checker", e: EnvEntry, lib: Library, name: str, value: str,
               centry: Optional[CatalogueEntry], knob: Optional[Knob]) -> None:

@@ -68,3 +68,45 @@ def test_launch_line_findings_point_at_the_script(tmp_path):
                               catalogues=recorded_catalogues())
     hit = [f for f in findings if f.name == "MPIR_CVAR_CH4_CMA_ENABEL"]
     assert hit and hit[0].path == str(script) and hit[0].line == 2
+
+
+def _cma_findings(text: str, tmp_path):
+    from advisor.plugins import load
+    from support import recorded_catalogues, recorded_facts
+
+    script = tmp_path / "job.sh"
+    script.write_text(text)
+    reg = load()
+    findings = L.lint_entries(L.read_env_file(script), facts=recorded_facts(), knobs=reg.knobs,
+                              catalogues=recorded_catalogues(),
+                              probes={"mpich-cma": reg.probes["mpich-cma"]})
+    return [(f.finding.id, f.line) for f in findings if f.finding.id.startswith("cma-")]
+
+
+def test_settings_of_two_launch_lines_never_meet(tmp_path):
+    """A threshold on one srun line is not inert because another srun line turns CMA off:
+    each launch line's settings reach only its own command (found by a new user)."""
+    two = ("#!/bin/sh\n"
+           "srun --export=ALL,MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=16384 ./a.out\n"
+           "srun --export=ALL,MPIR_CVAR_CH4_CMA_ENABLE=0 ./b.out\n")
+    assert ("cma-threshold-inert", 2) not in _cma_findings(two, tmp_path)
+    one = ("#!/bin/sh\nsrun --export=ALL,MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=16384,"
+           "MPIR_CVAR_CH4_CMA_ENABLE=0 ./a.out\n")
+    assert ("cma-threshold-inert", 2) in _cma_findings(one, tmp_path)
+    # a file-level export reaches every launch line after it
+    base = ("#!/bin/sh\nexport MPIR_CVAR_CH4_CMA_ENABLE=0\n"
+            "srun --export=ALL,MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=16384 ./a.out\n")
+    assert ("cma-threshold-inert", 3) in _cma_findings(base, tmp_path)
+
+
+def test_the_same_name_on_two_launch_lines_is_no_duplicate(tmp_path):
+    from support import recorded_catalogues, recorded_facts
+
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/sh\nsrun --export=ALL,MPIR_CVAR_CH4_CMA_ENABLE=1 ./a.out\n"
+                      "srun --export=ALL,MPIR_CVAR_CH4_CMA_ENABLE=0 ./b.out\n")
+    findings = L.lint_entries(L.read_env_file(script), facts=recorded_facts(),
+                              catalogues=recorded_catalogues())
+    assert not [f for f in findings if f.finding.id == "duplicate"]
+    es = L.read_env_file(script)
+    assert all(e.launch for e in es)

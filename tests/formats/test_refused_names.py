@@ -106,3 +106,32 @@ def test_cli_emit_refuses_undeclared_and_refused_names(tmp_path, advisor_home):
         assert proc.stdout == ""
         assert f"{path}: {MESSAGES[case]}" in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_cli_emit_with_the_owning_plugin_disabled_says_so(tmp_path, advisor_home):
+    """A profile's setting whose plugin is disabled is refused with a line that says why and
+    what to do (found by a new user: the bare "no loaded plugin declares" left them guessing)."""
+    from support import SHIPPED_PROFILE
+
+    proc = subprocess.run([sys.executable, "-m", "advisor", "emit", "-p", str(SHIPPED_PROFILE)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ,
+                               "ADVISOR_DISABLE_PLUGINS": "example-broken,mpich-cma"})
+    assert proc.returncode == 2 and proc.stdout == ""
+    (line,) = [ln for ln in proc.stderr.splitlines() if "error" in ln]
+    assert f"{SHIPPED_PROFILE}: setting mpich-cma/" in line
+    assert "plugin 'mpich-cma' recommended it" in line and "ADVISOR_DISABLE_PLUGINS" in line
+    assert "--plugin" in line
+
+
+def test_a_format_refusal_names_the_profile(tmp_path, advisor_home):
+    """A value a format cannot carry (easybuild: ``$NAME``) is refused with the profile's path,
+    like every other refusal."""
+    prof = with_setting(library="mpich", name="MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD",
+                        value="$(touch x)")
+    path = save_profile(prof, tmp_path / "bad-value.toml")
+    proc = subprocess.run([sys.executable, "-m", "advisor", "emit", "-p", str(path), "-f",
+                           "easybuild"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "ADVISOR_DISABLE_PLUGINS": "example-broken"})
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert f"{path}: " in proc.stderr and "Traceback" not in proc.stderr

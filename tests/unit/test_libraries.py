@@ -101,6 +101,11 @@ def test_glibc_octal_is_a_number_not_an_error():
         f = _lint(f"export GLIBC_TUNABLES=glibc.cpu.x86_non_temporal_threshold={value}\n",
                   knobs=reg.knobs)
         assert not [x for x in f if x.finding.id == "invalid-value"], (value, f)
+        octal = [x for x in f if x.severity == "info" and "octal" in x.finding.message]
+        # legal but easy to misread: an info line says what glibc reads (64 MiB here)
+        assert bool(octal) == (value == "0400000000"), (value, f)
+        if octal:
+            assert "67108864 (64 MiB)" in octal[0].finding.message
     f = _lint("export GLIBC_TUNABLES=glibc.cpu.x86_non_temporal_threshold=08\n", knobs=reg.knobs)
     assert [x.finding.id for x in f] == ["invalid-value"]
 
