@@ -27,7 +27,8 @@ from advisor.emit.common import drop_reason, library_version
 from advisor.errors import AdvisorError, BadInputError, EmitError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.models import Profile
+    from advisor.knobs import Knob
+    from advisor.models import Profile, Setting
     from advisor.plugins import Emitter
 
 __all__ = ["EmitOptions", "render", "check_names", "library_version", "dropped", "left_out_notes",
@@ -81,8 +82,9 @@ def restrict_to_valid(profile: "Profile", options: Optional[EmitOptions] = None)
 
 def check_names(profile: "Profile", options: EmitOptions, label: str = "the profile") -> None:
     """Refuse a profile whose selected settings (every kind, defaults included) hold a name that
-    is never emitted (``advisor.formats.names.refused_reason``), or, when ``options.knobs`` is given, a
-    name no knob record declares (``advisor.formats.names.undeclared``: list items included).
+    is never emitted (``advisor.formats.names.refused_reason``), or, when ``options.knobs`` is
+    given, a name no knob record declares (``advisor.formats.names.undeclared``: list items
+    included) or a value its knob's type rules out (``value_problem``).
 
     :param label: how the message names the profile (its path, in the CLI).
     :raises EmitError: one line naming the setting, the profile and the reason.
@@ -105,6 +107,42 @@ def check_names(profile: "Profile", options: EmitOptions, label: str = "the prof
                             "ADVISOR_DISABLE_PLUGINS, failed to load, or another version: see "
                             "'advisor plugins'); --plugin NAME writes only the other plugins' "
                             "settings")
+        bad = value_problem(s, options.knobs or (), options.libraries)
+        if bad:
+            raise EmitError(f"{where}: refused: {bad}")
+
+
+def value_problem(setting: "Setting", knobs: Sequence["Knob"],
+                  libraries: Optional[Mapping[str, Any]] = None) -> Optional[str]:
+    """Why the library cannot read ``setting``'s value, judged by the knob record that declares
+    the name (type ``int``/``bytes``/``float`` through the library's value grammar,
+    ``advisor.libraries.record.ValueGrammar``; ``bool``; ``enum`` against ``allowed``), or None.
+    A list variable's items are left to lint.  Catches a hand-edited profile before a job does
+    (MPICH aborts ``MPI_Init`` on a CVAR value it cannot parse: ``advisor.libraries.mpich``)."""
+    from packaging.utils import canonicalize_name
+
+    from advisor.formats.entry import scalar_text
+    from advisor.libraries import builtin_libraries
+    from advisor.libraries.record import ValueGrammar
+
+    if setting.separator:
+        return None
+    lib = canonicalize_name(setting.library)
+    knob = next((k for k in knobs if canonicalize_name(k.library) == lib
+                 and setting.name in (k.name, *k.aliases)), None)
+    if knob is None:
+        return None
+    libs = builtin_libraries() if libraries is None else libraries
+    grammar = getattr(libs.get(lib), "values", None) or ValueGrammar()
+    text = scalar_text(setting.value)
+    if knob.type in ("int", "bytes", "float") and grammar.number(text, knob.type) is None:
+        return f"value {text!r} is not a number {setting.library} reads ({knob.type})"
+    if knob.type == "bool" and not grammar.is_bool(text):
+        return f"value {text!r} is not a boolean {setting.library} reads ({grammar.bool_text})"
+    if knob.type == "enum" and knob.allowed and text not in {scalar_text(a) for a in knob.allowed}:
+        return (f"value {text!r} is not one of {', '.join(scalar_text(a) for a in knob.allowed)}"
+                f" ({setting.library})")
+    return None
 
 
 def render(profile: "Profile", fmt: str, emitters: dict[str, "Emitter"],

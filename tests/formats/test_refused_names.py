@@ -135,3 +135,14 @@ def test_a_format_refusal_names_the_profile(tmp_path, advisor_home):
                           env={**os.environ, "ADVISOR_DISABLE_PLUGINS": "example-broken"})
     assert proc.returncode == 2 and proc.stdout == "", proc.stderr
     assert f"{path}: " in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("name, value", [("MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", "16k"),
+                                         ("MPIR_CVAR_CH4_CMA_ENABLE", "maybe")])
+def test_a_value_the_knob_type_rules_out_is_refused_in_every_format(reg, name, value):
+    """A hand-edited value MPICH would abort MPI_Init on (MPL reads neither ``16k`` nor
+    ``maybe``) never reaches a file, whatever the format."""
+    prof = with_setting(library="mpich", name=name, value=value)
+    for fmt in sorted(reg.emitters):
+        with pytest.raises(EmitError, match=rf"{name}: refused: value '{value}' is not a"):
+            render(prof, fmt, reg.emitters, EmitOptions(knobs=tuple(reg.knobs)), label="p.toml")
