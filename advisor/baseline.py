@@ -12,10 +12,10 @@ from __future__ import annotations
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
-from advisor.models import Facts, Recommendation, Setting
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.knobs import Knob
+    from advisor.models import Facts, Recommendation, Setting
     from advisor.libraries import Library
 
 

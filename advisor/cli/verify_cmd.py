@@ -7,6 +7,7 @@ from typing import List, Optional
 
 import typer
 
+from advisor.baseline import Baseline  # no models import: the CLI starts fast
 from advisor.cli import common
 from advisor.cli.boundary import boundary, err, exit_with, out, warn
 from advisor.cli.render import console, print_table, rich_table
@@ -22,8 +23,10 @@ def verify(
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Verify "
                                                "only this probe or plugin's recommendations "
                                                "(repeatable)."),
-    against_env: bool = typer.Option(False, "--against-env", help="Baseline is the current "
-                                     "environment instead of the library defaults."),
+    against: Baseline = typer.Option(Baseline.DEFAULTS, "--against", case_sensitive=False,
+                                     help="The baseline: the library defaults, or the current "
+                                     "environment's values."),
+    against_env: bool = typer.Option(False, "--against-env", help="Same as --against env."),
     alone: bool = typer.Option(False, "--alone", help="Only each recommendation with its own "
                                "settings; skip the joint emitted environment (half the "
                                "measurements, no interaction check)."),
@@ -50,9 +53,10 @@ def verify(
     from advisor.report.tables import Table
     from advisor.save import check_writable, save_or_rescue
     from advisor.report.verify import joint_rows, table_rows, to_json
-    from advisor.verify import (Baseline, has_failure, has_regression, reversal_findings,
+    from advisor.verify import (has_failure, has_regression, reversal_findings,
                                 verify_profile)
 
+    baseline = Baseline.ENV if against_env else against
     path = common.profile_path(profile)
     prof = common.load(profile)
     check_writable(path)  # the verdicts are stored in the profile: fail now, not after measuring
@@ -65,12 +69,12 @@ def verify(
     updated, outcomes = verify_profile(
         prof, reg.probes, facts=facts, knobs=reg.knobs, plugins=set(plugin) if plugin else None,
         time_budget_s=time_budget, quick=quick, joint=not alone,
-        against=Baseline.ENV if against_env else Baseline.DEFAULTS, libraries=reg.libraries,
+        against=baseline, libraries=reg.libraries,
         launcher=launcher_argv, options=common.parse_options(option), seed=seed,
         on_event=lambda key, msg, frac: err(f"{key}: {msg}") if msg != "done" else None)
     save_or_rescue(updated, path, what="the profile with the verdicts")
     con = console(stderr=True, soft_wrap=True)
-    base = "the current environment" if against_env else "library defaults"
+    base = "the current environment" if baseline is Baseline.ENV else "library defaults"
     con.print(rich_table(Table(
         f"Verification, each recommendation alone vs {base} (ratio = advised / baseline, > 1 is "
         "better)", ("probe", "recommendation", "verdict", "ratio", "95 % CI", "A/A noise floor",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import types
 
+import pytest
 from support import StubProbe, sample_profile
 
 from advisor import hookimpl
@@ -280,3 +281,34 @@ def test_default_advice_names_the_reprobe_under_the_others():
     # the command is not a table cell (a table would fold it mid-token): its own field and line
     assert keep.redo.startswith(f"env GLIBC_TUNABLES={HUGETLB} advisor probe --plugin mpi-demo")
     assert keep.redo not in keep.note and keep.to_dict()["redo"] == keep.redo
+
+
+@pytest.mark.parametrize("args, want", [([], "defaults"), (["--against", "env"], "env"),
+                                        (["--against-env"], "env")])
+def test_cli_passes_a_typed_baseline(tmp_path, advisor_home, monkeypatch, args, want):
+    """``--against defaults|env`` (and the older ``--against-env``) reach verify as a
+    ``Baseline``, converted once at the CLI."""
+    from typer.testing import CliRunner
+
+    import advisor.cli as cli
+    import advisor.cli.common as cli_common
+    import advisor.facts as facts_mod
+    import advisor.verify as verify_mod
+    from advisor.baseline import Baseline
+    from advisor.profile import save_profile
+
+    prof = _two_plugins()
+    seen = {}
+
+    def fake_verify(profile, probes, **kw):
+        seen["against"] = kw["against"]
+        return profile, []
+
+    monkeypatch.setattr(cli_common, "load_registry", lambda *a, **k: _registry(
+        DemoProbe("malloc-demo"), DemoProbe("mpi-demo")))
+    monkeypatch.setattr(facts_mod, "detect", lambda *a, **k: prof.facts)
+    monkeypatch.setattr(verify_mod, "verify_profile", fake_verify)
+    path = save_profile(prof, tmp_path / "p.toml")
+    res = CliRunner().invoke(cli.app, ["verify", "--profile", str(path), *args])
+    assert res.exit_code == 0, res.output
+    assert seen["against"] is Baseline(want)
