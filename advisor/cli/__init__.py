@@ -17,7 +17,7 @@ import sys
 
 import typer
 
-from advisor.cli import emit_cmd, inspect_cmd, lint_cmd, probe_cmd, verify_cmd
+from advisor.cli import emit_cmd, fleet_cmd, inspect_cmd, lint_cmd, probe_cmd, verify_cmd
 from advisor.errors import ExitCode
 
 __all__ = ["app", "main", "EPILOG"]
@@ -57,6 +57,7 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 for _command in (probe_cmd.probe, emit_cmd.emit, inspect_cmd.show, inspect_cmd.plugins,
                  inspect_cmd.facts, inspect_cmd.schema, lint_cmd.lint, verify_cmd.verify):
     app.command()(_command)
+app.add_typer(fleet_cmd.fleet_app, name="fleet")
 
 
 def main() -> None:
