@@ -95,6 +95,19 @@ def _mut(path: tuple, value=None, *, delete: bool = False, rename: str | None = 
     return tomli_w.dumps(data).encode()
 
 
+#: A declared knob of type str (memory-pool's CuPy limit): hostile values go through the whole
+#: emit path to the shells on a name emit writes, not one a knob's type rules out first.
+STR_KNOB = ("cupy", "CUPY_GPU_MEMORY_LIMIT")
+
+
+def _str_value(value) -> bytes:
+    data = tomllib.loads(BASE)
+    node = data["results"][0]["recommendations"][0]["settings"][0]
+    node["library"], node["name"] = STR_KNOB
+    node["value"] = value
+    return tomli_w.dumps(data).encode()
+
+
 def _text(old: str, new: str) -> bytes:
     assert old in BASE, old
     return BASE.replace(old, new, 1).encode()
@@ -232,21 +245,24 @@ HOSTILE = {
                               "'=' in a variable name"),
     "name-leading-digit.toml": (_mut(SETTING + ("name",), "1ABC"), 2, ["1ABC"],
                                 "a name sh cannot assign"),
-    "value-newline.toml": (_mut(SETTING + ("value",), "1\ntouch PWNED"), 2,
-                           ["MPIR_CVAR_CH4_CMA_ENABLE", "control character"],
+    "value-newline.toml": (_str_value("1\ntouch PWNED"), 2,
+                           ["CUPY_GPU_MEMORY_LIMIT", "control character"],
                            "a newline in a value"),
-    "value-escape-sequence.toml": (_mut(SETTING + ("value",), "\x1b]0;owned\x07"), 2,
-                                   ["MPIR_CVAR_CH4_CMA_ENABLE", "control character"],
+    "value-escape-sequence.toml": (_str_value("\x1b]0;owned\x07"), 2,
+                                   ["CUPY_GPU_MEMORY_LIMIT", "control character"],
                                    "a terminal escape sequence in a value"),
-    "value-command-substitution.toml": (_mut(SETTING + ("value",), "$(touch PWNED)`touch PWNED`"),
+    "value-command-substitution.toml": (_str_value("$(touch PWNED)`touch PWNED`"),
                                         0, [], "command substitution in a value"),
-    "value-quotes-backslashes.toml": (_mut(SETTING + ("value",), "a'b\"c\\d\\'e!f%g"), 0, [],
+    "value-quotes-backslashes.toml": (_str_value("a'b\"c\\d\\'e!f%g"), 0, [],
                                       "every quote and escape character"),
-    "value-variable-expansion.toml": (_mut(SETTING + ("value",), "${HOME}$HOME~%PATH%"), 0, [],
+    "value-variable-expansion.toml": (_str_value("${HOME}$HOME~%PATH%"), 0, [],
                                       "variable references that must stay literal"),
-    "value-bidi-override.toml": (_mut(SETTING + ("value",), "abc\u202edef\u2066"), 0, [],
+    "value-bidi-override.toml": (_str_value("abc\u202edef\u2066"), 0, [],
                                  "Unicode bidi overrides (Trojan Source)"),
-    "value-long.toml": (_mut(SETTING + ("value",), "x" * 100_000), 0, [], "a 100 kB value"),
+    "value-wrong-type.toml": (_mut(SETTING + ("value",), "maybe"), 2,
+                              ["MPIR_CVAR_CH4_CMA_ENABLE", "not a boolean"],
+                              "a value the declaring knob's type rules out (MPICH aborts on it)"),
+    "value-long.toml": (_str_value("x" * 100_000), 0, [], "a 100 kB value"),
     "hostname-newline.toml": (_mut(("provenance", "hostname"), "node\ntouch PWNED"), 0, [],
                               "a newline in the provenance hostname (header comment)"),
     "rationale-newline.toml": (_mut(("results", 0, "recommendations", 0, "rationale"),
