@@ -20,6 +20,7 @@ installs them), or no ``unshare -u``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -29,6 +30,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -160,6 +162,15 @@ def slurm_cluster():
     reason = _skip_reason()
     if reason:
         pytest.skip(reason)
+    with running_cluster() as cluster:
+        yield cluster
+
+
+@contextlib.contextmanager
+def running_cluster() -> Iterator[SlurmCluster]:
+    """The cluster as a context manager (what the fixture uses; also for a shell session:
+    ``python -c 'import conftest, time; ...'`` from tests/slurm).  Raises RuntimeError with the
+    daemons' log tails when it does not come up."""
     # not under pytest's basetemp: munged wants every directory above its socket searchable by
     # all (pytest's are 0700); removed at teardown
     d = Path(tempfile.mkdtemp(prefix="advisor-slurm-"))
