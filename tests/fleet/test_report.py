@@ -75,7 +75,9 @@ def test_another_class_is_grouped_apart(fleet_dir, thin_shipped):
 
 def test_hostile_files_fail_one_line_each_and_never_stop_the_report(fleet_dir):
     (fleet_dir / "bad1.toml").write_text("schema_version = [\n")
-    (fleet_dir / "bad2.toml").write_bytes((fleet_dir / "node1.toml").read_bytes()[:5000])
+    whole = (fleet_dir / "node1.toml").read_bytes()  # cut inside a string: a torn write
+    cut = whole.index(b' = "', 5000) + 6
+    (fleet_dir / "bad2.toml").write_bytes(whole[:cut])
     (fleet_dir / "bad3.toml").write_text('schema_version = 99\n')
     (fleet_dir / "bad4.toml").write_text('[tool.poetry]\nname = "x"\n')
     (fleet_dir / "bad5.toml").write_bytes(b"a = 1\x00\n")
