@@ -27,3 +27,11 @@ def fleet_dir(tmp_path, thin_shipped):
             prof = scaled(prof, "mpich-cma", 0.5)
         write_node(tmp_path, f"node{i}", prof)
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def fleet_probes():
+    """probe name -> probe of the installed plugins (their pure ``recommend`` and ``headline``)."""
+    from advisor.plugins import load
+
+    return load().probes

@@ -34,3 +34,32 @@ def test_thin_of_a_full_probe_is_its_smallest_and_says_its_size():
                                                 if r.probe != "mpich-cma"]})
     thin, size = thin_profile(small)
     assert size <= FLEET_PROFILE_BYTES
+
+
+def _advice(profile, probes) -> dict:
+    return {r.probe: probes[r.probe].recommend(list(r.evidence), profile.facts)
+            for r in profile.results if r.status == "ok" and r.probe in probes}
+
+
+def _settings(advice) -> list:
+    return [(r.id, [(s.library, s.name, s.value) for s in r.settings], r.confidence)
+            for r in advice.recommendations]
+
+
+def test_rounding_loses_no_advice_and_thinning_keeps_the_settings(fleet_probes):
+    """Rounded to SIGNIFICANT_DIGITS (all samples kept), every probe's recommend re-derives the
+    full profile's advice exactly; thinned to the smallest form, host-buffer's and
+    memory-pool's still do, and mpich-cma (which bootstraps the samples) keeps its settings and
+    confidence, its quoted CIs moving (module doc)."""
+    from advisor.fleet.thin import _round
+
+    full = load_profile(SHIPPED_PROFILE)
+    want = _advice(full, fleet_probes)
+    assert want and _advice(_round(full), fleet_probes) == want
+    thin, size = thin_profile(full)
+    got = _advice(thin, fleet_probes)
+    assert got.keys() == want.keys()
+    for probe in want:
+        assert _settings(got[probe]) == _settings(want[probe]), probe
+        if probe != "mpich-cma":
+            assert got[probe] == want[probe], probe
