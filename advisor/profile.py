@@ -67,12 +67,25 @@ def _read_mapping(path: Path) -> dict[str, Any]:
 
     text = read_text_file(path, kind="profile", max_bytes=MAX_PROFILE_BYTES, error=ProfileError,
                           allow_empty=False)
+    return _parse_mapping(text, str(path))
+
+
+def _parse_mapping(text: str, source: str) -> dict[str, Any]:
     try:
         return _tomllib().loads(text)
     except _tomllib().TOMLDecodeError as exc:
-        raise ProfileError(f"{path}: malformed TOML: {exc}") from None
+        raise ProfileError(f"{source}: malformed TOML: {exc}") from None
     except RecursionError:
-        raise ProfileError(f"{path}: malformed TOML: nesting too deep") from None
+        raise ProfileError(f"{source}: malformed TOML: nesting too deep") from None
+
+
+def profile_from_text(text: str, *, source: str = "<profile>"):
+    """Parse and validate profile TOML ``text`` (as read by ``load_profile``); ``source`` names
+    it in messages.
+
+    :raises ProfileError: malformed TOML, or as ``profile_from_mapping``.
+    """
+    return profile_from_mapping(_parse_mapping(text, source), source=source)
 
 
 def profile_from_mapping(data: dict[str, Any], *, source: str = "<profile>"):

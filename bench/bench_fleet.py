@@ -8,9 +8,12 @@ evidence itself records: per variant and probe, every sample is multiplied by on
 drawn from a normal distribution whose standard deviation is that probe's median relative MAD of
 its points' samples (median over points of MAD/median), so node-to-node spread equals the
 within-run spread measured on the recording machine.  ``VARIANTS`` such variants are serialised
-once and written as N files (hostname changed), so making the directory stays quick.
+once and written as N files (hostname changed), so making the directory stays quick.  Beside each ``X.toml`` goes the
+``X.summary.json`` that ``advisor probe --thin`` writes (``advisor.fleet.summary.sidecar_of``,
+the same function, with the SHA-256 of that node's bytes); ``--no-sidecars`` leaves them out, so
+every profile is parsed.
 
-Usage: ``python bench/bench_fleet.py [--nodes N]``.  Prints seconds and peak resident memory
+Usage: ``python bench/bench_fleet.py [--nodes N] [--no-sidecars]``.  Prints seconds and peak resident memory
 (the report process and its worker processes, ``getrusage``), and the node states.
 """
 
@@ -44,9 +47,10 @@ def relative_mad(result) -> float:
     return float(np.median(rel)) if rel else 0.0
 
 
-def make_dir(directory: Path, n: int) -> dict[str, float]:
+def make_dir(directory: Path, n: int, probes, sidecars: bool = True) -> dict[str, float]:
     import numpy as np
 
+    from advisor.fleet.summary import digest, sidecar_of, sidecar_path
     from advisor.fleet.thin import thin_profile
     from advisor.profile import load_profile, profile_to_toml
 
@@ -57,23 +61,30 @@ def make_dir(directory: Path, n: int) -> dict[str, float]:
     noise = {r.probe: relative_mad(r) for r in full.results}  # from the full samples
     base, size = thin_profile(full)
     rng = np.random.default_rng(SEED)
-    texts = []
+    texts, cars = [], []
     for _ in range(VARIANTS):
         prof = base
         for probe, sigma in noise.items():
             prof = scaled(prof, probe, float(1 + rng.normal(0, sigma)))
         texts.append(profile_to_toml(prof))
+        cars.append(sidecar_of(prof, b"", probes))  # what advisor probe --thin writes
     marker = 'hostname = "vm"'
     for i in range(n):
         name = f"node{i + 1:05d}"
-        text = texts[i % VARIANTS].replace(marker, f'hostname = "{name}"', 1)
-        (directory / f"{name}.toml").write_text(text)
+        data = texts[i % VARIANTS].replace(marker, f'hostname = "{name}"', 1).encode()
+        path = directory / f"{name}.toml"
+        path.write_bytes(data)
+        if sidecars:  # the hostname is in no summary field, only in the bytes hashed
+            car = cars[i % VARIANTS].model_copy(update={"sha256": digest(data)})
+            sidecar_path(path).write_text(car.model_dump_json() + "\n")
     return {"bytes_per_profile": size, **{f"noise.{k}": v for k, v in noise.items()}}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=10_000)
+    ap.add_argument("--no-sidecars", action="store_true",
+                    help="write no X.summary.json: every profile is parsed (the slow path)")
     args = ap.parse_args()
     from advisor.fleet.report import build_report
     from advisor.plugins import load
@@ -82,7 +93,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
         d = Path(tmp)
         t0 = time.perf_counter()
-        info = make_dir(d, args.nodes)
+        info = make_dir(d, args.nodes, probes, sidecars=not args.no_sidecars)
         made = time.perf_counter() - t0
         t0 = time.perf_counter()
         rep = build_report(d, probes=probes)
@@ -90,6 +101,7 @@ def main() -> None:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB (Linux)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"profiles: {args.nodes}, {info['bytes_per_profile']} bytes each (thinned), "
+          f"{'no sidecars' if args.no_sidecars else 'each with its summary sidecar'}, "
           f"made in {made:.1f} s")
     print("noise (relative MAD of samples, per probe): " + ", ".join(
         f"{k[6:]} {v:.3%}" for k, v in info.items() if k.startswith("noise.")))

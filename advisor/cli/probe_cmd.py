@@ -34,7 +34,9 @@ def probe(
                                           help="Where to write the profile."),
     seed: int = typer.Option(12345, "--seed", metavar="N", help="Seed for fills and bootstrap."),
     thin: bool = typer.Option(False, "--thin", help="Fleet profile: thin the samples of each "
-                              "point until the profile fits 64 KiB (advisor.fleet.thin)."),
+                              "point until the profile fits 64 KiB (advisor.fleet.thin), and write "
+                              "its summary beside it as <name>.summary.json "
+                              "(advisor.fleet.summary)."),
 ) -> None:
     """Detect facts, run each plugin's probe, and write the profile (its path goes to stdout)."""
     from advisor.facts import detect
@@ -80,6 +82,10 @@ def probe(
             warn(f"--thin: the profile is {size} bytes even at one sample per point "
                  f"(target {FLEET_PROFILE_BYTES}); statistics and values are kept whole")
     save_or_rescue(prof, target)  # e.g. the disk filled up while probing: keep the measurements
+    if thin:  # the fleet report's shortcut for exactly these bytes (advisor.fleet.summary)
+        from advisor.fleet.summary import write_sidecar
+
+        write_sidecar(prof, target, reg.probes)
     for res in prof.results:
         line = f"{res.probe}: {res.status}"
         if res.reason:

@@ -1,8 +1,9 @@
 """Reading a fleet directory: one summary per ``DIR/<node>.toml``, each file untrusted.
 
-Every file goes through ``advisor.profile.load_profile`` (the size limit of
-``advisor.textfile``, UTF-8 and NUL checks, tomllib, the schema version check, one pydantic
-``model_validate``); any refusal makes that node ``failed`` with a one-line reason and never
+Every file is read once (the size limit of ``advisor.textfile``, UTF-8 and NUL checks) and
+hashed; a sidecar ``X.summary.json`` whose SHA-256 matches stands for it
+(``advisor.fleet.summary``), else the text goes through tomllib, the schema version check and
+one pydantic ``model_validate`` (``advisor.profile.profile_from_text``); any refusal makes that node ``failed`` with a one-line reason and never
 stops the others.  Only a small :class:`NodeSummary` is kept per node, so 10,000 nodes fit in
 memory; the evidence of the few nodes a class pools is read again (``advisor.fleet.pool``).
 
@@ -58,22 +59,38 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 
 def summarize(path: "Path | str", probes: Optional[Mapping[str, Any]] = None) -> NodeSummary:
-    """The summary of one node file (never raises for bad input: the node is ``failed``)."""
+    """The summary of one node file (never raises for bad input: the node is ``failed``).
+
+    The file's bytes are read once (the profile size limit), hashed, and stand for the node
+    through its sidecar when one matches (``advisor.fleet.summary.read_sidecar``); otherwise
+    they are parsed and validated as a profile."""
     from advisor.errors import BadInputError
-    from advisor.fleet.headline import headlines_of
-    from advisor.profile import load_profile
+    from advisor.fleet.summary import digest, read_sidecar
+    from advisor.profile import MAX_PROFILE_BYTES, ProfileError, profile_from_text
+    from advisor.textfile import read_text_file
 
     path = Path(path)
     probes = _PROBES if probes is None else probes
     s = NodeSummary(name=path.stem, path=str(path), state="failed")
     try:
-        prof = load_profile(path)
+        text = read_text_file(path, kind="profile", max_bytes=MAX_PROFILE_BYTES,
+                              error=ProfileError, allow_empty=False)
+        sc = read_sidecar(path, digest(text.encode("utf-8")), probes)
+        if sc is not None:
+            return _from_sidecar(s, sc, probes)
+        prof = profile_from_text(text, source=str(path))
     except BadInputError as exc:
         s.reason = _one_line(str(exc).replace(str(path) + ": ", "", 1))
         return s
     except (MemoryError, RecursionError, ValueError, OSError) as exc:
         s.reason = _one_line(f"unreadable: {type(exc).__name__}: {exc}")
         return s
+    return _from_profile(s, prof, probes)
+
+
+def _from_profile(s: NodeSummary, prof: Any, probes: Mapping[str, Any]) -> NodeSummary:
+    from advisor.fleet.headline import headlines_of
+
     s.state = "read"
     s.class_id = prof.facts.class_fingerprint()
     s.fingerprint = prof.fingerprint
@@ -85,8 +102,20 @@ def summarize(path: "Path | str", probes: Optional[Mapping[str, Any]] = None) ->
     return s
 
 
+def _from_sidecar(s: NodeSummary, sc: Any, probes: Mapping[str, Any]) -> NodeSummary:
+    s.state = "read"
+    s.class_id = sc.class_id
+    s.fingerprint = sc.fingerprint
+    s.results = {p: (st.status, st.reason) for p, st in sc.results.items()}
+    s.headlines = {f: v for f, v in sc.headlines.items()
+                   if f.partition(":")[0] in probes and sc.results.get(f.partition(":")[0])
+                   and sc.results[f.partition(":")[0]].status == "ok"}
+    return s
+
+
 def node_files(directory: Path) -> list[Path]:
-    """``directory/*.toml`` sorted by name (the ``classes/`` sub-directory is not read)."""
+    """``directory/*.toml`` sorted by name (the ``classes/`` sub-directory is not read;
+    ``X.summary.json`` sidecars are read with their ``X.toml``)."""
     return sorted(p for p in directory.glob("*.toml"))
 
 
