@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import statistics
-from typing import Any, Iterable, Literal, Optional, Union
+from typing import Iterable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -166,16 +166,17 @@ class Facts(Model):
     def fingerprint_differences(self, other: "Facts") -> list[str]:
         """Dotted names of the fingerprinted facts that differ from ``other``'s (e.g.
         ``kernel.release``), sorted; empty when the fingerprints are equal."""
-        def flat(x: Any, key: str, out: dict) -> dict:
-            if isinstance(x, dict):
-                for k, v in x.items():
-                    flat(v, f"{key}.{k}" if key else str(k), out)
-            else:
-                out[key] = x
-            return out
+        from advisor.fleet.classes import flatten
 
-        a, b = flat(self.fingerprint_inputs(), "", {}), flat(other.fingerprint_inputs(), "", {})
+        a, b = flatten(self.fingerprint_inputs()), flatten(other.fingerprint_inputs())
         return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+
+    def class_fingerprint(self) -> str:
+        """The machine class this node belongs to, shared by identically built nodes (memory
+        to the GiB, kernel major.minor, no ``nr_hugepages``); ``advisor.fleet.classes``."""
+        from advisor.fleet.classes import class_id
+
+        return class_id(self)
 
 
 # --------------------------------------------------------------------------- evidence

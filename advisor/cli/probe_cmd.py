@@ -33,6 +33,8 @@ def probe(
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",
                                           help="Where to write the profile."),
     seed: int = typer.Option(12345, "--seed", metavar="N", help="Seed for fills and bootstrap."),
+    thin: bool = typer.Option(False, "--thin", help="Fleet profile: thin the samples of each "
+                              "point until the profile fits 64 KiB (advisor.fleet.thin)."),
 ) -> None:
     """Detect facts, run each plugin's probe, and write the profile (its path goes to stdout)."""
     from advisor.facts import detect
@@ -70,6 +72,13 @@ def probe(
                               quick=quick, launcher=launcher_argv, options=options,
                               on_event=on_event, command=" ".join(["advisor"] + sys.argv[1:]),
                               seed=seed)
+    if thin:
+        from advisor.fleet.thin import FLEET_PROFILE_BYTES, thin_profile
+
+        prof, size = thin_profile(prof)
+        if size > FLEET_PROFILE_BYTES:
+            warn(f"--thin: the profile is {size} bytes even at one sample per point "
+                 f"(target {FLEET_PROFILE_BYTES}); statistics and values are kept whole")
     save_or_rescue(prof, target)  # e.g. the disk filled up while probing: keep the measurements
     for res in prof.results:
         line = f"{res.probe}: {res.status}"

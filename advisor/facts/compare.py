@@ -20,11 +20,22 @@ def _fmt(v) -> str:
     return "unknown" if v is None else str(v)
 
 
+def _fingerprint_differences(a: "Facts", b: "Facts") -> list[tuple]:
+    """``(dotted name, a's value, b's value)`` of each fingerprinted fact that differs."""
+    from advisor.fleet.classes import flatten
+
+    fa, fb = flatten(a.fingerprint_inputs()), flatten(b.fingerprint_inputs())
+    return [(k, fa.get(k), fb.get(k)) for k in sorted(fa.keys() | fb.keys())
+            if fa.get(k) != fb.get(k)]
+
+
 def machine_mismatch(profile: "Profile", current: "Facts",
                      libraries: Optional[Mapping[str, "Library"]] = None) -> list[str]:
     """How the machine ``profile`` was made on differs from ``current``; one line per difference.
 
-    Compared: the fingerprint (hardware, kernel, MPI); the MPI implementation, flavour and
+    Compared: the fingerprint (hardware, kernel, MPI): its line names every fingerprinted fact
+    that differs with both values, and says whether the machine class (``Facts.class_fingerprint``:
+    memory to the GiB, kernel major.minor) still matches; the MPI implementation, flavour and
     version; the glibc version; the version of every other library the profile has settings
     for; and the security facts that decide whether single-copy (CMA) transfers work (Yama
     ``ptrace_scope``, seccomp mode, ``CAP_SYS_PTRACE``, container), which the fingerprint leaves
@@ -45,11 +56,17 @@ def machine_mismatch(profile: "Profile", current: "Facts",
     here_fp = current.fingerprint()
     if profile.fingerprint != here_fp:
         host = pf.hostname or profile.provenance.hostname or "unknown host"
-        differ = pf.fingerprint_differences(current) if pf.fingerprint() == profile.fingerprint \
-            else []
+        differ = [f"{k} (profile {_fmt(a)}, this machine {_fmt(b)})"
+                  for k, a, b in _fingerprint_differences(pf, current)]
+        if pf.fingerprint() != profile.fingerprint:
+            differ.append("the profile's recorded fingerprint does not match its own facts "
+                          "(edited, or made by another advisor version)")
+        cls_p, cls_here = pf.class_fingerprint(), current.class_fingerprint()
+        cls = (f"same machine class ({cls_here})" if cls_p == cls_here else
+               f"another machine class (profile {cls_p}, this machine {cls_here})")
         lines.append(f"fingerprint: the profile was made on {host} ({profile.fingerprint}), "
-                     f"this machine is {current.hostname or 'unknown host'} ({here_fp})"
-                     + (f"; differing facts: {', '.join(differ)}" if differ else ""))
+                     f"this machine is {current.hostname or 'unknown host'} ({here_fp}); "
+                     f"{cls}; differing facts: {', '.join(differ) or 'none recorded'}")
 
     def diff(label: str, a, b) -> None:
         if a is not None and b is not None and str(a) != str(b):

@@ -46,6 +46,16 @@ ZERO_PAGE_ARTEFACT = (
 )
 
 
+def headline(evidence: Iterable[Evidence]) -> dict[str, float]:
+    """Fleet headline figure (``advisor.fleet.headline``): memcpy bandwidth with the library's
+    default settings at the sweep's largest size, bytes/s."""
+    from advisor.fleet.headline import median_at_largest_x
+
+    ev = Evidence.find(evidence, EV_SWEEP)
+    v = median_at_largest_x(ev.series_named("default")) if ev is not None else None
+    return {} if v is None else {"memcpy_bandwidth_largest_bytes_per_s": v}
+
+
 def point_median(p: Point) -> Optional[float]:
     """Median of a point: its ``stats.median`` when present, else the median of its samples."""
     return p.median()

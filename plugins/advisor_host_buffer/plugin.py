@@ -41,6 +41,12 @@ class HostBufferProbe:
         """Pure: see :func:`advisor_host_buffer.recommend.recommend`."""
         return _rec.recommend(evidence, facts)
 
+    def headline(self, evidence: Sequence[Evidence]) -> dict:
+        """Fleet headline figure: :func:`advisor_host_buffer.evidence.headline`."""
+        from .evidence import headline
+
+        return headline(evidence)
+
     #: ``verify`` measures ``ctx.joint`` (the whole emitted environment) when given one.
     joint_verify = True
 

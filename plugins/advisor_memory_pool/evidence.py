@@ -33,6 +33,17 @@ DEVICE_GRANULARITY = "device-granularity"
 FACTS_EXTRA = "memory-pool"  # Facts.extra key of this plugin's fact detector
 
 
+def headline(evidence: Sequence[Evidence]) -> dict[str, float]:
+    """Fleet headline figures (``advisor.fleet.headline``): seconds to first-touch one pool
+    chunk with MADV_HUGEPAGE (``huge``) and with base pages (``nohuge``)."""
+    from advisor.fleet.headline import median_at_largest_x
+
+    ev = Evidence.find(evidence, HOST_FIRST_TOUCH)
+    s = ev.series_named("first-touch") if ev is not None else None
+    got = {f"first_touch_{lab}_chunk_s": median_at_largest_x(s, lab) for lab in ("huge", "nohuge")}
+    return {k: v for k, v in got.items() if v is not None}
+
+
 def host_large_page(facts: Facts) -> tuple[int, str]:
     """The host's large page (bytes) and where the number comes from."""
     pmd = facts.memory.thp_pmd_size_bytes

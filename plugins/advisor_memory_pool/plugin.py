@@ -39,6 +39,12 @@ class HostPoolProbe:
     def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice:
         return R.recommend_host(evidence, facts)
 
+    def headline(self, evidence: Sequence[Evidence]) -> dict:
+        """Fleet headline figures: :func:`advisor_memory_pool.evidence.headline`."""
+        from .evidence import headline
+
+        return headline(evidence)
+
     def lint(self, env: dict, facts: Facts) -> list:
         """``advisor lint``: the host pool's DLA-Future settings (``lint.lint_env``)."""
         return L.lint_env(env, facts, "host")

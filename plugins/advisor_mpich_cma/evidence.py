@@ -47,6 +47,21 @@ ON, OFF = "cma-on", "cma-off"
 LAT, BW = "latency", "bandwidth"
 
 
+def headline(evidence: Iterable[Evidence]) -> dict[str, float]:
+    """Fleet headline figures (``advisor.fleet.headline``): the single-copy (CMA on) and the
+    two-copy (CMA off) bandwidth at the largest message size measured, bytes/s, from the
+    same-node paired measurement when present, else the sweep (base pages, first pair only)."""
+    from advisor.fleet.headline import median_at_largest_x
+
+    evs = list(evidence)
+    ev = Evidence.find(evs, PAIRED) or Evidence.find(evs, SWEEP)
+    if ev is None:
+        return {}
+    got = {f"cma_{cfg.split('-')[1]}_bandwidth_largest_bytes_per_s":
+           median_at_largest_x(ev.series_named(f"{BW}:{cfg}")) for cfg in (ON, OFF)}
+    return {k: v for k, v in got.items() if v is not None}
+
+
 def sweeps(evidence: Iterable[Evidence]) -> list[Evidence]:
     """The separate-launch sweeps: ``cma-sweep`` and ``cma-sweep.<pair>``."""
     return Evidence.family(evidence, SWEEP)

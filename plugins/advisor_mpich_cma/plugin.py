@@ -43,6 +43,12 @@ class CmaProbe:
     def recommend(self, evidence, facts: Facts) -> Advice:
         return R.recommend(evidence, facts)
 
+    def headline(self, evidence) -> dict:
+        """Fleet headline figures: :func:`advisor_mpich_cma.evidence.headline`."""
+        from advisor_mpich_cma.evidence import headline
+
+        return headline(evidence)
+
     #: ``verify`` measures ``ctx.joint`` (the whole emitted environment) when given one.
     joint_verify = True
 

@@ -1,0 +1,91 @@
+"""Outlier rules of the fleet report, per class and headline figure (pure).
+
+* Robust rule: a value outside median ± k·MAD of its class, k = :data:`DEFAULT_K` (6) by
+  default.  This is the rule of Intel Cluster Checker ("a value is an outlier when it lies more
+  than 6 median absolute deviations from the median", configurable), cited in issue 15.  MAD is
+  the raw median absolute deviation (``scipy.stats.median_abs_deviation`` with ``scale=1``; numpy
+  computes it here, scipy is not a dependency).  It needs :data:`MIN_NODES` values: with two, the
+  median is their mean and neither can be told apart.  The MAD is held at least
+  :data:`MAD_FLOOR_REL` of the median, so identical copies (MAD 0) do not flag a node for
+  sub-noise differences: the smallest A/A noise floor the shipped profile records (host-buffer
+  ``memcpy-sweep`` ``aa_noise_floor.4194304``) is 0.8 %.
+* Baseline rule: ``|value / baseline - 1| > tolerance`` (SuperBench's ±5 % against a baseline).
+* Floors: a per-figure absolute limit (Azure HPC health checks' per-node-type floors): a minimum
+  for rates (figure names ending ``_per_s``), a maximum for times (ending ``_s``); other units
+  are minima.
+
+Public API: :func:`robust_flags`, :func:`baseline_flags`, :func:`floor_flags`, :class:`Flag`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+import numpy as np
+
+__all__ = ["DEFAULT_K", "MIN_NODES", "MAD_FLOOR_REL", "Flag", "robust_flags", "baseline_flags",
+           "floor_flags", "figure_matches"]
+
+DEFAULT_K = 6.0
+MIN_NODES = 3
+MAD_FLOOR_REL = 0.01
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One node flagged on one figure: ``rule`` is ``mad``, ``baseline`` or ``floor``;
+    ``low``/``high`` the accepted band (None: open); ``reason`` one line for people."""
+
+    node: str
+    figure: str
+    rule: str
+    value: float
+    low: Optional[float]
+    high: Optional[float]
+    reason: str
+
+
+def robust_flags(values: Mapping[str, float], figure: str, k: float = DEFAULT_K) -> list[Flag]:
+    """Nodes of one class whose ``figure`` lies outside median ± k·MAD; none below
+    :data:`MIN_NODES` values.  ``values``: node -> value."""
+    if len(values) < MIN_NODES:
+        return []
+    names = list(values)
+    x = np.fromiter((values[n] for n in names), dtype=float, count=len(names))
+    med = float(np.median(x))
+    mad = max(float(np.median(np.abs(x - med))), MAD_FLOOR_REL * abs(med))
+    lo, hi = med - k * mad, med + k * mad
+    out = np.nonzero((x < lo) | (x > hi))[0]
+    return [Flag(names[i], figure, "mad", float(x[i]), lo, hi,
+                 f"{figure} = {x[i]:.4g}, outside median {med:.4g} ± {k:g}·MAD {mad:.3g} "
+                 f"of its class") for i in out]
+
+
+def baseline_flags(values: Mapping[str, float], figure: str, baseline: float,
+                   tolerance: float) -> list[Flag]:
+    """Nodes whose ``figure`` differs from ``baseline`` by more than ``tolerance`` (a fraction)."""
+    lo, hi = baseline * (1 - tolerance), baseline * (1 + tolerance)
+    lo, hi = min(lo, hi), max(lo, hi)
+    return [Flag(n, figure, "baseline", v, lo, hi,
+                 f"{figure} = {v:.4g}, {v / baseline - 1:+.1%} from the baseline {baseline:.4g} "
+                 f"(tolerance ±{tolerance:.0%})")
+            for n, v in values.items() if not (lo <= v <= hi)]
+
+
+def figure_matches(key: str, name: str) -> bool:
+    """Whether the floor ``name`` (``figure`` or ``probe:figure``) names ``key``
+    (``probe:figure``)."""
+    return key == name or key.split(":", 1)[-1] == name
+
+
+def floor_flags(values: Mapping[str, float], figure: str, limit: float) -> list[Flag]:
+    """Nodes below the floor ``limit`` (a maximum for figures in seconds, see module doc)."""
+    is_time = figure.endswith("_s") and not figure.endswith("_per_s")
+    if is_time:
+        return [Flag(n, figure, "floor", v, None, limit,
+                     f"{figure} = {v:.4g}, above the limit {limit:.4g}")
+                for n, v in values.items() if v > limit]
+    return [Flag(n, figure, "floor", v, limit, None,
+                 f"{figure} = {v:.4g}, below the floor {limit:.4g}")
+            for n, v in values.items() if v < limit]

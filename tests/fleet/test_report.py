@@ -1,0 +1,151 @@
+"""``advisor fleet report`` on node directories made from the recorded profile."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from fleet_support import scaled, write_node
+
+from advisor.fleet.pool import pool_evidence
+from advisor.fleet.report import build_report, compress_hostlist
+from advisor.models import Evidence, Point, Series
+from advisor.profile import load_profile
+
+ENV = dict(os.environ)
+
+
+def _advisor(*args):
+    return subprocess.run([sys.executable, "-m", "advisor", *args], capture_output=True,
+                          text=True, env=ENV, timeout=120)
+
+
+def test_outlier_node_flagged_others_ok_and_class_profile_written(fleet_dir):
+    rep = build_report(fleet_dir)
+    states = {n.name: n.state for n in rep.nodes}
+    assert states == {"node1": "ok", "node2": "ok", "node3": "outlier", "node4": "ok",
+                      "node5": "ok"}
+    node3 = next(n for n in rep.nodes if n.name == "node3")
+    assert {f.figure for f in node3.flags} >= {
+        "mpich-cma:cma_on_bandwidth_largest_bytes_per_s"}
+    assert all(f.rule == "mad" for f in node3.flags)
+    assert rep.flagged_hostlist == "node3"
+    (cls,) = rep.classes
+    assert cls.nodes == [f"node{i}" for i in range(1, 6)] and cls.pooled == 4  # node3 left out
+    prof = load_profile(cls.profile_path)
+    assert "class profile of 5 nodes (node[1-5])" in prof.provenance.command
+    assert {r.probe: r.status for r in prof.results}["mpich-cma"] == "ok"
+
+
+def test_class_profile_pools_the_nodes_samples(fleet_dir):
+    rep = build_report(fleet_dir)
+    prof = load_profile(rep.classes[0].profile_path)
+    node = load_profile(fleet_dir / "node1.toml")
+    ev = Evidence.find(next(r for r in prof.results if r.probe == "host-buffer").evidence,
+                       "memcpy-sweep")
+    one = Evidence.find(next(r for r in node.results if r.probe == "host-buffer").evidence,
+                        "memcpy-sweep")
+    p, q = ev.series_named("default").points[0], one.series_named("default").points[0]
+    assert len(p.samples) == 4 * len(q.samples)  # four healthy nodes, thin profiles
+    assert p.stats.n == 4 * q.stats.n
+
+
+def test_pool_evidence_concatenates_by_point_and_skips_artefacts():
+    def ev(samples, artefact=None):
+        return Evidence(id="e", series=[Series(name="s", unit="s", points=[
+            Point(x=1, label="a", samples=samples, artefact=artefact)])])
+
+    (pooled,) = pool_evidence([[ev([1.0, 2.0])], [ev([3.0])], [ev([9.0], "above ceiling")]])
+    pt = pooled.series[0].points[0]
+    assert pt.samples == [1.0, 2.0, 3.0] and pt.artefact is None and pt.stats.median == 2.0
+
+
+def test_another_class_is_grouped_apart(fleet_dir, thin_shipped):
+    other = thin_shipped.model_copy(update={"facts": thin_shipped.facts.model_copy(update={
+        "cpu": thin_shipped.facts.cpu.model_copy(update={"cores_logical": 4})})})
+    write_node(fleet_dir, "big1", other)
+    rep = build_report(fleet_dir)
+    assert sorted(len(c.nodes) for c in rep.classes) == [1, 5]
+    assert {n.name: n.state for n in rep.nodes}["big1"] == "ok"  # alone: no MAD rule
+    assert all(os.path.exists(c.profile_path) for c in rep.classes)
+
+
+def test_hostile_files_fail_one_line_each_and_never_stop_the_report(fleet_dir):
+    (fleet_dir / "bad1.toml").write_text("schema_version = [\n")
+    (fleet_dir / "bad2.toml").write_bytes((fleet_dir / "node1.toml").read_bytes()[:5000])
+    (fleet_dir / "bad3.toml").write_text('schema_version = 99\n')
+    (fleet_dir / "bad4.toml").write_text('[tool.poetry]\nname = "x"\n')
+    (fleet_dir / "bad5.toml").write_bytes(b"a = 1\x00\n")
+    with open(fleet_dir / "bad6.toml", "wb") as fh:  # sparse, larger than any profile
+        fh.truncate(32 * 1024 * 1024)
+    (fleet_dir / "bad7.toml").mkdir()
+    (fleet_dir / "bad8.toml").write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    os.symlink("/dev/zero", fleet_dir / "bad9.toml")
+    rep = build_report(fleet_dir)
+    bad = {n.name: n for n in rep.nodes if n.name.startswith("bad")}
+    assert len(bad) == 9 and all(n.state == "failed" for n in bad.values())
+    assert all(n.reason and "\n" not in n.reason for n in bad.values())
+    assert "schema 99" in bad["bad3"].reason
+    assert "schema_version" in bad["bad4"].reason
+    assert {n.name: n.state for n in rep.nodes}["node1"] == "ok"
+    assert rep.flagged_hostlist == "bad[1-9],node3"
+
+
+def test_missing_expected_node_is_no_result_apart_from_failed(fleet_dir):
+    (fleet_dir / "node4.toml").unlink()
+    rep = build_report(fleet_dir, expected=[f"node{i}" for i in range(1, 7)])
+    states = {n.name: n.state for n in rep.nodes}
+    assert states["node4"] == states["node6"] == "no-result"
+    assert rep.to_json()["hostlists"]["no-result"] == "node[4,6]"
+    assert rep.to_json()["counts"] == {"ok": 3, "outlier": 1, "failed": 0, "no-result": 2,
+                                       "not-applicable": 0}
+
+
+def test_not_applicable_node(fleet_dir, thin_shipped):
+    na = thin_shipped.model_copy(update={"results": [
+        r.model_copy(update={"status": "not-applicable", "reason": "no MPI", "evidence": [],
+                             "recommendations": [], "findings": []})
+        for r in thin_shipped.results]})
+    write_node(fleet_dir, "node9", na)
+    rep = build_report(fleet_dir)
+    row = next(n for n in rep.nodes if n.name == "node9")
+    assert row.state == "not-applicable" and "no MPI" in row.reason
+
+
+def test_baseline_and_floor_rules(fleet_dir, thin_shipped):
+    base = fleet_dir.parent / "baseline.toml"
+    write_node(fleet_dir.parent, "baseline", scaled(thin_shipped, "host-buffer", 1.2))
+    rep = build_report(fleet_dir, baseline=base, tolerance=0.05)
+    flagged = {f.node for f in rep.flags if f.rule == "baseline"}
+    assert flagged == {f"node{i}" for i in range(1, 6)}  # all about 17 % below the baseline
+    rep = build_report(fleet_dir, floors={"cma_on_bandwidth_largest_bytes_per_s": 6e9})
+    assert {f.node for f in rep.flags if f.rule == "floor"} == {"node3"}
+
+
+def test_compress_hostlist():
+    assert compress_hostlist(["n2", "n1", "n3", "n10"]) == "n[1-3,10]"
+    assert compress_hostlist([]) == ""
+
+
+@pytest.mark.slow
+def test_cli_json_report_and_class_profile_emits(fleet_dir):
+    (fleet_dir / "bad.toml").write_text("x")
+    r = _advisor("fleet", "report", str(fleet_dir), "--json", "--expected", "node[1-6]")
+    assert r.returncode == 1, r.stderr  # flagged nodes
+    doc = json.loads(r.stdout)
+    assert doc["flagged_hostlist"] == "bad,node[3,6]"
+    assert doc["hostlists"]["outlier"] == "node3" and doc["hostlists"]["no-result"] == "node6"
+    path = doc["classes"][0]["profile"]
+    e = _advisor("emit", "--format", "env", "--profile", path)
+    assert e.returncode == 0, e.stderr
+    assert "MPIR_CVAR" in e.stdout or "GLIBC_TUNABLES" in e.stdout
+    t = _advisor("fleet", "report", str(fleet_dir))
+    assert t.stdout.rstrip().splitlines()[-1] == "flagged: bad,node3"
+
+
+def test_floor_option_refuses_bad_items():
+    r = _advisor("fleet", "report", ".", "--floor", "x=fast")
+    assert r.returncode == 2 and "--floor" in r.stderr and "Traceback" not in r.stderr
