@@ -37,7 +37,7 @@ $(TVENV)/.installed: pyproject.toml docs/examples/advisor-example/pyproject.toml
 	$(TVENV)/bin/python -m pip install -q -e '.[all]' -e docs/examples/advisor-example -e docs/examples/advisor-example-broken -e tests/reliability/fault_plugins
 	@touch $@
 
-# Real shells, module systems and libseccomp for the integration tests (Debian packages).
+# Real shells, module systems, libseccomp, Slurm and munge for the integration tests (Debian packages).
 # Needs root and apt-get; elsewhere the tests that need them skip with the reason.
 system-deps:
 	@bash scripts/system-deps.sh

@@ -17,6 +17,8 @@ from typing import Iterable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from advisor.models_step import SchedulerFacts
+
 SCHEMA_VERSION = 1
 
 #: A scalar that TOML, JSON and every emitted format can carry.
@@ -133,6 +135,8 @@ class Facts(Model):
     mpi: MpiFacts = MpiFacts()
     opencl: list[OpenCLPlatform] = Field(default_factory=list)
     cuda: list[CudaDevice] = Field(default_factory=list)
+    scheduler: SchedulerFacts = Field(SchedulerFacts(), description="job step and CPU set (not "
+                                      "fingerprinted: it differs per job)")
     python_packages: dict[str, str] = Field(
         default_factory=dict, description="versions of relevant Python packages (mpi4py, cupy, ...)"
     )

@@ -15,7 +15,8 @@ order:
 
 The profile records ``Applicability.findings + Advice.findings`` and the probe's status: ``ok``
 (usable and measured), ``not-applicable`` (``check`` said no; ``reason`` is its reason) or
-``failed`` (an exception or the budget ran out; ``reason`` says which).
+``failed`` (an exception, the budget ran out, or ``check`` set ``Applicability.failed``: it could
+not decide; ``reason`` says which).
 
 Errors: any exception from ``check`` or ``measure`` makes the probe's result ``failed`` with the
 exception as reason; the other probes still run.
@@ -42,6 +43,9 @@ class Applicability(Model):
     """Result of ``Probe.check``: ``usable`` False is a normal outcome, recorded with its reason."""
 
     usable: bool
+    #: with ``usable`` False: ``check`` could not decide (e.g. the MPI launcher could not start
+    #: the ranks), so the result is ``failed``, never read as "the feature is not applicable"
+    failed: bool = False
     reason: Optional[str] = None
     findings: list[Finding] = []
     evidence: list[Evidence] = []

@@ -107,7 +107,8 @@ def run_probe(
         findings.extend(app.findings)
         evidence.extend(app.evidence)
         if not app.usable:
-            status, reason = "not-applicable", app.reason or "not usable here"
+            status = "failed" if app.failed else "not-applicable"
+            reason = app.reason or "not usable here"
         else:
             ctx = MeasureContext(facts=facts, deadline=deadline, quick=quick, launcher=launcher,
                                  options=dict(options or {}), progress=progress, seed=seed,

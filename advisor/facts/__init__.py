@@ -33,9 +33,11 @@ from advisor.facts.kernel import detect_kernel
 from advisor.facts.memory import detect_memory
 from advisor.facts.mpi import detect_mpi
 from advisor.facts.opencl import detect_opencl
+from advisor.facts.scheduler import detect_scheduler
 from advisor.facts.security import detect_security
 from advisor.libraries.mpich import NAME as MPICH
 from advisor.libraries.mpich import UPSTREAM
+from advisor.models_step import SchedulerFacts
 from advisor.models import (CpuFacts, Facts, KernelFacts, MemoryFacts, MpiFacts,
                             SecurityFacts)
 
@@ -126,6 +128,7 @@ def detect(extra: Optional[Mapping[str, Callable[[], dict]]] = None, *, opencl: 
         opencl=notes.attempt("opencl", lambda: detect_opencl(notes), []) if opencl and live else [],
         cuda=notes.attempt("cuda", lambda: detect_cuda(root, notes), []),
         python_packages=notes.attempt("python packages", python_packages, {}) if live else {},
+        scheduler=notes.attempt("scheduler", detect_scheduler) if live else SchedulerFacts(),
         extra=run_extra(extra or {}, notes),
     )
     return facts.model_copy(update={"warnings": list(notes.warnings)})

@@ -15,6 +15,10 @@ MPI launcher resolution (``resolve_launcher``), first match wins:
 2. ``ADVISOR_LAUNCHER`` in the environment (same syntax);
 3. ``mpiexec`` next to the running interpreter (the ``mpich`` wheel installs it into the
    virtual environment's ``bin``), then ``mpiexec`` on ``PATH``, as ``mpiexec -n <nprocs>``.
+   Inside a scheduler job (``advisor.facts.scheduler``: Slurm, Flux, PBS) this default gets the
+   options that start the ranks locally (``local_launch_args``): Hydra otherwise starts its
+   proxies with a nested ``srun``, which waits for ever inside a step (issue 15).  An explicit
+   launcher (1, 2) is never changed.
 
 In a launcher string ``{nprocs}`` is replaced by the rank count.
 """
@@ -23,12 +27,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -244,6 +250,57 @@ def find_mpiexec() -> Optional[str]:
     return shutil.which("mpiexec")
 
 
+def launcher_family(exe: str) -> Optional[str]:
+    """"hydra" (MPICH, Intel MPI), "orte" (Open MPI <= 4), "prrte" (Open MPI >= 5) or None,
+    from ``exe --version`` (Hydra prints "HYDRA build details", Open MPI "mpirun (Open MPI)
+    X.Y.Z"); a ``mpiexec.hydra`` beside ``exe`` settles it without running anything."""
+    if Path(exe).name.endswith(".hydra") or (Path(exe).parent / "mpiexec.hydra").exists():
+        return "hydra"
+    return _family_from_version(exe)
+
+
+@lru_cache(maxsize=8)
+def _family_from_version(exe: str) -> Optional[str]:
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = out.stdout + out.stderr
+    if "HYDRA" in text:
+        return "hydra"
+    m = re.search(r"\(Open MPI\)\s+(\d+)\.", text)
+    if m:
+        return "orte" if int(m.group(1)) < 5 else "prrte"
+    return None
+
+
+def local_launch_args(exe: str, env: Optional[Mapping[str, str]] = None) -> list[str]:
+    """Options that make the default launcher ``exe`` start its ranks on this node by itself
+    (no nested scheduler launch), or ``[]`` outside a scheduler job or for an unknown launcher.
+
+    - Hydra: ``-launcher fork`` (MPICH's ``mpiexec -h``: "-launcher  launcher to use (ssh rsh
+      fork slurm ...)"; MPICH wiki "Using the Hydra Process Manager", Launchers: fork starts
+      the proxies as local processes).  Checked under Slurm 22.05: without it ``mpiexec -n 2``
+      in a step hangs; with it the ranks start at once.
+    - Open MPI <= 4 (ORTE): ``--mca plm isolated --mca ras ^slurm,tm``: the ``isolated`` PLM
+      launches only on the local node (ompi ``orte/mca/plm/isolated``), and without the Slurm /
+      PBS (tm) allocation readers the allocation is this host.  Under Slurm ORTE >= 3 starts
+      even local ranks through srun otherwise (open-mpi/ompi#4174).
+    - Open MPI >= 5 (PRRTE): ``--prtemca plm ^slurm,pals --prtemca ras ^slurm,pbs``, the same
+      exclusion in PRRTE's component names.
+    The two Open MPI forms are not run here (no Open MPI on the test machine).
+    """
+    from advisor.facts.scheduler import in_scheduler_step
+
+    if not in_scheduler_step(env):
+        return []
+    return {"hydra": ["-launcher", "fork"],
+            "orte": ["--mca", "plm", "isolated", "--mca", "ras", "^slurm,tm"],
+            "prrte": ["--prtemca", "plm", "^slurm,pals", "--prtemca", "ras", "^slurm,pbs"],
+            }.get(launcher_family(exe) or "", [])
+
+
 def resolve_launcher(launcher: Union[None, str, Sequence[str]] = None, *,
                      nprocs: int = 2) -> Optional[list[str]]:
     """The argv prefix that starts an ``nprocs``-rank job (see module docstring), or None when
@@ -254,7 +311,7 @@ def resolve_launcher(launcher: Union[None, str, Sequence[str]] = None, *,
     if envl:
         return _split(envl, nprocs)
     exe = find_mpiexec()
-    return [exe, "-n", str(nprocs)] if exe else None
+    return [exe, *local_launch_args(exe), "-n", str(nprocs)] if exe else None
 
 
 def mpi_launch_available(launcher: Union[None, str, Sequence[str]] = None) -> tuple[bool, str]:

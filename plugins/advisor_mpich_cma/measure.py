@@ -25,6 +25,7 @@ from advisor_mpich_cma.identity import (cma_applicability, find_mpivars, library
                                         cvar_defaults, run_mpivars)
 from advisor_mpich_cma.launch import config_env, launch_estimate, shown
 from advisor_mpich_cma.paired import decision_evidence, run_paired
+from advisor_mpich_cma.placement import placement_values
 from advisor_mpich_cma.usability import usability
 from advisor_mpich_cma.workers import RANK
 from advisor_mpich_cma.workers.rank import RANK_SECURITY_MARK, _cpulist
@@ -132,7 +133,8 @@ def smoke_evidence(flavour: Optional[str], threshold: int, *, launcher=None,
     try:
         res = run_mpi(RANK, ["smoke", "--bytes", str(nbytes)], env=env, timeout_s=timeout_s,
                       launcher=launcher)
-        values.update(ok=bool(res.get("ok")), seconds=float(res.get("seconds", 0.0)))
+        values.update(ok=bool(res.get("ok")), seconds=float(res.get("seconds", 0.0)),
+                      **placement_values(res))
         if not res.get("ok"):
             values["error"] = "message content differs after the exchange"
     except LaunchError as exc:
@@ -180,10 +182,13 @@ def check(facts: Facts) -> Applicability:
             why += f"; no 2-rank MPI run possible ({launch})"
     use = usability(evidence, facts)
     smoke = [e for e in evidence if e.id == SMOKE]
-    if smoke and smoke[0].values.get("launch_failed"):
-        return Applicability(usable=False, evidence=evidence, reason=(
-            "the 2-rank MPI run could not be done (not a CMA failure): "
+    if smoke and smoke[0].values.get("launch_failed"):  # recommend adds launcher-failed
+        return Applicability(usable=False, failed=True, evidence=evidence, reason=(
+            "launcher failed: the 2-rank MPI run could not be started (not a CMA result): "
             + str(smoke[0].values.get("error", ""))))
+    if smoke and smoke[0].values.get("ranks_one_node") is False:  # mpi-ranks-not-colocated
+        return Applicability(usable=False, evidence=evidence, reason=(
+            "the 2 MPI ranks ran on different nodes: MPI results not used"))
     if not applicable:
         return Applicability(usable=False, reason=why, evidence=evidence)
     return Applicability(usable=use.usable, reason=use.reason if not use.usable else why,

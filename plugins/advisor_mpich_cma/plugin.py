@@ -8,7 +8,8 @@ methods delegate to the template modules:
 * ``check`` / ``measure``: ``advisor_mpich_cma.measure`` (library identity, the live sibling
   ``process_vm_readv`` test, a 2-rank smoke run; then CMA on vs off at every size, paired
   through MPI_T (``paired``) or across separate launches);
-* ``recommend``: ``advisor_mpich_cma.recommend.recommend`` (pure);
+* ``recommend``: ``advisor_mpich_cma.recommend.recommend`` (pure), then the ranks' placement
+  findings (``advisor_mpich_cma.placement.apply``: launcher failed, not co-located, one CPU);
 * ``verify``: ``advisor_mpich_cma.verify.verify``;
 * ``lint``: ``advisor_mpich_cma.lint.lint``.
 """
@@ -24,6 +25,7 @@ from advisor.probe import Applicability, MeasureContext
 from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma import lint as L
 from advisor_mpich_cma import measure as M
+from advisor_mpich_cma import placement as P
 from advisor_mpich_cma import recommend as R
 from advisor_mpich_cma import verify as V
 
@@ -41,7 +43,7 @@ class CmaProbe:
         return M.measure(ctx)
 
     def recommend(self, evidence, facts: Facts) -> Advice:
-        return R.recommend(evidence, facts)
+        return P.apply(R.recommend(evidence, facts), evidence)
 
     def headline(self, evidence) -> dict:
         """Fleet headline figures: :func:`advisor_mpich_cma.evidence.headline`."""

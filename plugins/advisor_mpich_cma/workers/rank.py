@@ -404,6 +404,12 @@ def main(argv: Sequence[str]) -> int:
     from advisor.measure.worker import report
 
     result["affinity_per_rank"] = comm.gather(result["affinity"], root=0)
+    # co-location: processor name and the size of the shared-memory communicator (MPI 3.0
+    # MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): the ranks that share this node's memory)
+    shm = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    result["placement_per_rank"] = comm.gather(
+        {"host": MPI.Get_processor_name(), "shm_size": shm.Get_size()}, root=0)
+    shm.Free()
     report(result, comm=comm)
     return 0
 
