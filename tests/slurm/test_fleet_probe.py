@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -51,10 +52,19 @@ node="${SLURMD_NODENAME:-$(hostname -s)}"
 if [ "$node" = "$FLEET_TEST_SLOW_NODE" ] && [ -n "$FLEET_TEST_CGROUP" ]; then
   echo $$ > "$FLEET_TEST_CGROUP/cgroup.procs" || exit 97
 fi
+# one node measures at a time (the three "nodes" share this machine's cores and memory):
+# wait for the files of the nodes before this one in $FLEET_TEST_ORDER, at most 120 s each
+if [ -n "$FLEET_TEST_ORDER" ]; then
+  for n in $FLEET_TEST_ORDER; do
+    [ "$n" = "$node" ] && break
+    i=0
+    while [ ! -e "$3/$n.toml" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+  done
+fi
 if [ "$node" = "$FLEET_TEST_KILL_NODE" ]; then
   echo $$ > "$FLEET_TEST_PIDS/$node.pid.tmp" && mv "$FLEET_TEST_PIDS/$node.pid.tmp" "$FLEET_TEST_PIDS/$node.pid"
 fi
-exec {python} "$@"
+exec @PYTHON@ "$@"
 """
 
 
@@ -128,14 +138,15 @@ def test_fleet_probe_under_slurm_flags_the_slow_node_and_keeps_the_killed_one_ap
         slurm_cluster, tmp_path):
     c = slurm_cluster
     wrapper = tmp_path / "node-python"
-    wrapper.write_text(WRAPPER.format(python=sys.executable))
+    wrapper.write_text(WRAPPER.replace("@PYTHON@", shlex.quote(sys.executable)))
     wrapper.chmod(0o755)
     pids = tmp_path / "pids"
     pids.mkdir()
     cgroup = _slow_cgroup(f"advisor-fleet-test-{os.getpid()}")
     try:
         # -- run 1: three nodes, node2 slowed by its CPU quota: flagged, a class profile
-        env = {**c.env, "FLEET_TEST_SLOW_NODE": "node2", "FLEET_TEST_CGROUP": str(cgroup)}
+        env = {**c.env, "FLEET_TEST_SLOW_NODE": "node2", "FLEET_TEST_CGROUP": str(cgroup),
+               "FLEET_TEST_ORDER": "node1 node3 node2"}
         d1 = tmp_path / "fleet1"
         p, t0 = _fleet(c, "--nodes", "3", "--partition", c.partition, "--time-limit", "5",
                        *PROBE, "--python", str(wrapper), "--out", str(d1), "--json", env=env)
@@ -180,6 +191,7 @@ def test_fleet_probe_under_slurm_flags_the_slow_node_and_keeps_the_killed_one_ap
     time.sleep(KILL_AFTER_S)
     assert not (d2 / "node3.toml").exists(), "node3 finished before it could be killed"
     _kill_tree(int(pid_file.read_text()))
+    killed_at = time.time()
     out, err, took = _finish(p, t0, c)
     assert p.returncode == 1, err[-3000:]
     rep = json.loads(out)
@@ -187,6 +199,8 @@ def test_fleet_probe_under_slurm_flags_the_slow_node_and_keeps_the_killed_one_ap
     assert states == {"node1": "ok", "node2": "ok", "node3": "no-result"}, rep["nodes"]
     assert rep["hostlists"]["no-result"] == "node3"
     assert not (d2 / "node3.toml").exists()
+    # the others were still measuring when node3 died, and completed
+    assert all((d2 / f"{n}.toml").stat().st_mtime > killed_at for n in ("node1", "node2"))
 
     # -- run 3: only the missing node, into the same directory (docs/cluster.md)
     p, t0 = _fleet(c, "--nodelist", rep["hostlists"]["no-result"], "--time-limit", "5", *PROBE,
