@@ -24,7 +24,7 @@ from typing import List, Optional
 import typer
 
 from advisor.cli import common
-from advisor.cli.boundary import boundary, err, exit_with, warn
+from advisor.cli.boundary import boundary, err, exit_with, signals_interrupt, warn
 from advisor.cli.fleet_cmd import fleet_app
 from advisor.errors import BadInputError, ExitCode
 
@@ -128,8 +128,9 @@ def probe(
         job = submit.job_name()
         argv = submit.srun_argv(req, task, cpus=submit.node_cpus(req, env), job_name=job)
     err("fleet: " + " ".join(argv))
-    outcome = submit.run(argv, out_dir, env=env, expected=expected, job=job,
-                         deadline_s=deadline, on_progress=_progress())
+    with signals_interrupt():  # SIGTERM/SIGHUP too: srun then cancels the job's step
+        outcome = submit.run(argv, out_dir, env=env, expected=expected, job=job,
+                             deadline_s=deadline, on_progress=_progress())
     err(f"fleet: {len(outcome.written)} node profiles in {out_dir} after "
         f"{outcome.wall_s:.0f} s (launcher exit status {outcome.returncode})")
     if outcome.timed_out:

@@ -28,7 +28,8 @@ from advisor.errors import BadInputError
 
 __all__ = ["Request", "Outcome", "probe_args", "task_argv", "srun_argv", "launcher_argv",
            "expand_hostlist", "collect_hostlist", "node_cpus", "allocated_nodes",
-           "allocation_nodes", "profiles_written", "run", "MIN_CPUS", "POLL_S"]
+           "allocation_nodes", "profiles_written", "job_name", "run", "MIN_CPUS", "POLL_S",
+           "HEARTBEAT_S", "KILL_WAIT_S"]
 
 #: The fewest CPUs a node's task asks for: mpich-cma's probe runs a 2-rank MPI job, and two
 #: ranks on one CPU measure the scheduler, not the copy (issue 15).
@@ -38,11 +39,16 @@ MIN_CPUS = 2
 #: ``squeue --iterate`` has no default, so this is chosen to keep one controller RPC per second
 #: at most.
 POLL_S = 1.0
+#: Seconds without a change after which the progress callback is called anyway: one line a
+#: minute shows a long wait (a queued allocation, a full 300 s probe) is alive without flooding.
+HEARTBEAT_S = 60.0
 #: Seconds given to the launcher between SIGTERM and SIGKILL when the wait ends (Slurm's
 #: ``KillWait`` default is 30 s, ``slurm.conf(5)``).
 KILL_WAIT_S = 30.0
 
-_NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+#: What a node name may look like to become a file name: a host name (RFC 1123 letters, digits,
+#: hyphen; dots and underscores as sites use them), never a path.
+NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 @dataclass(frozen=True)
@@ -215,7 +221,7 @@ def profiles_written(out_dir: Path) -> list[str]:
         names = [p.name[:-5] for p in out_dir.iterdir() if p.name.endswith(".toml")]
     except OSError:
         return []
-    return sorted(n for n in names if _NODE.fullmatch(n))
+    return sorted(n for n in names if NODE_NAME.fullmatch(n))
 
 
 def job_name() -> str:
@@ -249,7 +255,9 @@ def run(argv: Sequence[str], out_dir: Path, *, env: Mapping[str, str],
     the Slurm job name to ask ``squeue`` for the allocated nodes while they are unknown;
     ``deadline_s``: seconds after which the launcher is stopped (SIGTERM, then SIGKILL);
     ``on_progress(written, expected, elapsed_s)`` is called when the set of written files or the
-    expected list changes.  SIGINT / SIGTERM on this process stop the launcher too.
+    expected list changes, and every ``HEARTBEAT_S`` otherwise.  An exception while waiting
+    (KeyboardInterrupt: SIGINT, or SIGTERM through the CLI's ``signals_interrupt``) stops the
+    launcher before it propagates.
 
     :raises BadInputError: the launcher's program is not found.
     """
@@ -259,6 +267,7 @@ def run(argv: Sequence[str], out_dir: Path, *, env: Mapping[str, str],
     proc = subprocess.Popen(list(argv), env=dict(env), stdin=subprocess.DEVNULL,
                             start_new_session=True)
     seen: tuple = ()
+    told = 0.0
     timed_out = False
     try:
         while True:
@@ -268,8 +277,9 @@ def run(argv: Sequence[str], out_dir: Path, *, env: Mapping[str, str],
             written = profiles_written(out_dir)
             now = time.monotonic() - start
             state = (tuple(written), tuple(expected or ()))
-            if state != seen and on_progress is not None:
+            if on_progress is not None and (state != seen or now - told >= HEARTBEAT_S):
                 on_progress(written, expected, now)
+                told = now
             seen = state
             if code is not None:
                 break

@@ -15,7 +15,7 @@ import socket
 import sys
 from pathlib import Path
 
-from advisor.fleet.submit import _NODE
+from advisor.fleet.submit import NODE_NAME
 
 
 def node_name() -> str:
@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
         return 2
     out_dir, args = Path(argv[0]), argv[1:]
     node = node_name()
-    if not _NODE.fullmatch(node):
+    if not NODE_NAME.fullmatch(node):
         sys.stderr.write(f"advisor: error: node name {node!r} cannot name a file in {out_dir}\n")
         return 2
     try:

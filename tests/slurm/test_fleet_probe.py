@@ -276,3 +276,21 @@ def test_srun_command_is_one_allocation_one_task_per_node_whole_nodes(tmp_path):
     assert argv[argv.index("/py"):] == ["/py", "-m", "advisor.fleet.task", str(tmp_path), *args]
     full = submit.probe_args(thin=False)
     assert "--thin" not in full
+
+
+def test_fleet_probe_stopped_by_sigterm_stops_its_launcher(tmp_path):
+    started = tmp_path / "started"
+    launcher = tmp_path / "hangs"
+    launcher.write_text(f"#!/bin/sh\necho $$ > {started}\nexec sleep 300\n")
+    launcher.chmod(0o755)
+    p = subprocess.Popen([*ADVISOR, "fleet", "probe", "--launcher", str(launcher), "--nodelist",
+                          "n1", "--out", str(tmp_path / "d")], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    pid = int(started.read_text())
+    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
