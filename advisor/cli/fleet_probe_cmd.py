@@ -15,6 +15,7 @@ profile (its own message is above); 130 interrupted (the launcher is stopped).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -121,10 +122,12 @@ def probe(
             raise BadInputError("srun: command not found on PATH (run on a Slurm login node, "
                                 "or pass --launcher CMD)")
         if nodes is None and nodelist is None:
-            expected = submit.allocation_nodes(env)  # inside sbatch/salloc: all of its nodes
+            # inside sbatch/salloc: every node of the allocation
+            expected = submit.allocation_nodes(env)
             if expected is None:
                 raise BadInputError("--nodes N or --nodelist LIST is required outside a Slurm "
                                     "allocation")
+            req = dataclasses.replace(req, nodelist=env["SLURM_JOB_NODELIST"])
         job = submit.job_name()
         argv = submit.srun_argv(req, task, cpus=submit.node_cpus(req, env), job_name=job)
     err("fleet: " + " ".join(argv))
