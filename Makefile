@@ -2,7 +2,7 @@
 #   make probe   create .venv, install hpc-advisor[all], probe this machine, print the emitted env
 #   make test    create .venv-test (with the example plugins), install system tools where
 #                possible (root + apt), run the whole test suite
-#   make bench   print the benchmark figures
+#   make bench   print the benchmark figures (bench/bench_*.py, bench_fleet.py: 10,000 node profiles)
 #   make bench-advice  judge the mpich-cma advice against an oracle (PROBES=5, ~10 min; not in bench)
 #   make test-loaded  the whole suite three times with one core kept busy (RUNS=3)
 PY      ?= python3
