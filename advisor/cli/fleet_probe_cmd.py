@@ -2,7 +2,7 @@
 fleet report.
 
 With Slurm it runs ``srun --nodes=N --ntasks-per-node=1 --cpus-per-task=C --exclusive ...
-python -m advisor.fleet.task DIR <probe options> --thin`` (``advisor.fleet.submit``); with
+python -m advisor.cli.fleet_task DIR <probe options> --thin`` (``advisor.fleet.submit``); with
 ``--launcher "CMD"`` it runs CMD followed by the same task command (any launcher that starts one
 task per node).  It waits with progress on stderr and prints the report of
 ``advisor fleet report`` (``advisor.cli.fleet_cmd.render_report``).

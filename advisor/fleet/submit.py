@@ -127,9 +127,9 @@ def probe_args(*, quick: bool = False, plugins: Sequence[str] = (),
 
 
 def task_argv(python: str, out_dir: Path, args: Sequence[str]) -> list[str]:
-    """The command each node runs: ``python -m advisor.fleet.task DIR ARGS...``, which writes
-    ``DIR/<node>.toml`` (see ``advisor.fleet.task``)."""
-    return [python, "-m", "advisor.fleet.task", str(out_dir), *args]
+    """The command each node runs: ``python -m advisor.cli.fleet_task DIR ARGS...``, which writes
+    ``DIR/<node>.toml`` (see ``advisor.cli.fleet_task``)."""
+    return [python, "-m", "advisor.cli.fleet_task", str(out_dir), *args]
 
 
 def srun_argv(req: Request, task: Sequence[str], *, cpus: int, job_name: str) -> list[str]:

@@ -273,7 +273,8 @@ def test_srun_command_is_one_allocation_one_task_per_node_whole_nodes(tmp_path):
         "srun", "--nodelist=node[1-4]", "--nodes=4", "--ntasks-per-node=1",
         "--cpus-per-task=64", "--exclusive", "--kill-on-bad-exit=0", "--wait=0",
         "--job-name=advisor-fleet-x", "--partition=batch", "--time=10", "--account=acct"]
-    assert argv[argv.index("/py"):] == ["/py", "-m", "advisor.fleet.task", str(tmp_path), *args]
+    assert argv[argv.index("/py"):] == ["/py", "-m", "advisor.cli.fleet_task", str(tmp_path),
+                                        *args]
     full = submit.probe_args(thin=False)
     assert "--thin" not in full
 

@@ -1,4 +1,5 @@
-"""One node's task of a fleet probe: ``python -m advisor.fleet.task DIR [advisor probe options]``.
+"""One node's task of a fleet probe: ``python -m advisor.cli.fleet_task DIR [probe options]``
+(in the CLI package: an entry point that writes stderr and sets the exit status).
 
 Runs ``advisor probe OPTIONS -o DIR/<node>.toml`` in this process, ``<node>`` being
 ``$SLURMD_NODENAME`` (the node name Slurm knows, set in every task by slurmd) or else the short
@@ -26,7 +27,7 @@ def node_name() -> str:
 def main(argv: list[str]) -> int:
     """Run the probe for this node; returns the exit status."""
     if not argv:
-        sys.stderr.write("advisor: error: usage: python -m advisor.fleet.task DIR "
+        sys.stderr.write("advisor: error: usage: python -m advisor.cli.fleet_task DIR "
                          "[advisor probe options]\n")
         return 2
     out_dir, args = Path(argv[0]), argv[1:]
