@@ -84,7 +84,9 @@ def probe(
                                          "one, for a shared file system)."),
     json_: bool = common.JsonOpt,
 ) -> None:
-    """Probe every node (one task per node, one allocation) and print the fleet report."""
+    """Probe every node (one allocation, one task per node, DIR/<node>.toml each) and print
+    the fleet report (exit 1 when a node is an outlier, failed or has no result; 3 when the
+    launcher failed before any node wrote a profile).  Guide: docs/cluster.md."""
     from advisor.fleet import submit
 
     if out_dir is None:

@@ -264,8 +264,10 @@ def run(argv: Sequence[str], out_dir: Path, *, env: Mapping[str, str],
     if shutil.which(argv[0], path=env.get("PATH")) is None:
         raise BadInputError(f"{argv[0]}: command not found on PATH")
     start = time.monotonic()
+    # the launcher's stdout goes to stderr: stdout carries only the report (pdsh prefixes and
+    # prints what tasks write; the tasks themselves write to DIR/logs)
     proc = subprocess.Popen(list(argv), env=dict(env), stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+                            stdout=2, start_new_session=True)
     seen: tuple = ()
     told = 0.0
     timed_out = False

@@ -214,6 +214,7 @@ def test_fleet_probe_under_slurm_flags_the_slow_node_and_keeps_the_killed_one_ap
 def _launcher(tmp_path: Path, names) -> Path:
     script = tmp_path / "one-task-per-node"
     script.write_text("#!/bin/sh\n# starts the command once per node, as pdsh -w would\n"
+                      "echo launcher chatter\n"  # must not reach stdout (the report's)
                       + "".join(f'SLURMD_NODENAME={n} "$@" &\n' for n in names) + "wait\n")
     script.chmod(0o755)
     return script
