@@ -18,6 +18,7 @@ import sys
 import typer
 
 from advisor.cli import emit_cmd, fleet_cmd, inspect_cmd, lint_cmd, probe_cmd, verify_cmd
+from advisor.cli import fleet_probe_cmd  # noqa: F401  (registers 'advisor fleet probe')
 from advisor.errors import ExitCode
 
 __all__ = ["app", "main", "EPILOG"]
