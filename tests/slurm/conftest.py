@@ -1,12 +1,13 @@
-"""A real Slurm 22.05 on this one machine: munged, one slurmctld and three slurmd.
+"""A real Slurm 22.05 on this one machine: munged, one slurmctld and four slurmd.
 
 The session fixture ``slurm_cluster`` starts, under a temporary directory of its own:
 
 - ``munged`` with its own key, socket, pid, seed and log files (the Debian ``munge`` package);
-- ``slurmctld -D`` and three ``slurmd -D -N nodeK``, each slurmd on its own ``Port=`` with
-  ``NodeHostname=localhost`` and inside its own UTS namespace
-  (``unshare -u sh -c 'hostname nodeK; exec slurmd ...'``), so ``srun -N3 hostname`` answers
-  node1, node2, node3 (the Debian ``slurmctld``, ``slurmd`` and ``slurm-client`` packages).
+- ``slurmctld -D`` and one ``slurmd -D -N nodeK`` per name in :data:`NODES` (node1..node4),
+  each slurmd on its own ``Port=`` with ``NodeHostname=localhost`` and inside its own UTS
+  namespace (``unshare -u sh -c 'hostname nodeK; exec slurmd ...'``), so ``srun -N4 hostname``
+  answers node1, node2, node3, node4 (the Debian ``slurmctld``, ``slurmd`` and ``slurm-client``
+  packages).
 
 Each node is declared with this machine's CPU layout as ``slurmd -C`` reports it, under
 ``select/cons_tres`` with ``CR_Core`` (so ``--cpus-per-task`` allocates cores) and
@@ -34,9 +35,11 @@ from typing import Iterator
 
 import pytest
 
-NODES = ["node1", "node2", "node3"]
+# four nodes: the fleet test (test_fleet_probe.py) kills one node's task and still needs three
+# profiles for the median ± k·MAD outlier rule (advisor/fleet/outliers.py MIN_NODES)
+NODES = ["node1", "node2", "node3", "node4"]
 PARTITION = "advtest"
-# Seconds to wait for the three nodes to register idle: slurmd registers within a second or two
+# Seconds to wait for the nodes to register idle: slurmd registers within a second or two
 # here; 60 s leaves room on a loaded 2-core machine shared by several test runs.
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 15.0
@@ -158,7 +161,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="session")
 def slurm_cluster():
-    """Start munged + slurmctld + slurmd x3 (see the module docstring); yield a SlurmCluster."""
+    """Start munged + slurmctld + one slurmd per node (see the module docstring); yield a
+    SlurmCluster."""
     reason = _skip_reason()
     if reason:
         pytest.skip(reason)
@@ -209,7 +213,7 @@ def running_cluster() -> Iterator[SlurmCluster]:
             procs[n] = subprocess.Popen(
                 ["unshare", "-u", "sh", "-c", f'hostname {n} && exec slurmd -D -N {n} -f "$0"',
                  str(conf)], env=env, stdout=log(f"slurmd-{n}"), stderr=subprocess.STDOUT)
-        _wait(lambda: _all_idle(cluster), procs, "three idle nodes in sinfo", cluster)
+        _wait(lambda: _all_idle(cluster), procs, f"{len(NODES)} idle nodes in sinfo", cluster)
         yield cluster
     finally:
         _teardown(cluster)
