@@ -105,9 +105,12 @@ def parse(text: str, path: str) -> list[EnvEntry]:
     """The ``modextravars`` dict of an easyconfig (``NAME: value`` or ``NAME: {'value': v,
     ...}``, EasyBuild 5), read with ``ast.literal_eval``: nothing in the file is run."""
     import ast
+    import warnings
 
     try:
-        tree = ast.parse(text, filename=path)
+        with warnings.catch_warnings():  # "invalid decimal literal" and the like: the text
+            warnings.simplefilter("ignore", SyntaxWarning)  # is data, its warnings not ours
+            tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         raise BadInputError(f"{path}: not Python (easyconfig) syntax: line {exc.lineno}: "
                             f"{exc.msg}") from None

@@ -40,3 +40,16 @@ def test_unedited_profile_and_site_files_are_not_held_to_emits_rules(tmp_path):
     reg = load()
     got = L.lint_entries(L.read_env_file(site), knobs=reg.knobs, libraries=reg.libraries)
     assert not [f for f in got if f.finding.id in ("refused-name", "undeclared-name")]
+
+
+def test_reading_an_easyconfig_like_file_warns_nothing(tmp_path):
+    """Python's own SyntaxWarning for text such as ``1abc`` never reaches the user's stderr:
+    the file is data (found by the lint fuzz test under warnings capture)."""
+    import warnings
+
+    path = tmp_path / "x.eb"
+    path.write_text("modextravars = {'A': 1}\nb = 1if 1 else 2\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        entries = L.read_env_file(path, "easybuild")
+    assert [(e.name, e.value) for e in entries] == [("A", "1")]
