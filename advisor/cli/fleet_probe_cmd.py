@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -136,14 +137,17 @@ def probe(
     with signals_interrupt():  # SIGTERM/SIGHUP too: srun then cancels the job's step
         outcome = submit.run(argv, out_dir, env=env, expected=expected, job=job,
                              deadline_s=deadline, on_progress=_progress())
-    err(f"fleet: {len(outcome.written)} node profiles in {out_dir} after "
-        f"{outcome.wall_s:.0f} s (launcher exit status {outcome.returncode})")
+    rc = outcome.returncode
+    status = (f"killed by {signal.Signals(-rc).name}" if rc is not None and rc < 0
+              and -rc in signal.Signals._value2member_map_ else f"exit status {rc}")
+    err(f"fleet: {len(outcome.written)} node profiles written to {out_dir} by this run after "
+        f"{outcome.wall_s:.0f} s (launcher {status})")
     if outcome.timed_out:
         warn(f"fleet: the time limit ({time_limit} min) ended the wait; nodes without a file "
              "are 'no-result'")
-    if not outcome.written and outcome.returncode:
-        err(f"error: {argv[0]} exited with status {outcome.returncode} before any node wrote a "
-            "profile (its message is above)")
+    elif not outcome.written and rc:
+        err(f"error: {argv[0]} ended ({status}) before any node wrote a profile in this run "
+            "(its message, if any, is above); the report would only show older files")
         exit_with(ExitCode.PARTIAL)
     if outcome.expected is None and job is not None:
         warn("fleet: squeue did not name the allocated nodes; nodes that wrote nothing are "

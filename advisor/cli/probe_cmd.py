@@ -92,6 +92,11 @@ def probe(
             line += f" ({res.reason})"
         line += f", {len(res.recommendations)} recommendation(s), {len(res.findings)} finding(s)"
         err(line)
+        for f in res.findings:  # what makes the advice doubtful is said here, not only in show
+            if f.severity in ("warning", "error"):
+                first = f.message.split("; ")[0]
+                err(f"  {f.severity}: {f.id}: {first[:200]}"
+                    + (f" (fix: {f.remedy[:160]})" if f.remedy else ""))
     err(f"profile written to {target}")
     out(f"{target}\n")
     if partial(prof):

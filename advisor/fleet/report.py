@@ -165,6 +165,14 @@ def build_report(directory: Path, *, k: float = DEFAULT_K, baseline: Optional[Pa
     base = _baseline_figures(Path(baseline), probes) if baseline is not None else {}
     tol = 0.05 if tolerance is None else tolerance
     summaries = summarize_dir(directory, probes)
+    if not summaries and not expected:
+        raise BadInputError(f"{directory}: no node profiles (<node>.toml) in it; is it the "
+                            "directory 'advisor fleet probe --out' wrote?")
+    known = {f for s in summaries for f in s.headlines}
+    for name in floors or {}:
+        if known and not any(figure_matches(f, name) for f in known):
+            raise BadInputError(f"--floor {name}: no node has this headline figure; the nodes "
+                                f"have: {', '.join(sorted(known))}")
     rows: dict[str, NodeRow] = {}
     by_class: dict[str, list] = {}
     for s in summaries:

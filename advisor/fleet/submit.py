@@ -28,7 +28,7 @@ from advisor.errors import BadInputError
 
 __all__ = ["Request", "Outcome", "probe_args", "task_argv", "srun_argv", "launcher_argv",
            "expand_hostlist", "collect_hostlist", "node_cpus", "allocated_nodes",
-           "allocation_nodes", "profiles_written", "job_name", "run", "MIN_CPUS", "POLL_S",
+           "allocation_nodes", "profiles_written", "profile_stamps", "job_name", "run", "MIN_CPUS", "POLL_S",
            "HEARTBEAT_S", "KILL_WAIT_S"]
 
 #: The fewest CPUs a node's task asks for: mpich-cma's probe runs a 2-rank MPI job, and two
@@ -72,7 +72,7 @@ class Request:
 class Outcome:
     """What the run left: the launcher's exit status (None: it was stopped by us), seconds
     waited, whether the time limit ended it, the node names expected (None: unknown) and the
-    node names whose file was written."""
+    node names whose file this run wrote (files already in the directory do not count)."""
 
     returncode: Optional[int]
     wall_s: float
@@ -214,14 +214,33 @@ def allocation_nodes(env: Mapping[str, str]) -> Optional[list[str]]:
         return None
 
 
-def profiles_written(out_dir: Path) -> list[str]:
-    """Node names with a ``DIR/<node>.toml`` (the temporaries of an unfinished atomic write,
-    ``.<name>.*.tmp``, do not count)."""
+def profile_stamps(out_dir: Path) -> dict[str, tuple[int, int]]:
+    """``{node: (inode, mtime_ns)}`` of each ``DIR/<node>.toml`` (the temporaries of an
+    unfinished atomic write, ``.<name>.*.tmp``, do not count)."""
+    out: dict[str, tuple[int, int]] = {}
     try:
-        names = [p.name[:-5] for p in out_dir.iterdir() if p.name.endswith(".toml")]
+        for p in out_dir.iterdir():
+            name = p.name[:-5]
+            if p.name.endswith(".toml") and NODE_NAME.fullmatch(name):
+                try:
+                    st = p.stat()
+                except OSError:
+                    continue
+                out[name] = (st.st_ino, st.st_mtime_ns)
     except OSError:
-        return []
-    return sorted(n for n in names if NODE_NAME.fullmatch(n))
+        return {}
+    return out
+
+
+def profiles_written(out_dir: Path, before: Optional[Mapping[str, tuple[int, int]]] = None
+                     ) -> list[str]:
+    """Node names whose ``DIR/<node>.toml`` was written since ``before`` (a
+    ``profile_stamps`` snapshot; None: every file counts).  An atomic write renames a new file
+    over the old one, so a new inode or mtime is a new profile; comparing stamps, not clocks,
+    holds on a shared file system whose nodes' clocks differ.  A re-run into a directory with
+    older profiles therefore counts only what this run wrote."""
+    now = profile_stamps(out_dir)
+    return sorted(n for n, st in now.items() if before is None or before.get(n) != st)
 
 
 def job_name() -> str:
@@ -264,6 +283,7 @@ def run(argv: Sequence[str], out_dir: Path, *, env: Mapping[str, str],
     if shutil.which(argv[0], path=env.get("PATH")) is None:
         raise BadInputError(f"{argv[0]}: command not found on PATH")
     start = time.monotonic()
+    before = profile_stamps(out_dir)
     # the launcher's stdout goes to stderr: stdout carries only the report (pdsh prefixes and
     # prints what tasks write; the tasks themselves write to DIR/logs)
     proc = subprocess.Popen(list(argv), env=dict(env), stdin=subprocess.DEVNULL,
@@ -276,7 +296,7 @@ def run(argv: Sequence[str], out_dir: Path, *, env: Mapping[str, str],
             code = proc.poll()
             if expected is None and job is not None:
                 expected = allocated_nodes(job, env)
-            written = profiles_written(out_dir)
+            written = profiles_written(out_dir, before)
             now = time.monotonic() - start
             state = (tuple(written), tuple(expected or ()))
             if on_progress is not None and (state != seen or now - told >= HEARTBEAT_S):
@@ -296,4 +316,5 @@ def run(argv: Sequence[str], out_dir: Path, *, env: Mapping[str, str],
     if expected is None and job is not None:
         expected = allocated_nodes(job, env)
     return Outcome(returncode=proc.returncode, wall_s=time.monotonic() - start,
-                   timed_out=timed_out, expected=expected, written=profiles_written(out_dir))
+                   timed_out=timed_out, expected=expected,
+                   written=profiles_written(out_dir, before))

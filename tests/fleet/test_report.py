@@ -151,3 +151,18 @@ def test_cli_json_report_and_class_profile_emits(fleet_dir):
 def test_floor_option_refuses_bad_items():
     r = _advisor("fleet", "report", ".", "--floor", "x=fast")
     assert r.returncode == 2 and "--floor" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_an_empty_directory_or_an_unknown_floor_is_bad_input(tmp_path, fleet_dir):
+    """A wrong or unmounted DIR, or a misspelt --floor figure, would otherwise pass silently
+    (found by a new user)."""
+    from advisor.errors import BadInputError
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(BadInputError, match="no node profiles"):
+        build_report(empty)
+    rep = build_report(empty, expected=["n1"])  # expected nodes: all no-result
+    assert {n.name: n.state for n in rep.nodes} == {"n1": "no-result"}
+    with pytest.raises(BadInputError, match="--floor foo: no node has this headline figure"):
+        build_report(fleet_dir, floors={"foo": 1.0})

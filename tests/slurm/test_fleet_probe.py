@@ -313,3 +313,28 @@ def test_fleet_probe_stopped_by_sigterm_stops_its_launcher(tmp_path):
     assert p.returncode == 130, err
     pid = int(started.read_text())
     assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+def test_a_failed_rerun_into_a_directory_with_older_profiles_is_not_a_success(tmp_path):
+    """Files already in DIR are not this run's: a launcher that starts nothing is exit 3, not
+    an all-ok report of the old files (found by a new user re-running as docs/cluster.md
+    says)."""
+    from advisor.fleet import submit
+    from advisor.profile import save_profile
+    from support import sample_profile
+
+    d = tmp_path / "fleet"
+    d.mkdir()
+    for n in ("n1", "n2"):
+        save_profile(sample_profile(), d / f"{n}.toml")
+    before = submit.profile_stamps(d)
+    assert submit.profiles_written(d, before) == []
+    save_profile(sample_profile(), d / "n2.toml")  # rewritten atomically: a new inode
+    assert submit.profiles_written(d, before) == ["n2"]
+    failing = tmp_path / "fails"
+    failing.write_text("#!/bin/sh\necho 'srun: error: Invalid partition name' >&2\nexit 1\n")
+    failing.chmod(0o755)
+    r = subprocess.run([*ADVISOR, "fleet", "probe", "--launcher", str(failing), "--nodelist",
+                        "n[1-2]", "--out", str(d)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3, r.stderr
+    assert r.stdout == "" and "before any node wrote a profile in this run" in r.stderr
