@@ -58,8 +58,9 @@ def robust_flags(values: Mapping[str, float], figure: str, k: float = DEFAULT_K)
     lo, hi = med - k * mad, med + k * mad
     out = np.nonzero((x < lo) | (x > hi))[0]
     return [Flag(names[i], figure, "mad", float(x[i]), lo, hi,
-                 f"{figure} = {x[i]:.4g}, outside median {med:.4g} ± {k:g}·MAD {mad:.3g} "
-                 f"of its class") for i in out]
+                 f"{figure} = {x[i]:.4g}, {'below' if x[i] < lo else 'above'} its class's "
+                 f"band [{lo:.4g}, {hi:.4g}] (median {med:.4g} ± {k:g}·MAD, MAD {mad:.3g})")
+            for i in out]
 
 
 def baseline_flags(values: Mapping[str, float], figure: str, baseline: float,
