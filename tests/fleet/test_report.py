@@ -144,6 +144,7 @@ def test_cli_json_report_and_class_profile_emits(fleet_dir):
     e = _advisor("emit", "--format", "env", "--profile", path)
     assert e.returncode == 0, e.stderr
     assert "MPIR_CVAR" in e.stdout or "GLIBC_TUNABLES" in e.stdout
+    assert "# Machine: class " in e.stdout  # the class, not the node its facts came from
     t = _advisor("fleet", "report", str(fleet_dir))
     assert t.stdout.rstrip().splitlines()[-1] == "flagged: bad,node3"
 
