@@ -44,12 +44,12 @@ def joint_environment(profile: Profile, *, against: Baseline = Baseline.DEFAULTS
     """The environment ``advisor emit`` writes for ``profile``, as advised/baseline overlays.
 
     Pure apart from reading ``environ``.  The variables and values are exactly those of
-    ``advisor.emit.common.env_items(profile, EmitOptions())`` (every plugin, settings at the
+    ``advisor.formats.common.env_items(profile, EmitOptions())`` (every plugin, settings at the
     library default left out, settings the recorded library version excludes left out, list
     variables merged); ``config`` settings have no environment form and are not in it.
 
     :param against: ``Baseline.ENV``: baseline = the current values (``environ``) and list
-        variables appended to the current value (``advisor.emit.common.MERGE_POLICY``), as
+        variables appended to the current value (``advisor.formats.common.MERGE_POLICY``), as
         sourcing the emitted file would do; ``Baseline.DEFAULTS``: baseline = every name removed
         (library defaults) and advised = the emitted values alone.
     :param environ: the current environment (default ``os.environ``).
@@ -59,7 +59,7 @@ def joint_environment(profile: Profile, *, against: Baseline = Baseline.DEFAULTS
         one variable to different values, a bad name or value); the message names them.
     """
     from advisor.emit import EmitOptions
-    from advisor.emit.common import env_items
+    from advisor.formats.common import env_items
 
     env = os.environ if environ is None else environ
     if without is not None:

@@ -15,7 +15,7 @@ For each recommendation of a profile (optionally only some probes):
 
 Joint verification (``joint=True``; the default of ``advisor verify``; design: "the unit of advice
 is the environment we emit"; ``advisor.joint``): the emitted environment is built from the whole
-profile exactly as ``advisor emit`` writes it (:func:`joint_environment` -> ``advisor.emit.common.env_items``: the
+profile exactly as ``advisor emit`` writes it (:func:`joint_environment` -> ``advisor.formats.common.env_items``: the
 same selection, version filter and list merging, e.g. one ``GLIBC_TUNABLES`` holding every
 plugin's items).  Each measured recommendation is then measured a second time by its own probe
 with ``ctx.joint`` = that environment (advised: every plugin's env settings; baseline: all of

@@ -1,9 +1,9 @@
 """Which settings a machine's library versions allow (``library_version``, ``drop_reason``,
 ``valid_for_profile``).
 
-The format helpers that used to live here (``env_items``, ``setting_records``, ``EnvItem``,
-``header_lines``, ...) moved to :mod:`advisor.formats.common`; they are re-exported here so
-existing imports keep working.
+The helpers every format shares (``env_items``, ``setting_records``, ``EnvItem``,
+``header_lines``, ...) live in :mod:`advisor.formats.common`, which asks this module which
+settings are valid.
 """
 
 from __future__ import annotations
@@ -11,12 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 from packaging.utils import canonicalize_name
-
-from advisor.formats.common import (MERGE_POLICY, EnvItem, Source, check_name,  # noqa: F401
-                                    check_value, describe, env_items, first_sentence,
-                                    header_lines, one_line, setting_records, sources,
-                                    value_string, value_string_of)
-from advisor.formats.entry import NAME_RE  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.knobs import Knob

@@ -71,7 +71,7 @@ def _tunable(out: str, name: str) -> int:
                                       "glibc.malloc.hugetlb=0:glibc.malloc.check=3"])
 def test_glibc_reads_merged_tunables(existing, tmp_path, emitters):
     """The appended item wins over an earlier value of the same tunable, and the site's other
-    tunables stay in force (advisor.emit.common.MERGE_POLICY)."""
+    tunables stay in force (advisor.formats.common.MERGE_POLICY)."""
     ld_so = _ld_so()
     res = PluginResult(plugin="host-buffer", probe="host-buffer", status="ok", recommendations=[
         Recommendation(id="thp", title="t", rationale="why", confidence="high", settings=[
