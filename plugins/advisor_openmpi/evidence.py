@@ -1,0 +1,5 @@
+"""STUB (replaced by the probe work): evidence ids and the fleet headline."""
+
+
+def headline(evidence) -> dict:
+    return {}

@@ -1,0 +1,98 @@
+"""Entry point of the openmpi plugin: which shared-memory path carries Open MPI's intra-node
+messages here, does single copy (CMA) work, and which path and limits should a site choose?
+
+Registered as ``openmpi`` in the ``advisor`` entry-point group, the same way a vendor's plugin
+is; nothing in the core names it.  Hooks:
+
+* one probe (``openmpi``) whose methods delegate to the template modules: ``check`` /
+  ``measure`` (``advisor_openmpi.measure``), the pure ``recommend``
+  (``advisor_openmpi.recommend``), ``verify`` (``advisor_openmpi.verify``), ``lint``
+  (``advisor_openmpi.lint``) and the fleet ``headline`` (``advisor_openmpi.evidence``);
+* the knob records of ``advisor_openmpi.knobs`` (the ``OMPI_MCA_*`` and ``UCX_*`` names the
+  advice may set);
+* the UCX library record (``advisor.libraries.ucx``; Open MPI's own record is a built-in core
+  record), registered here because this plugin is what drives UCX;
+* the ``mca-params`` output format (``advisor_openmpi.mca_params``): Open MPI's own parameter
+  file;
+* one fact detector (``advisor_openmpi.identity.detect``): the installed build's components.
+"""
+
+from __future__ import annotations
+
+from advisor import hookimpl
+from advisor.models import Advice, Facts
+from advisor.probe import Applicability, MeasureContext
+
+from advisor_openmpi import knobs as K
+from advisor_openmpi import lint as L
+from advisor_openmpi import mca_params as F
+from advisor_openmpi import measure as M
+from advisor_openmpi import recommend as R
+from advisor_openmpi import verify as V
+
+NAME = "openmpi"
+
+
+class OpenMpiProbe:
+    """The ``openmpi`` probe (see the module docstring)."""
+
+    name = NAME
+    description = ("Open MPI shared memory: which path (ob1+sm+smsc, UCX) carries messages, "
+                   "is CMA single copy usable, which limits win")
+
+    def check(self, facts: Facts) -> Applicability:
+        return M.check(facts)
+
+    def measure(self, ctx: MeasureContext) -> list:
+        return M.measure(ctx)
+
+    def recommend(self, evidence, facts: Facts) -> Advice:
+        return R.recommend(evidence, facts)
+
+    def headline(self, evidence) -> dict:
+        """Fleet headline figures: :func:`advisor_openmpi.evidence.headline`."""
+        from advisor_openmpi.evidence import headline
+
+        return headline(evidence)
+
+    #: ``verify`` measures ``ctx.joint`` (the whole emitted environment) when given one.
+    joint_verify = True
+
+    def verify(self, recommendation, ctx: MeasureContext):
+        """``advisor verify`` hook: re-measure advised vs defaults (``verify.py``)."""
+        return V.verify(recommendation, ctx)
+
+    def lint(self, env: dict, facts: Facts) -> list:
+        """``advisor lint`` hook: Open MPI findings for one environment (``lint.py``)."""
+        return L.lint(env, facts)
+
+
+@hookimpl
+def advisor_register_probes(register):
+    register(OpenMpiProbe())
+
+
+@hookimpl
+def advisor_register_knobs(register):
+    for k in K.KNOBS:
+        register(k)
+
+
+@hookimpl
+def advisor_register_libraries(register):
+    from advisor.libraries import ucx
+
+    register(ucx.record())
+
+
+@hookimpl
+def advisor_register_emitters(register):
+    register(F.NAME, F.render, description=F.DESCRIPTION, extension=F.EXTENSION,
+             kinds=("env",), parse=F.parse)
+
+
+@hookimpl
+def advisor_register_facts(register):
+    from advisor_openmpi.identity import detect
+
+    register(NAME, detect)
