@@ -25,6 +25,7 @@ from advisor_openmpi import knobs as K
 from advisor_openmpi import paths as P
 from advisor_openmpi.decide import decide
 from advisor_openmpi.evidence import LIMITS, PATHS, SELECTION
+from advisor_openmpi.sweep import run_configs
 
 #: Multiples of the default eager limit tried (full probe; the quick probe takes the first).
 EAGER_FACTORS = (4, 8)
@@ -59,8 +60,6 @@ def variants(path: str, version: Optional[str], quick: bool) -> tuple[str, int, 
 def measure_limits(ctx: MeasureContext, evidence: list[Evidence], version: Optional[str],
                    plan: dict) -> list[Evidence]:
     """Run the limit variants of the chosen path interleaved with its default limits."""
-    from advisor_openmpi.measure import run_configs
-
     path = chosen_path(evidence)
     if path is None:
         return []

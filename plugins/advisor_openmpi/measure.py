@@ -17,18 +17,17 @@ verbose smoke runs) and ``measure`` (the candidate paths interleaved across laun
 
 from __future__ import annotations
 
-import os
-import statistics
 import sys
 from typing import Mapping, Optional
 
-from advisor.models import Conditions, Evidence, Facts, MpiFacts, Point, Series
+from advisor.models import Conditions, Evidence, Facts, MpiFacts
 from advisor.probe import Applicability, MeasureContext
 
 from advisor_openmpi import paths as P
-from advisor_openmpi.evidence import (BW, LAT, LIBRARY, PATHS, SELECTION, SELECTION_UCX,
-                                      SIBLING, cma_usable)
+from advisor_openmpi.evidence import (LIBRARY, PATHS, SELECTION, SELECTION_UCX, SIBLING,
+                                      cma_usable)
 from advisor_openmpi.selection import parse_verbose
+from advisor_openmpi.sweep import root_env, run_configs
 from advisor_openmpi.workers import PINGPONG
 
 #: Quick sweep: small (eager), around the sm eager limit (4096) and the rendezvous first
@@ -49,15 +48,6 @@ SMOKE_TIMEOUT_S = 60.0
 #: help of pml_base_verbose / btl_base_verbose / smsc_base_verbose / pml_ucx_verbose: 0..100).
 VERBOSE = {"OMPI_MCA_pml_base_verbose": "10", "OMPI_MCA_btl_base_verbose": "10",
            "OMPI_MCA_smsc_base_verbose": "10", "OMPI_MCA_pml_ucx_verbose": "10"}
-#: Open MPI's launcher refuses to run as root without these (``mpirun --help``).
-ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-
-
-def root_env() -> dict[str, str]:
-    """``ROOT_ENV`` when running as root, else empty."""
-    return dict(ROOT_ENV) if hasattr(os, "geteuid") and os.geteuid() == 0 else {}
-
-
 def mpi_facts(facts: Facts) -> MpiFacts:
     """``facts.mpi``, or a fresh detection when facts left MPI unknown."""
     from advisor_mpich_cma.measure import mpi_facts as detect
@@ -189,53 +179,6 @@ def plan(ctx: MeasureContext) -> dict:
     if "target_s" in ctx.options:
         target = float(ctx.options["target_s"])
     return {"sizes": sizes, "repeats": repeats, "target_s": target}
-
-
-def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[str]]],
-                sizes: list[int], repeats: int, target: float, *, ev_id: str,
-                description: str, values: Optional[dict] = None,
-                max_extra_rounds: int = 0) -> Evidence:
-    """Interleave the configurations ``envs`` (name -> env overlay) across launches of the
-    ping-pong sweep and record them as one evidence (layout: ``advisor_openmpi.evidence``).
-    Raises ``LaunchError`` when a launch fails (the runner records the probe as failed)."""
-    from advisor.measure import conditions, interleave, run_mpi
-
-    raw: dict[tuple[str, int], dict] = {}
-    args = ["sweep", "--sizes", ",".join(map(str, sizes)), "--target-s", str(target)]
-    # one launch: ~1.2 s start + 2 measures per size of `target` s plus warm-up and calibration
-    est = 1.5 + 3 * 2 * target * len(sizes)
-    full_env = {c: {**e, **root_env()} for c, e in envs.items()}
-
-    def run_one(config: str, rnd: int) -> list[float]:
-        res = run_mpi(PINGPONG, args, env=full_env[config], launcher=ctx.launcher,
-                      timeout_s=max(20.0, min(ctx.remaining_s() + 10.0, 20 * est)))
-        raw[(config, rnd)] = res
-        return [statistics.median(s["lat_s"]) for s in res["sizes"]]
-
-    deadline = ctx.deadline - est * len(envs)
-    res = interleave(list(envs), run_one, repeats=repeats, deadline=deadline,
-                     max_extra_rounds=max_extra_rounds, progress=ctx.progress)
-    series: dict[str, list[Point]] = {}
-    for (config, rnd), r in sorted(raw.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        for s in r["sizes"]:
-            n = int(s["bytes"])
-            series.setdefault(f"{LAT}:{config}", []).append(Point(
-                x=n, label=f"run{rnd}", samples=s["lat_s"], warmup=s["lat_warmup_s"]))
-            bw = [n * s["window"] / t for t in s["bw_window_s"] if t > 0]
-            series.setdefault(f"{BW}:{config}", []).append(Point(
-                x=n, label=f"run{rnd}", samples=bw,
-                warmup=[n * s["window"] / t for t in s["bw_warmup_s"] if t > 0]))
-    sers = [Series(name=k, unit="s" if k.startswith(LAT) else "bytes/s", x_name="message size",
-                   x_unit="bytes", points=v) for k, v in series.items()]
-    env_note = {f"{c}:{k}": ("" if v is None else str(v)) for c, e in envs.items()
-                for k, v in e.items() if v is not None}
-    cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
-                      env=root_env(), notes=env_note)
-    vals = {"paths": ",".join(envs), "rounds": res.rounds, "sizes": len(sizes),
-            "target_s_per_size": target, "truncated": res.truncated, "quick": bool(ctx.quick)}
-    vals.update(values or {})
-    return Evidence(id=ev_id, description=description, series=sers, conditions=cond,
-                    values=vals)
 
 
 def measure(ctx: MeasureContext) -> list[Evidence]:
