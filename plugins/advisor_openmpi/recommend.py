@@ -1,6 +1,198 @@
-"""STUB (replaced by the probe work): the pure recommend of the openmpi probe."""
-from advisor.models import Advice
+"""The pure half of the openmpi probe: evidence + facts -> findings and recommendations.
+
+No I/O, no clock, no environment.  Reads the records described in ``advisor_openmpi.evidence``:
+
+* ``ompi-selection``: finding ``ompi-path-selected`` (which path carried the messages);
+* ``ompi-cma-siblings``: when the sibling test failed, finding ``cma-unusable-fallback``
+  ("CMA unusable: Open MPI will use copy-in/copy-out", with the cause and remedies of
+  ``advisor_mpich_cma.causes``); no setting that names CMA is then recommended;
+* ``ompi-paths``: recommendation ``ompi-path`` (``advisor_openmpi.decide``: minimax regret,
+  a change only when it beats the default beyond noise), with per-size ratios and CIs;
+* ``ompi-limits``: recommendation ``ompi-eager-limit`` (ob1) or ``ucx-rndv-thresh`` (ucx).
+
+Version-aware: Open MPI 4.1 gets the vader names (``advisor_openmpi.paths``).
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
+
+from advisor_openmpi import knobs as K
+from advisor_openmpi import paths as P
+from advisor_openmpi.decide import Decision, decide
+from advisor_openmpi.evidence import (LIBRARY, LIMITS, PATHS, SELECTION, SELECTION_UCX,
+                                      SIBLING, cma_usable)
+
+FALLBACK_MESSAGE = "CMA unusable: Open MPI will use copy-in/copy-out"
 
 
-def recommend(evidence, facts):
-    return Advice()
+def _version(evidence: Sequence[Evidence], facts: Facts) -> Optional[str]:
+    lib = Evidence.find(evidence, LIBRARY)
+    v = lib.values.get("ompi_version") if lib else None
+    return str(v) if v else facts.mpi.version
+
+
+def names_cma(s: Setting) -> bool:
+    """True for a setting whose value names CMA (``OMPI_MCA_smsc=cma``, ``UCX_TLS=...cma``,
+    ``^cma`` too): never recommended where CMA cannot work."""
+    return "cma" in str(s.value).lower()
+
+
+def _confidence(d: Decision) -> str:
+    if d.rounds < 3:
+        return "low"
+    return "high" if len(d.wins(d.advice)) >= 2 else "medium"
+
+
+def _path_settings(path: str, version: Optional[str], *, confirm: bool) -> list[Setting]:
+    out = []
+    for name, value in P.settings_of(path, version).items():
+        lib = K.knob(name).library if name in {k.name for k in K.KNOBS} else K.OPENMPI
+        out.append(Setting(library=lib, name=name, value=value, type="str", default="",
+                           is_default=confirm))
+    return out
+
+
+def _sel_findings(evidence: Sequence[Evidence]) -> list[Finding]:
+    out = []
+    sel = Evidence.find(evidence, SELECTION)
+    if sel is not None and sel.values.get("path"):
+        v = sel.values
+        declined = f"; declined: {v['pml_declined']}" if v.get("pml_declined") else ""
+        ucx = (f"; UCX support level here: {v['ucx_support_level']}"
+               if v.get("ucx_support_level") else "")
+        out.append(Finding(
+            id="ompi-path-selected", severity="info", evidence=[SELECTION],
+            message=(f"Open MPI's default carried the messages over {v['path']} (PML "
+                     f"{v.get('pml')}, BTL to the peer {v.get('btl_peer')}, single copy "
+                     f"{v.get('smsc')}{declined}{ucx}), read at verbose level")))
+    ucx = Evidence.find(evidence, SELECTION_UCX)
+    if ucx is not None and ucx.values.get("pml") == "ucx":
+        rows = [f"{k.split(':', 1)[1]} bytes: {v}" for k, v in ucx.values.items()
+                if k.startswith("ucx_proto:")]
+        if rows:
+            out.append(Finding(
+                id="ompi-ucx-protocols", severity="info", evidence=[SELECTION_UCX],
+                message="with the ucx PML, UCX sends intra-node tagged messages as: "
+                        + "; ".join(rows)))
+    return out
+
+
+def _fallback(evidence: Sequence[Evidence], facts: Facts) -> list[Finding]:
+    from advisor_mpich_cma.causes import errno_code, explain, remedies_of
+
+    sib = Evidence.find(evidence, SIBLING)
+    v = sib.values if sib else {}
+    code = errno_code(v.get("errno")) if v.get("errno") not in (None, -1) else \
+        errno_code(v.get("result"))
+    sec = facts.security
+    causes = explain(code if code is not None else v.get("result"),
+                     reader={"seccomp": v.get("reader_seccomp"),
+                             "cap_eff": v.get("reader_cap_eff"),
+                             "user_ns": v.get("reader_user_ns")},
+                     target={"user_ns": v.get("target_user_ns")},
+                     ptrace_scope=sec.ptrace_scope, cap_sys_ptrace=sec.cap_sys_ptrace,
+                     seccomp_mode=sec.seccomp_mode, container=sec.container,
+                     kernel_release=facts.kernel.release)
+    sel = Evidence.find(evidence, SELECTION)
+    selected = (f" Open MPI still selects smsc {sel.values['smsc']} here and tries "
+                "process_vm_readv for each rendezvous message, then silently copies"
+                if sel is not None and sel.values.get("smsc") not in (None, "none") else "")
+    remedies = [r for r in remedies_of(causes) if "MPIR_CVAR" not in r and "MPICH" not in r]
+    remedies.append("or accept the copy-in/copy-out path (OMPI_MCA_smsc=^cma only skips the "
+                    "failing calls)")
+    return [Finding(
+        id="cma-unusable-fallback", severity="warning",
+        message=(f"{FALLBACK_MESSAGE}: the sibling process_vm_readv test failed "
+                 f"({v.get('result')}): " + "; ".join(c.message for c in causes) + "."
+                 + selected + "."),
+        remedy="; ".join(remedies), evidence=[SIBLING] + ([SELECTION] if sel else []))]
+
+
+def _path_advice(evidence, version, cma_ok) -> tuple[list[Recommendation], list[Finding]]:
+    ev = Evidence.find(evidence, PATHS)
+    d = decide(ev) if ev is not None else None
+    if d is None:
+        return [], []
+    sel = Evidence.find(evidence, SELECTION)
+    default_path = sel.values.get("path") if sel else ev.values.get("default_path")
+    table = " | ".join(f"{c}: " + "; ".join(v.text() for v in vs)
+                       for c, vs in d.verdicts.items())
+    ids = [PATHS] + ([SELECTION] if sel else [])
+    findings = [Finding(id="ompi-paths-summary", severity="info", evidence=ids, message=(
+        f"each path vs the default ({default_path}) per size (ratio > 1: the path is better; "
+        f"95 % CI; verdict against the A/A noise floor): {table}"))]
+    skipped = [f"{k.split(':', 1)[1]} ({v})" for k, v in ev.values.items()
+               if k.startswith("skipped:")]
+    regrets = ", ".join(f"{c} {1 - w:.3f}" for c, w in d.worst.items())
+    rationale = (f"minimax regret over sizes and metrics ({regrets}); {d.why}. Not measured: "
+                 + ("; ".join(skipped) or "none") + ".")
+    if d.advice == d.baseline:
+        confirm = {"ob1+sm+smsc/cma": P.OB1_CMA, "ob1+sm copy-in/copy-out": P.OB1_COPY,
+                   "ucx": P.UCX}.get(str(default_path))
+        settings = _path_settings(confirm, version, confirm=True) if confirm else []
+        rec = Recommendation(
+            id="ompi-path", title=f"Keep Open MPI's default path ({default_path}): no other "
+            "path beats it beyond noise here", settings=settings, rationale=rationale,
+            confidence="medium" if d.rounds >= 3 else "low", evidence=ids, verifiable=False)
+    else:
+        rec = Recommendation(
+            id="ompi-path", title=f"Use {P.DESCRIPTION[d.advice]}",
+            settings=_path_settings(d.advice, version, confirm=False), rationale=(
+                f"replaces the default selection ({default_path}; OMPI_MCA_pml and "
+                f"OMPI_MCA_smsc unset). " + rationale), confidence=_confidence(d),
+            evidence=ids, verifiable=True)
+    if not cma_ok:
+        rec = rec.model_copy(update={"settings": [s for s in rec.settings if not names_cma(s)]})
+    return [rec], findings
+
+
+def _limit_advice(evidence, version) -> list[Recommendation]:
+    ev = Evidence.find(evidence, LIMITS)
+    if ev is None:
+        return []
+    path = str(ev.values.get("path"))
+    d = decide(ev, baseline=path)
+    if d is None:
+        return []
+    var = str(ev.values.get("variable"))
+    default = int(ev.values.get("default_bytes") or 0)
+    rec_id = "ucx-rndv-thresh" if var == K.UCX_RNDV_THRESH else "ompi-eager-limit"
+    lib = K.UCX if var.startswith("UCX_") else K.OPENMPI
+    default_v = "auto" if var == K.UCX_RNDV_THRESH else default
+    table = " | ".join(f"{c}: " + "; ".join(v.text() for v in vs) for c, vs in
+                       d.verdicts.items())
+    if d.advice == path:
+        return [Recommendation(
+            id=rec_id, title=f"Keep the default {var} ({default_v}) on {path}",
+            settings=[Setting(library=lib, name=var, value=default_v, type="bytes"
+                              if default else "str", unit="bytes" if default else None,
+                              default=default_v, is_default=True)],
+            rationale=f"{d.why}. Per size vs the default limit: {table}",
+            confidence="medium" if d.rounds >= 3 else "low", evidence=[LIMITS])]
+    value = int(str(ev.values.get(f"setting:{d.advice}", "=0")).split("=", 1)[1])
+    settings = [Setting(library=lib, name=var, value=value, type="bytes", unit="bytes",
+                        default=default_v)]
+    return [Recommendation(
+        id=rec_id, title=f"Set {var}={value} on {path}", settings=settings,
+        rationale=f"replaces the default {default_v}: {d.why}. Per size: {table}",
+        confidence=_confidence(d), evidence=[LIMITS], verifiable=True)]
+
+
+def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
+    """Findings and recommendations (pure; see the module docstring)."""
+    evidence = list(evidence)
+    version = _version(evidence, facts)
+    findings = _sel_findings(evidence)
+    cma_ok = cma_usable(evidence) is not False
+    if not cma_ok:
+        findings += _fallback(evidence, facts)
+    recs, f = _path_advice(evidence, version, cma_ok)
+    findings += f
+    recs += _limit_advice(evidence, version)
+    if not cma_ok:
+        recs = [r.model_copy(update={"settings": [s for s in r.settings if not names_cma(s)]})
+                for r in recs]
+    return Advice(recommendations=recs, findings=findings)

@@ -1,0 +1,70 @@
+"""Interleaved launches of the ping-pong sweep, one configuration (env overlay) per launch,
+recorded as one evidence: shared by ``measure`` (``ompi-paths``), ``limits`` (``ompi-limits``)
+and ``verify`` (``ompi-verify``).  Layout: ``advisor_openmpi.evidence``."""
+
+from __future__ import annotations
+
+import os
+import statistics
+from typing import Mapping, Optional
+
+from advisor.models import Evidence, Point, Series
+from advisor.probe import MeasureContext
+
+from advisor_openmpi.evidence import BW, LAT
+from advisor_openmpi.workers import PINGPONG
+
+#: Open MPI's launcher refuses to run as root without these (``mpirun --help``).
+ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def root_env() -> dict[str, str]:
+    """``ROOT_ENV`` when running as root, else empty."""
+    return dict(ROOT_ENV) if hasattr(os, "geteuid") and os.geteuid() == 0 else {}
+
+
+def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[str]]],
+                sizes: list[int], repeats: int, target: float, *, ev_id: str,
+                description: str, values: Optional[dict] = None,
+                max_extra_rounds: int = 0) -> Evidence:
+    """Interleave the configurations ``envs`` (name -> env overlay) across launches of the
+    ping-pong sweep and record them as one evidence (layout: ``advisor_openmpi.evidence``).
+    Raises ``LaunchError`` when a launch fails (the runner records the probe as failed)."""
+    from advisor.measure import conditions, interleave, run_mpi
+
+    raw: dict[tuple[str, int], dict] = {}
+    args = ["sweep", "--sizes", ",".join(map(str, sizes)), "--target-s", str(target)]
+    # one launch: ~1.2 s start + 2 measures per size of `target` s plus warm-up and calibration
+    est = 1.5 + 3 * 2 * target * len(sizes)
+    full_env = {c: {**e, **root_env()} for c, e in envs.items()}
+
+    def run_one(config: str, rnd: int) -> list[float]:
+        res = run_mpi(PINGPONG, args, env=full_env[config], launcher=ctx.launcher,
+                      timeout_s=max(20.0, min(ctx.remaining_s() + 10.0, 20 * est)))
+        raw[(config, rnd)] = res
+        return [statistics.median(s["lat_s"]) for s in res["sizes"]]
+
+    deadline = ctx.deadline - est * len(envs)
+    res = interleave(list(envs), run_one, repeats=repeats, deadline=deadline,
+                     max_extra_rounds=max_extra_rounds, progress=ctx.progress)
+    series: dict[str, list[Point]] = {}
+    for (config, rnd), r in sorted(raw.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        for s in r["sizes"]:
+            n = int(s["bytes"])
+            series.setdefault(f"{LAT}:{config}", []).append(Point(
+                x=n, label=f"run{rnd}", samples=s["lat_s"], warmup=s["lat_warmup_s"]))
+            bw = [n * s["window"] / t for t in s["bw_window_s"] if t > 0]
+            series.setdefault(f"{BW}:{config}", []).append(Point(
+                x=n, label=f"run{rnd}", samples=bw,
+                warmup=[n * s["window"] / t for t in s["bw_warmup_s"] if t > 0]))
+    sers = [Series(name=k, unit="s" if k.startswith(LAT) else "bytes/s", x_name="message size",
+                   x_unit="bytes", points=v) for k, v in series.items()]
+    env_note = {f"{c}:{k}": ("" if v is None else str(v)) for c, e in envs.items()
+                for k, v in e.items() if v is not None}
+    cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
+                      env=root_env(), notes=env_note)
+    vals = {"paths": ",".join(envs), "rounds": res.rounds, "sizes": len(sizes),
+            "target_s_per_size": target, "truncated": res.truncated, "quick": bool(ctx.quick)}
+    vals.update(values or {})
+    return Evidence(id=ev_id, description=description, series=sers, conditions=cond,
+                    values=vals)
