@@ -52,6 +52,8 @@ figcaption{font-size:.88em;color:#333;margin-top:.3em}
 .rec h4{margin:.2em 0;font-size:1em}
 .rationale{font-size:.88em;color:#333;margin:.3em 0;overflow-wrap:anywhere}
 table{max-width:100%}
+.findings li{margin:.4em 0}
+.remedy{margin:.2em 0 0 1em;font-size:.9em}
 """
 
 
@@ -140,13 +142,13 @@ def _result(r, figs: "Figures", warnings: list[str]) -> str:
              f"<p>Status: <span class=\"status-{_e(r.status)}\">{_e(r.status)}</span>"
              + (f": {_e(r.reason)}" if r.reason else "")
              + f" <span class=\"note\">({r.duration_s:.1f} s)</span></p>"]
-    if r.recommendations:
-        parts.append("<h3>Recommendations</h3>")
-        parts += [_recommendation(rec) for rec in r.recommendations]
     specs = figs.by_probe.get(r.probe, [])
     if specs:
         parts.append("<h3>Figures</h3>")
         parts += [_figure(r.probe, s, warnings) for s in specs]
+    if r.recommendations:
+        parts.append("<h3>Recommendations</h3>")
+        parts += [_recommendation(rec) for rec in r.recommendations]
     return "\n".join(parts)
 
 
@@ -171,10 +173,12 @@ def _verify(prof: "Profile", figs: "Figures", warnings: list[str]) -> str:
 
 
 def _findings(prof: "Profile") -> str:
-    rows = [(f"<span class=\"sev-{_e(f.severity)}\">{_e(f.severity)}</span>", _e(r.probe),
-             _e(sizes_in_text(f.message)), f"<code>{_e(f.remedy)}</code>" if f.remedy else "")
-            for r in prof.results for f in r.findings]
-    body = (_table(("severity", "probe", "finding", "remedy"), rows) if rows
+    items = [f"<li><span class=\"sev-{_e(f.severity)}\">[{_e(f.severity)}]</span> "
+             f"<b>{_e(r.probe)}</b>: {_e(sizes_in_text(f.message))}"
+             + (f"<div class=\"remedy\">Remedy: <code>{_e(f.remedy)}</code></div>"
+                if f.remedy else "") + "</li>"
+             for r in prof.results for f in r.findings]
+    body = (f"<ul class=\"findings\">{''.join(items)}</ul>" if items
             else "<p class=\"note\">No findings.</p>")
     return "<h2 id=\"findings\">Findings and remedies</h2>" + body
 
