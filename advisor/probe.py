@@ -169,6 +169,21 @@ class Linter(Protocol):
     def lint(self, env: dict[str, str], facts: Facts) -> list[Finding]: ...
 
 
+class FigureMaker(Protocol):
+    """Optional probe method, used by ``advisor report`` and ``advisor show --plot``.
+
+    ``figures(evidence, facts) -> list[advisor.report.figures.FigureSpec]``: the figures of the
+    probe's recorded evidence, as data (series with CI bands, markers, bands, units); pure like
+    ``recommend`` (no I/O, no clock, no environment) and without importing matplotlib: the core
+    draws.  Series come from the evidence (``series_from_points``), so plotted medians equal the
+    stored ones; each caption says what was measured and how.  An exception, a return that is
+    not a list of ``FigureSpec``, a duplicate id or a figure without points leaves that figure
+    out with a warning (``advisor.report.collect``), never stops the report.
+    """
+
+    def figures(self, evidence: Sequence[Evidence], facts: Facts) -> list: ...
+
+
 def is_probe(obj: Any) -> bool:
     """True when ``obj`` has the attributes and methods of the probe contract."""
     return (

@@ -1,0 +1,152 @@
+"""The shipped profile's HTML report in Debian's headless chromium, as a person opens it: no
+console error, no network request (the network is a proxy that answers nothing), every figure
+present with drawn paths, and a screenshot that is not blank.
+
+Requests are caught by pointing chromium's proxy at a socket this test listens on: every
+request the page made would arrive there.  Chromium itself also calls its own services (clock,
+component updates, accounts at *.google.com, *.googleapis.com, *.gvt1.com) whatever the page;
+those are ignored by host.  A control page proves both detectors work (it fetches an image and
+throws an error).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import subprocess
+import threading
+
+import pytest
+from report_support import SHIPPED_PROFILE, FigureProbe
+
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(shutil.which("chromium") is None,
+                                 reason="Debian's chromium is not installed "
+                                        "(scripts/system-deps.sh installs it)")]
+
+#: Chromium's own service hosts, contacted for any page (seen with an empty page here).
+BROWSER_HOSTS = re.compile(r"(^|\.)(google\.com|googleapis\.com|gvt1\.com)$")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run", "--no-default-browser-check", "--disable-default-apps",
+         "--disable-domain-reliability", "--enable-logging=stderr", "--v=0"]
+
+
+class Listener:
+    """A TCP socket on 127.0.0.1 recording the first line of each connection (a proxy request
+    line: ``GET http://host/...`` or ``CONNECT host:443``) and answering nothing."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.lines: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.lines.append(conn.recv(4096).split(b"\r\n", 1)[0].decode("latin-1"))
+                except OSError:
+                    self.lines.append("(no request line)")
+
+    def page_requests(self) -> list[str]:
+        out = []
+        for line in self.lines:
+            m = re.match(r"\S+ (?:https?://)?([^/:\s]+)", line)
+            if not (m and BROWSER_HOSTS.search(m.group(1))):
+                out.append(line)
+        return out
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
+
+
+def chromium(url: str, tmp_path, proxy_port: int, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["chromium", *FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}",
+         f"--proxy-server=http://127.0.0.1:{proxy_port}", "--proxy-bypass-list=<-loopback>",
+         *extra, url], capture_output=True, text=True, timeout=90, cwd=tmp_path)
+
+
+def console_errors(stderr: str) -> list[str]:
+    return [ln for ln in stderr.splitlines()
+            if ":CONSOLE" in ln or "Uncaught" in ln or "Refused to" in ln]
+
+
+@pytest.fixture
+def listener():
+    lst = Listener()
+    yield lst
+    lst.close()
+
+
+def _report(tmp_path):
+    """The shipped profile's report with every installed probe's figures (the mpich-cma probe
+    given a figure built from its evidence while the plugin has none) and the verify figure."""
+    from advisor.plugins import load
+    from advisor.profile import load_profile
+    from advisor.report.collect import collect_figures
+    from advisor.report.html import report_html
+
+    probes = dict(load().probes)
+    if not hasattr(probes["mpich-cma"], "figures"):
+        probes["mpich-cma"] = FigureProbe(probes["mpich-cma"])
+    prof = load_profile(SHIPPED_PROFILE)
+    figs = collect_figures(prof, probes)
+    path = tmp_path / "report.html"
+    path.write_text(report_html(prof, figs))
+    return path, figs
+
+
+def test_control_page_is_caught(tmp_path, listener):
+    page = tmp_path / "control.html"
+    page.write_text('<!DOCTYPE html><html><body><img src="http://example.invalid/x.png">'
+                    "<script>nosuch();</script></body></html>")
+    res = chromium(page.as_uri(), tmp_path, listener.port, "--dump-dom")
+    assert any("example.invalid" in r for r in listener.page_requests()), listener.lines
+    assert any("Uncaught ReferenceError" in ln for ln in console_errors(res.stderr))
+
+
+def test_report_in_headless_chromium(tmp_path, listener):
+    import numpy as np
+    from matplotlib.image import imread
+
+    path, figs = _report(tmp_path)
+    expected = [f"fig-{probe}-{spec.id}" for probe, spec in figs.items()]
+    assert "fig-mpich-cma-latency" in expected and "fig-verify-verdicts" in expected
+    dom = chromium(path.as_uri(), tmp_path, listener.port, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert console_errors(dom.stderr) == []
+    for fid in expected:
+        m = re.search(rf'<figure id="{fid}".*?</figure>', dom.stdout, re.S)
+        assert m, f"figure {fid} missing from the rendered page"
+        assert "<svg" in m.group(0) and m.group(0).count("<path") >= 20, fid
+        assert "<figcaption>" in m.group(0)
+    shot = tmp_path / "shot.png"
+    res = chromium(path.as_uri(), tmp_path, listener.port, f"--screenshot={shot}",
+                   "--window-size=1000,6000")
+    assert res.returncode == 0 and shot.is_file(), res.stderr[-2000:]
+    assert console_errors(res.stderr) == []
+    img = imread(shot)[..., :3]
+    background = img[5, 5]  # the page's margin
+    differs = np.any(np.abs(img - background) > 0.1, axis=-1)
+    assert differs.mean() > 0.05, f"only {differs.mean():.1%} of the screenshot is drawn"
+    # each figure is drawn: in every band of rows the figures occupy, colour (the curves,
+    # markers, bands) and not only black text on white
+    colour = (img.max(axis=-1) - img.min(axis=-1)) > 0.25
+    assert colour.sum() > 2000 * len(expected)
+    assert listener.page_requests() == [], "the page made network requests"
