@@ -24,8 +24,8 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-__all__ = ["DEFAULT_K", "MIN_NODES", "MAD_FLOOR_REL", "Flag", "robust_flags", "baseline_flags",
-           "floor_flags", "figure_matches"]
+__all__ = ["DEFAULT_K", "MIN_NODES", "MAD_FLOOR_REL", "Flag", "robust_band", "robust_flags",
+           "baseline_flags", "floor_flags", "figure_matches"]
 
 DEFAULT_K = 6.0
 MIN_NODES = 3
@@ -46,21 +46,29 @@ class Flag:
     reason: str
 
 
-def robust_flags(values: Mapping[str, float], figure: str, k: float = DEFAULT_K) -> list[Flag]:
-    """Nodes of one class whose ``figure`` lies outside median ± k·MAD; none below
-    :data:`MIN_NODES` values.  ``values``: node -> value."""
+def robust_band(values: Mapping[str, float], k: float = DEFAULT_K) -> Optional[tuple]:
+    """The robust rule's accepted band of one class's figure: ``(low, high, median, mad)``
+    with ``low, high = median -/+ k·MAD`` (MAD held at least ``MAD_FLOOR_REL`` of the median);
+    None below :data:`MIN_NODES` values.  ``values``: node -> value."""
     if len(values) < MIN_NODES:
-        return []
-    names = list(values)
-    x = np.fromiter((values[n] for n in names), dtype=float, count=len(names))
+        return None
+    x = np.fromiter(values.values(), dtype=float, count=len(values))
     med = float(np.median(x))
     mad = max(float(np.median(np.abs(x - med))), MAD_FLOOR_REL * abs(med))
-    lo, hi = med - k * mad, med + k * mad
-    out = np.nonzero((x < lo) | (x > hi))[0]
-    return [Flag(names[i], figure, "mad", float(x[i]), lo, hi,
-                 f"{figure} = {x[i]:.4g}, {'below' if x[i] < lo else 'above'} its class's "
+    return med - k * mad, med + k * mad, med, mad
+
+
+def robust_flags(values: Mapping[str, float], figure: str, k: float = DEFAULT_K) -> list[Flag]:
+    """Nodes of one class whose ``figure`` lies outside median ± k·MAD (:func:`robust_band`);
+    none below :data:`MIN_NODES` values.  ``values``: node -> value."""
+    band = robust_band(values, k)
+    if band is None:
+        return []
+    lo, hi, med, mad = band
+    return [Flag(n, figure, "mad", float(v), lo, hi,
+                 f"{figure} = {v:.4g}, {'below' if v < lo else 'above'} its class's "
                  f"band [{lo:.4g}, {hi:.4g}] (median {med:.4g} ± {k:g}·MAD, MAD {mad:.3g})")
-            for i in out]
+            for n, v in values.items() if v < lo or v > hi]
 
 
 def baseline_flags(values: Mapping[str, float], figure: str, baseline: float,

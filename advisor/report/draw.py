@@ -1,0 +1,193 @@
+"""Draw a :class:`~advisor.report.figures.FigureSpec` with matplotlib: SVG text or PNG bytes.
+
+The spec is drawn as it is, never reinterpreted: one curve per series (CI band ``lo..hi``
+shaded for lines and steps, error bars for points and bars), each marker a labelled vertical or
+horizontal line whose style says its role, each band a shaded span, a legend, axis labels with
+their unit, and tick labels in human units (``advisor.report.units``: KiB/MiB, ns/µs/ms,
+MB/s / GB/s).  Categorical x (``FigureSpec.names``) gets one tick per name.
+
+matplotlib is imported here only, lazily, with its non-interactive Agg canvas through the
+object API (``matplotlib.figure.Figure``; pyplot and its GUI backends are never touched).  Output
+is deterministic: fixed size and dpi, a fixed ``svg.hashsalt`` (the figure's key, so two figures
+inlined in one page never share an element id for different content), no date in the metadata;
+the same spec gives the same bytes with the same matplotlib.
+
+Public API: :func:`render` (``"svg"`` -> UTF-8 bytes, ``"png"`` -> bytes), :func:`svg_text`,
+:data:`FIGSIZE_IN`, :data:`DPI`.  Raises ``ImportError`` without matplotlib (the CLI names the
+``report`` extra) and ``ValueError`` for a spec with nothing to draw.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Literal
+
+from advisor.report.figures import FigureSpec
+from advisor.report.units import format_value
+
+__all__ = ["FIGSIZE_IN", "DPI", "render", "svg_text"]
+
+#: Figure size in inches (width, height): readable at 100 % in a page 900 px wide and on a
+#: 16:9 slide; with :data:`DPI` a PNG is 1200 x 720 pixels.
+FIGSIZE_IN = (8.0, 4.8)
+#: Resolution of PNG files (SVG is vector; its nominal 72 dpi does not change the drawing).
+DPI = 150
+
+#: Line style, colour and width per ``FigureMarker.role``: each role looks different in print
+#: and in grey scale (dash pattern, not colour alone).
+MARKER_STYLES = {
+    "default": {"linestyle": (0, (6, 3)), "color": "#b2182b", "linewidth": 1.6},
+    "advised": {"linestyle": "-", "color": "#1b7837", "linewidth": 1.8},
+    "crossover": {"linestyle": (0, (6, 2, 1, 2)), "color": "#762a83", "linewidth": 1.4},
+    "limit": {"linestyle": (0, (1, 2)), "color": "#222222", "linewidth": 1.4},
+    "note": {"linestyle": (0, (3, 3)), "color": "#777777", "linewidth": 1.0},
+}
+#: Series styles per ``FigureSeries.role``; ``measured`` series take the colour cycle.
+SERIES_STYLES = {
+    "default": {"color": "#b2182b", "linestyle": "--"},
+    "advised": {"color": "#1b7837", "linestyle": "-"},
+    "reference": {"color": "#777777", "linestyle": ":"},
+}
+#: Colours of measured series (matplotlib's colour-blind-safe "tableau" order, red and green
+#: left to the default/advised roles).
+CYCLE = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#bcbd22")
+BAND_COLOURS = ("#fdb863", "#b2abd2", "#a6dba0", "#f4a582")
+#: Units whose ticks are formatted by ``advisor.report.units`` (others: plain numbers).
+HUMAN_UNITS = ("bytes", "B", "s", "bytes/s", "B/s", "ratio", "count")
+
+
+def _axis(ax, which: str, spec: FigureSpec) -> None:
+    from matplotlib import ticker
+
+    unit = spec.x_unit if which == "x" else spec.y_unit
+    scale = spec.x_scale if which == "x" else spec.y_scale
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    if which == "x" and spec.names:
+        keys = sorted(spec.names)
+        axis.set_major_locator(ticker.FixedLocator(keys))
+        axis.set_major_formatter(ticker.FixedFormatter([spec.names[k] for k in keys]))
+        axis.set_minor_locator(ticker.NullLocator())
+        if sum(len(n) for n in spec.names.values()) > 60:
+            for label in ax.get_xticklabels():
+                label.set_rotation(20)
+                label.set_horizontalalignment("right")
+        return
+    if scale == "log":
+        if unit in ("bytes", "B"):  # powers of two: 1 KiB, 64 KiB, 1 MiB, never 1e+05
+            axis.set_major_locator(ticker.LogLocator(base=2, numticks=9))
+        axis.set_minor_formatter(ticker.NullFormatter())
+    if unit in HUMAN_UNITS:
+        axis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: format_value(v, unit)))
+
+
+def _series(ax, spec: FigureSpec) -> None:
+    bars = [s for s in spec.series if s.kind == "bar"]
+    width = 0.8 / max(len(bars), 1)
+    measured = 0
+    for s in spec.series:
+        style = dict(SERIES_STYLES.get(s.role, {}))
+        if not style:
+            style = {"color": CYCLE[measured % len(CYCLE)], "linestyle": "-"}
+            measured += 1
+        colour = style["color"]
+        has_ci = s.lo is not None and s.hi is not None
+        if s.kind == "bar":
+            i = bars.index(s)
+            xs = [x + (i - (len(bars) - 1) / 2) * width for x in s.x] if spec.names else s.x
+            ax.bar(xs, s.y, width=width if spec.names else 0.8, color=colour, alpha=0.85,
+                   label=s.label, zorder=2)
+        elif s.kind == "points":
+            ax.plot(s.x, s.y, linestyle="none", marker="o", markersize=5, color=colour,
+                    label=s.label, zorder=3)
+        else:
+            ax.plot(s.x, s.y, drawstyle="steps-mid" if s.kind == "step" else "default",
+                    marker="o" if len(s.x) <= 40 else None, markersize=3,
+                    linewidth=1.6, label=s.label, zorder=3, **style)
+        if not has_ci:
+            continue
+        if s.kind in ("line", "step"):
+            ax.fill_between(s.x, s.lo, s.hi, color=colour, alpha=0.2, linewidth=0,
+                            step="mid" if s.kind == "step" else None, zorder=1,
+                            label=f"{s.label} CI")
+        else:
+            xs = ([x + (bars.index(s) - (len(bars) - 1) / 2) * width for x in s.x]
+                  if s.kind == "bar" and spec.names else s.x)
+            err = [[max(y - lo, 0.0) for y, lo in zip(s.y, s.lo)],
+                   [max(hi - y, 0.0) for y, hi in zip(s.y, s.hi)]]
+            ax.errorbar(xs, s.y, yerr=err, fmt="none", ecolor="#333333" if s.kind == "bar"
+                        else colour, elinewidth=1.2, capsize=4, zorder=4)
+
+
+def _overlays(ax, spec: FigureSpec) -> None:
+    for i, b in enumerate(spec.bands):
+        span = ax.axvspan if b.axis == "x" else ax.axhspan
+        span(b.low, b.high, color=BAND_COLOURS[i % len(BAND_COLOURS)], alpha=0.3, linewidth=0,
+             zorder=0, label=b.label)
+    for m in spec.markers:
+        unit = spec.x_unit if m.axis == "x" else spec.y_unit
+        where = (spec.names or {}).get(m.value) if m.axis == "x" else None
+        label = f"{m.label} ({where or format_value(m.value, unit)})"
+        line = ax.axvline if m.axis == "x" else ax.axhline
+        line(m.value, label=label, zorder=5, **MARKER_STYLES[m.role])
+
+
+def _axis_label(label: str, unit: str) -> str:
+    """``"message size (bytes)"``; the label alone when the unit is empty or is the label."""
+    return f"{label} ({unit})" if unit and unit != label else label
+
+
+def _figure(spec: FigureSpec):
+    from matplotlib.figure import Figure
+
+    if spec.is_empty():
+        raise ValueError(f"figure {spec.id}: no series has a point to draw")
+    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
+    ax = fig.add_subplot()
+    if spec.x_scale == "log" and not spec.names:
+        ax.set_xscale("log", base=2 if spec.x_unit in ("bytes", "B") else 10)
+    if spec.y_scale == "log":
+        ax.set_yscale("log", base=2 if spec.y_unit in ("bytes", "B") else 10)
+    _series(ax, spec)
+    _overlays(ax, spec)
+    _axis(ax, "x", spec)
+    _axis(ax, "y", spec)
+    ax.set_xlabel(_axis_label(spec.x_label, spec.x_unit))
+    ax.set_ylabel(_axis_label(spec.y_label, spec.y_unit))
+    ax.set_title(spec.title, fontsize=11)
+    ax.grid(True, which="major", color="#dddddd", linewidth=0.6, zorder=0)
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(fontsize=7.5, loc="best", framealpha=0.85)
+    if spec.notes:
+        fig.get_layout_engine().set(h_pad=0.06)
+        fig.supxlabel("\n".join(spec.notes), fontsize=7.5, x=0.01, ha="left", color="#333333")
+    return fig
+
+
+def render(spec: FigureSpec, fmt: Literal["svg", "png"], *, salt: str = "") -> bytes:
+    """The figure of ``spec`` as an SVG document (UTF-8) or a PNG file, ``FIGSIZE_IN`` at
+    ``DPI``.  ``salt`` seeds the SVG element ids (use the figure's ``<probe>-<id>``); the
+    caption is stored as the file's ``Description`` metadata, the title as its ``Title``.
+
+    :raises ValueError: ``fmt`` is neither svg nor png, or the spec has no point to draw.
+    :raises ImportError: matplotlib is not installed (the ``report`` extra).
+    """
+    import matplotlib
+
+    if fmt not in ("svg", "png"):
+        raise ValueError(f"format {fmt!r}: expected svg or png")
+    rc = {"svg.hashsalt": f"advisor-report-{salt or spec.id}", "svg.fonttype": "path",
+          "font.family": "DejaVu Sans", "axes.unicode_minus": False}
+    with matplotlib.rc_context(rc):
+        fig = _figure(spec)
+        buf = io.BytesIO()
+        meta = ({"Date": None, "Title": spec.title, "Description": spec.caption}
+                if fmt == "svg" else {"Title": spec.title, "Description": spec.caption})
+        fig.savefig(buf, format=fmt, metadata=meta)
+    return buf.getvalue()
+
+
+def svg_text(spec: FigureSpec, *, salt: str = "") -> str:
+    """The ``<svg>`` element of ``spec`` alone (no XML prolog or doctype), to inline in HTML."""
+    text = render(spec, "svg", salt=salt).decode("utf-8")
+    return text[text.index("<svg"):]
