@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from advisor.models import Evidence, Facts, Point
+from advisor.report.evidence import artefact_kind
 from advisor.report.figures import (FigureBand, FigureMarker, FigureSeries, FigureSpec,
                                     series_from_points)
 from advisor.report.units import format_bandwidth, format_bytes, format_seconds
@@ -86,21 +87,18 @@ def sweep_figure(ev: Evidence, advised: bool) -> Optional[FigureSpec]:
     current = ev.values.get("nt_threshold.default_bytes")
     if current is not None:
         markers.append(FigureMarker(axis="x", value=float(current), role="default",
-                                    label="glibc non-temporal threshold in effect: "
-                                          f"{format_bytes(int(current))}"))
+                                    label="glibc non-temporal threshold in effect"))
     if tuned is not None:
         markers.append(FigureMarker(axis="x", value=float(tuned),
                                     role="advised" if advised else "note",
                                     label=("advised" if advised else "tuned") +
-                                    f" non-temporal threshold: {format_bytes(int(tuned))}"))
+                                    " non-temporal threshold"))
     cliff = CL.find_cliff(E.sweep_points(d),
                           noise_floor=float(ev.values.get("noise_floor.within_run", 0.0)),
                           threshold_bytes=int(current) if current is not None else None)
     if cliff is not None:
-        text = (f"cliff: {format_bytes(cliff.start_bytes)}"
-                + ("" if cliff.end_bytes == cliff.start_bytes else
-                   f" .. {format_bytes(cliff.end_bytes)}")
-                + f", {cliff.depth:.2f}x below the plateau {format_bandwidth(cliff.plateau_bps)}")
+        text = (f"cliff: {cliff.depth:.2f}x below the plateau "
+                f"{format_bandwidth(cliff.plateau_bps)}")
         if cliff.end_bytes > cliff.start_bytes:
             bands.append(FigureBand(axis="x", low=float(cliff.start_bytes),
                                     high=float(cliff.end_bytes), label=text))
@@ -121,8 +119,9 @@ def sweep_figure(ev: Evidence, advised: bool) -> Optional[FigureSpec]:
 
 
 def _bar(label: str, rows: list[tuple[float, Point]], ev_id: str, series: Optional[str],
-         role: str) -> Optional[FigureSeries]:
-    """Bars at the given x positions from each point's stats (median, CI), else its samples."""
+         role: str, kind: str = "bar") -> Optional[FigureSeries]:
+    """Bars (or points) at the given x positions from each point's stats (median, CI), else
+    its samples."""
     rows = [(x, p) for x, p in rows if p.median() is not None]
     if not rows:
         return None
@@ -130,7 +129,7 @@ def _bar(label: str, rows: list[tuple[float, Point]], ev_id: str, series: Option
     return FigureSeries(label=label, x=[x for x, _ in rows], y=[p.median() for _, p in rows],
                         lo=[p.stats.ci_low for _, p in rows] if ci else None,
                         hi=[p.stats.ci_high for _, p in rows] if ci else None,
-                        kind="bar", role=role, evidence=ev_id, series=series)
+                        kind=kind, role=role, evidence=ev_id, series=series)
 
 
 def categorical(ev: Evidence, *, physical: str = "measured",
@@ -138,8 +137,9 @@ def categorical(ev: Evidence, *, physical: str = "measured",
                                                                       dict[float, str],
                                                                       list[str]]:
     """One bar per point of every series of ``ev`` (``<series> <label>`` names when it has
-    several series), physical points and artefact points as separate series; artefact points
-    without samples are left out and named in the notes."""
+    several series): physical points as bars, artefact points as a separate series of points
+    (never drawn as a bandwidth bar); artefact points without samples are left out and named in
+    the notes."""
     names: dict[float, str] = {}
     phys, arte, notes = [], [], []
     many = len(ev.series) > 1
@@ -147,16 +147,19 @@ def categorical(ev: Evidence, *, physical: str = "measured",
         for p in s.points:
             name = f"{s.name} {p.label}" if many and s.name != p.label else str(p.label)
             if p.median() is None:
-                notes.append(f"{name}: {p.artefact or 'no samples'}")
+                notes.append(f"{name}: " + (f"artefact ({artefact_kind(p.artefact)}), not a "
+                                            "bandwidth; no samples" if p.artefact else
+                                            "no samples"))
                 continue
             x = float(len(names))
             names[x] = name
             (arte if p.artefact else phys).append((x, p, s.name))
     out = []
-    for label, rows, role in ((physical, phys, "measured"), (artefact, arte, "reference")):
+    for label, rows, role, kind in ((physical, phys, "measured", "bar"),
+                                    (artefact, arte, "reference", "points")):
         names_of = {n for _, _, n in rows}
         got = _bar(label, [(x, p) for x, p, _ in rows], ev.id,
-                   names_of.pop() if len(names_of) == 1 else None, role)
+                   names_of.pop() if len(names_of) == 1 else None, role, kind)
         if got is not None:
             out.append(got)
     return out, names, notes
@@ -171,7 +174,7 @@ def zero_page_figure(ev: Evidence, api: str) -> Optional[FigureSpec]:
     ceiling = ev.values.get("ceiling_bytes_per_s")
     if ceiling is not None:
         markers.append(FigureMarker(axis="y", value=float(ceiling), role="limit",
-                                    label=f"copy ceiling {format_bandwidth(float(ceiling))}"))
+                                    label="copy ceiling of this run"))
     for s in ev.series:
         r = ev.values.get(f"{s.name}.inflation")
         lo, hi = (ev.values.get(f"{s.name}.inflation_ci_low"),

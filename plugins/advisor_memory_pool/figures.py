@@ -31,9 +31,12 @@ MEASURES = (("first-touch", "first touch of a chunk"), ("register", "mlock + mun
 
 
 def _exact(n: int) -> str:
-    """``format_bytes`` when it is exact (a whole number of KiB, or below 1 KiB), else the bytes:
-    a block of 1 GiB - 16 B must not read as 1024 MiB."""
-    return format_bytes(n) if n < 1024 or n % 1024 == 0 else f"{n} B"
+    """``format_bytes`` when it is exact (a whole number of KiB, or below 1 KiB), else the power
+    of two above minus the rest: a block of 1 GiB - 16 B must not read as 1024 MiB."""
+    if n < 1024 or n % 1024 == 0:
+        return format_bytes(n)
+    up = 1 << (n - 1).bit_length()  # the power of two just above: "1 GiB - 16 B"
+    return f"{format_bytes(up)} - {format_bytes(up - n)}"
 
 
 def first_use_figure(ev: Evidence) -> FigureSpec | None:
@@ -104,8 +107,8 @@ def waste_figure(evidence: Sequence[Evidence], facts: Facts) -> FigureSpec | Non
     names: dict[float, str] = {}
     for i, r in enumerate(reports):
         cfg = r.config
-        names[float(i)] = (f"{'current: ' if i == 0 else ''}{cfg.label} (align "
-                           f"{_exact(cfg.alignment_bytes)}, block {_exact(cfg.next_block_bytes)})")
+        names[float(i)] = (f"{'current' if i == 0 else cfg.label} ({_exact(cfg.alignment_bytes)}"
+                           f", {_exact(cfg.next_block_bytes)})")
     xs = [float(i) for i in range(len(reports))]
     series = [
         FigureSeries(label="rounding waste", kind="bar", x=xs,
@@ -115,9 +118,11 @@ def waste_figure(evidence: Sequence[Evidence], facts: Facts) -> FigureSpec | Non
                      role="reference")]
     chosen = next(i for i, r in enumerate(reports) if r is choice.best)
     markers = [FigureMarker(axis="x", value=float(chosen), role="advised",
-                            label=f"chosen: {choice.best.config.label}")]
-    notes = [f"{names[float(i)]}: {len(r.misaligned)} of {len(r.backing)} backing block(s) not "
-             f"a multiple of the {format_bytes(lp)} large page" for i, r in enumerate(reports)]
+                            label="chosen by the advice")]
+    notes = [f"(alignment, block); backing blocks not a multiple of the {format_bytes(lp)} large "
+             "page: " + ", ".join(f"{'current' if i == 0 else r.config.label} "
+                                  f"{len(r.misaligned)} of {len(r.backing)}"
+                                  for i, r in enumerate(reports))]
     if not choice.fits:
         notes.append("no candidate fits the memory budget: nothing is recommended")
     sizes = ", ".join(format_bytes(s) for s in w.sizes)

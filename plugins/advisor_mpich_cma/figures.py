@@ -116,13 +116,13 @@ def _markers(ev: Optional[Evidence], default: Optional[int],
     x = crossover(ev) if ev is not None else None
     if x is not None:
         out.append(FigureMarker(axis="x", value=float(x), role="crossover",
-                                label=f"crossover: CMA better from {format_bytes(x)}"))
+                                label="crossover: CMA better from here on"))
     if default is not None:
         out.append(FigureMarker(axis="x", value=float(default), role="default",
-                                label=f"default {name} = {format_bytes(default)}"))
+                                label=f"default {name}"))
     if advised[0] and advised[1] is not None:
         out.append(FigureMarker(axis="x", value=float(advised[1]), role="advised",
-                                label=f"advised {name} = {format_bytes(advised[1])}"))
+                                label=f"advised {name}"))
     return out
 
 
@@ -172,7 +172,7 @@ def _regret(evs: list[Evidence], default: Optional[int], advised: tuple[bool, Op
     if advised[0]:
         cands.append((f"advice ({'CMA off' if advised[1] is None else format_bytes(advised[1])})",
                       advised[1], "advised"))
-    cands += [("CMA off", MM.OFF, "reference"), ("CMA at every size", EVERY_SIZE, "reference")]
+    cands += [("CMA off", MM.OFF, "measured"), ("CMA at every size", EVERY_SIZE, "reference")]
     scores = MM.per_size_scores(data, [t for _, t, _ in cands])
     pairs = sorted({p for sc in scores.values() for p, _ in sc})
     series = []

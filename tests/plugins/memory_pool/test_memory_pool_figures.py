@@ -47,6 +47,7 @@ def test_waste_figure_is_the_models_and_marks_the_stored_choice(shipped):
     (chosen,) = spec.markers
     rec = next(r for r in res.recommendations if r.id == "host-pool-large-page-blocks")
     align = next(s.value for s in rec.settings if s.name.endswith("ALIGNMENT_BYTES"))
-    assert f"align {align >> 20} MiB" in spec.names[chosen.value]
+    assert f"({align >> 20} MiB, " in spec.names[chosen.value]
     # a block of 1 GiB - 16 B is written exactly, never rounded to 1024 MiB
+    assert "compensated block (16 B, 1 GiB - 16 B)" in spec.names.values()
     assert all("1024 MiB" not in n for n in spec.names.values())
