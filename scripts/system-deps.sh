@@ -2,13 +2,13 @@
 # Install the Debian packages the integration tests use: shells (dash, zsh, tcsh, fish), Lmod,
 # libseccomp (CMA made to fail for real), Slurm + munge (tests/slurm starts a real 3-node Slurm), and
 # Environment Modules; chromium (headless: the report's browser test) and fonts-dejavu-core (the
-# report's figures use DejaVu Sans).
+# report's figures use DejaVu Sans); tmux (advisor show --plot read from a real terminal's screen).
 # Debian's lmod and environment-modules packages conflict (both provide `module`), so Lmod is
 # installed and Environment Modules is unpacked (dpkg -x) into /opt/environment-modules, whose
 # modulecmd.tcl the tests run with tclsh.
 # Idempotent; does nothing (with a note on stderr) without root or apt-get.
 set -u
-pkgs="dash zsh tcsh fish lmod tcl libseccomp2 python3-seccomp util-linux procps slurmctld slurmd slurm-client munge chromium fonts-dejavu-core"
+pkgs="dash zsh tcsh fish lmod tcl libseccomp2 python3-seccomp util-linux procps slurmctld slurmd slurm-client munge chromium fonts-dejavu-core tmux"
 envmod=/opt/environment-modules
 missing=""
 for p in $pkgs; do

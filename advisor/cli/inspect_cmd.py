@@ -1,21 +1,65 @@
 """``advisor show``, ``plugins``, ``facts`` and ``schema``: render the rows of
-``advisor.report.tables`` (rich tables, or JSON with ``--json``)."""
+``advisor.report.tables`` (rich tables, or JSON with ``--json``); ``show --plot`` adds the
+probes' curve figures drawn as text (``advisor.report.terminal``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
 
+import typer
+
 from advisor.cli import common
 from advisor.cli.boundary import boundary, out, warn
 from advisor.cli.render import console, print_line, print_table, rich_table
+from advisor.errors import BadInputError
+
+#: What to install when plotext (or matplotlib, whose tick locators it uses) is missing.
+PLOT_HINT = "pip install 'hpc-advisor[report]'"
+PlotOpt = typer.Option(False, "--plot", help="Also draw the probes' curves (latency, bandwidth, "
+                       "regret, copy sweep) as text, as wide as the terminal (80 columns when "
+                       "unknown); needs the 'report' extra. Bar figures: advisor report.")
+
+
+def _need_plotext() -> None:
+    try:
+        import matplotlib.ticker  # noqa: F401
+        import plotext  # noqa: F401
+    except ImportError:
+        raise BadInputError(f"advisor show --plot needs plotext and matplotlib, the 'report' "
+                            f"extra: {PLOT_HINT}") from None
+
+
+def _plots(prof) -> None:
+    """Print every curve figure of ``prof``'s probes (``collect_figures``), warnings to stderr."""
+    import shutil
+
+    from advisor.plugins import load
+    from advisor.report.collect import collect_figures
+    from advisor.report.terminal import DEFAULT_WIDTH, drawable, render
+
+    reg = load()
+    for issue in reg.issues:
+        warn(f"plugin {issue.plugin} ({issue.stage}): {issue.error}; its figures are left out")
+    figs = collect_figures(prof, reg.probes)
+    for w in figs.warnings:
+        warn(w)
+    width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    for probe, spec in figs.items():
+        if drawable(spec):
+            out(f"\n{probe}: {spec.id}\n" + render(spec, width=width))
 
 
 @boundary
-def show(profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonOpt) -> None:
+def show(profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonOpt,
+         plot: bool = PlotOpt) -> None:
     """Show a profile: recommendations, verifications, evidence summaries and findings."""
     from advisor.report.tables import show_report
 
+    if plot:
+        if json_:
+            raise BadInputError("--plot draws text: it cannot be combined with --json")
+        _need_plotext()
     prof = common.load(profile)
     if json_:
         out(prof.model_dump_json(indent=2, exclude_none=True) + "\n")
@@ -35,13 +79,15 @@ def show(profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonO
     print_table(con, rep.evidence)
     # findings as lines, not table cells: remedies hold settings to copy, which a table would
     # break in the middle of a value
-    if not rep.findings:
-        return
-    con.print("Findings", style="italic", markup=False, highlight=False)
+    if rep.findings:
+        con.print("Findings", style="italic", markup=False, highlight=False)
     for line, remedy in rep.findings:
         print_line(con, line, soft_wrap=True)
         if remedy:
             print_line(con, f"    remedy: {remedy}", soft_wrap=True)
+    if plot:
+        con.file.flush()
+        _plots(prof)
 
 
 @boundary

@@ -1,5 +1,8 @@
 """Pure rows for the human views of a profile (``advisor show``): no I/O, no printing.
 
+Quantities are human-readable (``advisor.report.units``): sizes in KiB/MiB, durations in
+µs/ms, bandwidths in MB/s / GB/s.
+
 An artefact point (``Point.artefact`` set: zero page, address aliasing, first touch in the
 timed region, above the copy ceiling) is never a bandwidth: its figure is left out of every
 range shown here, and the row says how many points of the series are artefacts and why.
@@ -10,7 +13,8 @@ from __future__ import annotations
 import statistics
 from typing import Optional
 
-from advisor.models import Point, Profile
+from advisor.models import Point, Profile, Scalar
+from advisor.report.units import format_value
 
 EVIDENCE_HEADERS = ("probe", "evidence", "series", "points", "median range", "unit", "artefacts")
 
@@ -65,9 +69,43 @@ def evidence_rows(profile: Profile) -> list[list[str]]:
             for s in ev.series:
                 meds = [m for m in (point_median(p) for p in s.points) if m is not None]
                 arte = artefact_summary(s.points)
-                rng = (f"{min(meds):.4g} .. {max(meds):.4g}" if meds else
-                       "none (artefacts only)" if arte else "")
-                rows.append([r.probe, ev.id, s.name, str(len(s.points)), rng, s.unit, arte])
+                rng = (f"{format_value(min(meds), s.unit)} .. {format_value(max(meds), s.unit)}"
+                       if meds else "none (artefacts only)" if arte else "")
+                xs = [p.x for p in s.points if p.x is not None]
+                where = ""
+                if xs and s.x_unit:
+                    lo, hi = format_value(min(xs), s.x_unit), format_value(max(xs), s.x_unit)
+                    where = f" at {lo}" if lo == hi else f" at {lo} .. {hi}"
+                rows.append([r.probe, ev.id, s.name, f"{len(s.points)}{where}", rng, s.unit,
+                             arte])
             if not ev.series:
-                rows.append([r.probe, ev.id, f"{len(ev.values)} value(s)", "", "", "", ""])
+                rows.append([r.probe, ev.id, f"{len(ev.values)} value(s)",
+                             values_summary(ev.values), "", "", ""])
     return rows
+
+
+#: Unit of a value from the end of its key (the project's convention: the unit in the name).
+KEY_UNITS = (("_bytes_per_s", "bytes/s"), ("bytes_per_s", "bytes/s"), ("_bytes", "bytes"),
+             ("_s", "s"))
+#: Values named in a series-less evidence row at most (the profile holds them all).
+SUMMARY_VALUES = 3
+
+
+def value_text(key: str, value: Scalar) -> str:
+    """``value`` human-readable when its key names the unit (``..._bytes``, ``..._s``,
+    ``..._bytes_per_s``; ``advisor.report.units``), else as stored."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        base = key.rsplit(".", 1)[0] if key.endswith((".value", ".lower", ".upper")) else key
+        for suffix, unit in KEY_UNITS:
+            if base.endswith(suffix):
+                return format_value(float(value), unit)
+    return str(value)
+
+
+def values_summary(values: dict) -> str:
+    """The first ``SUMMARY_VALUES`` values as ``key=value`` (human-readable, ``value_text``),
+    with ``(+n more)`` when there are more."""
+    items = list(values.items())
+    text = ", ".join(f"{k}={value_text(k, v)}" for k, v in items[:SUMMARY_VALUES])
+    more = len(items) - SUMMARY_VALUES
+    return text + (f" (+{more} more)" if more > 0 else "")

@@ -44,6 +44,11 @@ class ShowReport:
     :ivar recommendations: one row per setting of each recommendation (a row with empty setting
         cells for a recommendation without settings).
     :ivar rationales: ``probe: id: rationale`` lines (the per-size figures; too long for cells).
+
+    Sizes are human-readable: a ``bytes`` setting's value keeps its stored form with the size
+    after it (``1073741824 (1 GiB)``), ``<n> bytes`` / ``<n> B`` in titles, rationales and
+    finding messages read ``1 GiB`` (``units.sizes_in_text``); remedies stay verbatim (they
+    hold settings to copy).
     :ivar verifications: the stored verdicts (no rows: none stored).
     :ivar evidence: ``advisor.report.evidence_rows``.
     :ivar findings: ``([severity] probe: message, remedy or "")`` pairs, printed as lines: a
@@ -63,9 +68,21 @@ def _fixed(value, digits: int = 3) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
+def _setting_value(value, type_: str) -> str:
+    """A setting's value as stored (copyable), with the human-readable size after a ``bytes``
+    value of 1 KiB or more: ``1073741824 (1 GiB)``."""
+    from advisor.report.units import format_bytes
+
+    if (type_ == "bytes" and isinstance(value, int) and not isinstance(value, bool)
+            and value >= 1024):
+        return f"{value} ({format_bytes(value)})"
+    return str(value)
+
+
 def show_report(prof: "Profile") -> ShowReport:
     """The rows of ``advisor show`` for ``prof``."""
     from advisor.report.evidence import EVIDENCE_HEADERS, evidence_rows
+    from advisor.report.units import sizes_in_text
 
     p = prof.provenance
     heading = (f"profile of {p.hostname or '?'} (fingerprint {prof.fingerprint}), {p.created}, "
@@ -79,12 +96,12 @@ def show_report(prof: "Profile") -> ShowReport:
         for rec in r.recommendations:
             for s in rec.settings:
                 replaces = ("(is the default)" if s.is_default else
-                            "" if s.default is None else str(s.default))
-                recs.rows.append((r.probe, s.name, str(s.value), replaces, rec.confidence,
-                                  rec.title))
+                            "" if s.default is None else _setting_value(s.default, s.type))
+                recs.rows.append((r.probe, s.name, _setting_value(s.value, s.type), replaces,
+                                  rec.confidence, sizes_in_text(rec.title)))
             if not rec.settings:
-                recs.rows.append((r.probe, "", "", "", rec.confidence, rec.title))
-            rationales.append(f"{r.probe}: {rec.id}: {rec.rationale}")
+                recs.rows.append((r.probe, "", "", "", rec.confidence, sizes_in_text(rec.title)))
+            rationales.append(f"{r.probe}: {rec.id}: {sizes_in_text(rec.rationale)}")
     verifications = Table(
         "Verifications (ratio = advised / baseline, > 1 is better)",
         ("recommendation", "verdict", "ratio", "95 % CI", "noise floor", "why", "when"))
@@ -96,7 +113,7 @@ def show_report(prof: "Profile") -> ShowReport:
     evidence = Table("Evidence (artefact points are not bandwidths: left out of the ranges and "
                      "marked)", tuple(EVIDENCE_HEADERS),
                      [tuple(str(c) for c in row) for row in evidence_rows(prof)])
-    findings = [(f"[{f.severity}] {r.probe}: {f.message}", f.remedy or "")
+    findings = [(f"[{f.severity}] {r.probe}: {sizes_in_text(f.message)}", f.remedy or "")
                 for r in prof.results for f in r.findings]
     return ShowReport(heading, probes, recs, rationales, verifications, evidence, findings)
 

@@ -54,6 +54,12 @@ class HostBufferProbe:
         """``advisor verify`` hook: re-measure one recommendation (``verify.py``)."""
         return V.verify(recommendation, ctx)
 
+    def figures(self, evidence: Sequence[Evidence], facts: Facts) -> list:
+        """``advisor report`` / ``show --plot`` hook (pure): ``figures.py``."""
+        from .figures import figures
+
+        return figures(evidence, facts)
+
 
 @hookimpl
 def advisor_register_probes(register):

@@ -49,6 +49,12 @@ class HostPoolProbe:
         """``advisor lint``: the host pool's DLA-Future settings (``lint.lint_env``)."""
         return L.lint_env(env, facts, "host")
 
+    def figures(self, evidence: Sequence[Evidence], facts: Facts) -> list:
+        """``advisor report`` / ``show --plot`` hook (pure): ``figures.py``."""
+        from .figures import figures
+
+        return figures(evidence, facts)
+
 
 class DevicePoolProbe:
     name = "memory-pool-device"

@@ -216,9 +216,21 @@ def _next_block_caveat(side: str, choice: model.Choice) -> str:
             f"ALIGNMENT_BYTES={alt.config.alignment_bytes} instead (waste {alt.waste_ratio:.2%}).")
 
 
+def host_choice(evidence: Sequence[Evidence], facts: Facts) -> tuple[Workload, int, model.Choice]:
+    """The recorded workload, the host large page (bytes) and the model's choice of host pool
+    configuration for them (budget: the host memory, or the workload's pool limit)."""
+    w = from_evidence(evidence)
+    lp, _ = host_large_page(facts)
+    limit = w.pool_limit_bytes
+    if limit is None and w.pool_limit_fraction is not None and facts.memory.total_bytes:
+        limit = int(facts.memory.total_bytes * w.pool_limit_fraction)
+    budget = model.memory_budget(device_total=facts.memory.total_bytes, pool_limit=limit)
+    return w, lp, model.choose(w.sizes, lp, budget=budget, peak=w.peak_bytes)
+
+
 def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     """Host pool advice: THP mode, measured huge vs base page first touch, pool blocks."""
-    w = from_evidence(evidence)
+    w, _, choice = host_choice(evidence, facts)
     lp, lp_src = host_large_page(facts)
     mode = model.parse_thp_mode(facts.memory.thp_enabled)
     ev_ids = [e.id for e in evidence if e.id in (WORKLOAD_ID, HOST_FIRST_TOUCH)]
@@ -230,11 +242,7 @@ def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
         findings.append(Finding(id="host-hugepage-first-touch", severity="info",
                                 message=speedup_txt, evidence=[HOST_FIRST_TOUCH]))
 
-    limit = w.pool_limit_bytes
-    if limit is None and w.pool_limit_fraction is not None and facts.memory.total_bytes:
-        limit = int(facts.memory.total_bytes * w.pool_limit_fraction)
-    budget = model.memory_budget(device_total=facts.memory.total_bytes, pool_limit=limit)
-    choice = model.choose(w.sizes, lp, budget=budget, peak=w.peak_bytes)
+    budget = choice.grow.budget_bytes
     oom = oom_findings("host", w, choice, lp, budget, ev_ids)
     findings += oom
     nothing_fits = any(f.id == "pool-oom" for f in oom)

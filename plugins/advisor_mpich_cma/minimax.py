@@ -155,6 +155,28 @@ def _scores(cands: Sequence[Optional[int]], sizes: Sequence[int], lat, bw):
     return np.where(use, on[..., None, :], off[..., None, :])          # (..., C, S)
 
 
+def per_size_scores(data: Sequence[Paired], thresholds: Sequence[Optional[int]]
+                    ) -> dict[Optional[int], dict[tuple[str, int], float]]:
+    """Per threshold (bytes, None: CMA off) and ``(pair, bytes)``: its performance over the
+    per-size best of CMA on/off (1 = best; regret = 1 - score), scored exactly as ``decide``
+    scores its candidates (median of the per-pair ratios, the smaller of latency and bandwidth).
+    Sizes with no valid pair are left out.  For figures of any threshold, not only the advice."""
+    import numpy as np
+
+    cols = []
+    for p in data:
+        for j, n in enumerate(p.sizes):
+            lat, bw = p.pair_ratios(j)
+            if lat and bw:
+                cols.append((p.name, int(n), float(np.median(lat)), float(np.median(bw))))
+    if not cols:
+        return {t: {} for t in thresholds}
+    full = _scores(list(thresholds), [c[1] for c in cols], [c[2] for c in cols],
+                   [c[3] for c in cols])
+    return {t: {(c[0], c[1]): float(full[i, j]) for j, c in enumerate(cols)}
+            for i, t in enumerate(thresholds)}
+
+
 def _pick(worst) -> int:
     """Index of the highest worst ratio; ties go to the default (index 0), then smaller T."""
     import numpy as np

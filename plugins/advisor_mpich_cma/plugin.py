@@ -11,7 +11,8 @@ methods delegate to the template modules:
 * ``recommend``: ``advisor_mpich_cma.recommend.recommend`` (pure), then the ranks' placement
   findings (``advisor_mpich_cma.placement.apply``: launcher failed, not co-located, one CPU);
 * ``verify``: ``advisor_mpich_cma.verify.verify``;
-* ``lint``: ``advisor_mpich_cma.lint.lint``.
+* ``lint``: ``advisor_mpich_cma.lint.lint``;
+* ``figures``: ``advisor_mpich_cma.figures.figures`` (latency, bandwidth, regret; pure).
 """
 
 from __future__ import annotations
@@ -61,6 +62,12 @@ class CmaProbe:
     def lint(self, env: dict, facts: Facts) -> list:
         """``advisor lint`` hook: CMA-specific findings for one environment (``lint.py``)."""
         return L.lint(env, facts)
+
+    def figures(self, evidence, facts: Facts) -> list:
+        """``advisor report`` / ``show --plot`` hook (pure): ``figures.py``."""
+        from advisor_mpich_cma.figures import figures
+
+        return figures(evidence, facts)
 
 
 def detect_xpmem() -> dict:

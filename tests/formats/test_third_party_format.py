@@ -54,3 +54,26 @@ def test_dotenv_is_emitted_with_one_merged_list_line_and_linted(tmp_path, adviso
     findings = json.loads(linted.stdout)
     assert all(f["path"] == str(out) for f in findings)
     assert not [f for f in findings if f["id"] in ("unreadable", "unknown-name")], findings
+
+
+def test_example_plugin_figure_is_its_measured_evidence():
+    """The example probe measures for real (the shared harness, a short deadline) and its
+    ``figures`` hook returns one spec whose bar is the stored median and CI."""
+    import time
+
+    sys.path.insert(0, str(EXAMPLE))
+    try:
+        from advisor_example import TimerProbe
+    finally:
+        sys.path.remove(str(EXAMPLE))
+    from advisor.models import Facts
+    from advisor.probe import MeasureContext
+
+    probe = TimerProbe()
+    evidence = probe.measure(MeasureContext(facts=Facts(), deadline=time.monotonic() + 2.0))
+    (spec,) = probe.figures(evidence, Facts())
+    st = evidence[0].series[0].points[0].stats
+    (bar,) = spec.series
+    assert (bar.y, bar.lo, bar.hi) == ([st.median], [st.ci_low], [st.ci_high])
+    assert spec.y_unit == "s" and f"median of {st.n} samples" in spec.caption
+    assert probe.figures([], Facts()) == []

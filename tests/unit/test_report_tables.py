@@ -14,8 +14,8 @@ def test_show_rows_of_a_sample_profile():
     assert rep.heading.startswith("profile of node001 (fingerprint ")
     assert rep.probes.rows == [("mpich-cma", "ok", "", "1.0")]
     assert rep.recommendations.rows == [(
-        "mpich-cma", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", "8192", "16384", "high",
-        "use CMA from 8 KiB")]
+        "mpich-cma", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", "8192 (8 KiB)", "16384 (16 KiB)",
+        "high", "use CMA from 8 KiB")]
     assert rep.rationales == ["mpich-cma: cma-threshold: measured"]
     assert rep.verifications.rows == [] and rep.findings == [("[info] mpich-cma: demo", "")]
     for table in (rep.probes, rep.recommendations, rep.evidence):
@@ -30,6 +30,24 @@ def test_show_rows_of_the_shipped_profile_are_text():
     cells = [c for t in (rep.probes, rep.recommendations, rep.verifications, rep.evidence)
              for r in t.rows for c in r]
     assert all(isinstance(c, str) for c in cells)
+
+
+def test_show_sizes_are_human_readable():
+    """Issue 17: sizes, durations and bandwidths in show read KiB/MiB, µs/ms, GB/s; settings
+    keep their copyable stored value with the size after it."""
+    from advisor.profile import load_profile
+
+    rep = show_report(load_profile(SHIPPED_PROFILE))
+    ev = {(r[1], r[2]): r for r in rep.evidence.rows}
+    lat = ev[("cma-sweep", "latency:cma-on")]
+    assert lat[3] == "90 at 1 KiB .. 16 MiB" and lat[4].endswith(" ms") and " µs .. " in lat[4]
+    assert ev[("memcpy-sweep", "default")][4].endswith(" GB/s")
+    lib = next(r for r in rep.evidence.rows if r[1] == "cma-library")
+    assert "value(s)" in lib[2] and "implementation=mpich" in lib[3]
+    pool = [r for r in rep.recommendations.rows if r[1].endswith("ALIGNMENT_BYTES")]
+    assert pool and pool[0][2] == "2097152 (2 MiB)"
+    cma = next(line for line in rep.rationales if line.startswith("mpich-cma: cma-threshold"))
+    assert "at 8 KiB" in cma and "8192 bytes" not in cma
 
 
 def test_plugin_rows_come_from_the_registry_entries():

@@ -58,6 +58,30 @@ class TimerProbe:
                                 f"(median of {st.n})", evidence=["timer-cost"])])
         return Advice()
 
+    def figures(self, evidence, facts):
+        """``advisor report`` / ``show --plot`` hook (pure, no I/O, no plotting library): figure
+        specs built from this probe's own evidence; the core draws them.  Here: the cost of one
+        call (seconds) as a bar with the bootstrap CI the harness stored (``Point.stats``)."""
+        from advisor.report.figures import FigureSeries, FigureSpec
+
+        for ev in evidence:
+            if ev.id == "timer-cost" and ev.series and ev.series[0].points:
+                s = ev.series[0]
+                st = s.points[0].stats
+                if st is None or st.ci_low is None:
+                    return []
+                bar = FigureSeries(label="perf_counter_ns()", x=[0.0], y=[st.median],
+                                   lo=[st.ci_low], hi=[st.ci_high], kind="bar",
+                                   evidence=ev.id, series=s.name)
+                return [FigureSpec(
+                    id="timer-cost", title="Cost of one perf_counter_ns() call",
+                    caption=(f"Timed by the shared harness (advisor.measure.sample): median of "
+                             f"{st.n} samples, {len(s.points[0].warmup)} warm-up sample(s) kept "
+                             "apart; whisker: 95 % bootstrap CI of the median."),
+                    x_label="call", x_unit="", y_label="time per call", y_unit="s",
+                    series=[bar], names={0.0: "perf_counter_ns()"})]
+        return []
+
 
 def render_dotenv(profile, options) -> str:
     """``KEY=value`` lines, through the core's shared selection (``env_items``): the same
