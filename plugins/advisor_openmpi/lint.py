@@ -187,7 +187,8 @@ def cma_unusable_finding(assignment: str, sibling: Evidence, facts: Facts) -> Op
               "Open MPI still selects smsc cma, every single-copy read fails and it silently "
               "falls back to copy-in/copy-out (visible only at verbose level)")
     remedies = [r for r in remedies_of(use.causes) if r != DISABLE_REMEDY]
-    drop = (f"drop cma from {K.UCX_TLS}" if ucx else f"{K.SMSC}=^cma to state that no single copy is used")
+    drop = (f"drop cma from {K.UCX_TLS}" if ucx else
+            f"{K.SMSC}=^cma to state that no single copy is used")
     return Finding(id="openmpi-cma-unusable", severity="warning", evidence=[sibling.id],
                    message=(f"{assignment} selects CMA, but CMA unusable: Open MPI will use "
                             f"copy-in/copy-out ({use.reason}); {effect}"),
