@@ -11,7 +11,9 @@ unknown, misspelt and renamed ``OMPI_MCA_*`` names and badly typed values; this 
   self,vader`` selected sm), so it is not flagged.  Exclusions (``^name``) are harmless.
 * ``openmpi-single-copy-moved`` (warning): ``btl_sm_single_copy_mechanism`` (never existed) or
   ``btl_vader_single_copy_mechanism`` (4.1) on Open MPI 5, where single copy is the smsc
-  framework: the remedy is the ``OMPI_MCA_smsc`` value that means the same.
+  framework.  The core already says "renamed to OMPI_MCA_smsc"; this adds the value, only where
+  keeping it would be wrong: 4.1's ``none``/``emulated`` become ``OMPI_MCA_smsc=^cma`` (every
+  built component excluded), and a mechanism the build lacks is named.
 * ``openmpi-cma-unusable`` (warning): the environment selects CMA explicitly
   (``OMPI_MCA_smsc=cma``, 4.1's ``btl_vader_single_copy_mechanism=cma``, or ``UCX_TLS`` naming
   cma with the ucx PML) and the live sibling test (``advisor_mpich_cma.sibling``, ~0.3 s, run
@@ -57,6 +59,9 @@ UCX_SHM = ("all", "sm", "shm", "posix", "sysv", "cma", "knem", "xpmem")
 SINGLE_COPY_41 = ("OMPI_MCA_btl_sm_single_copy_mechanism", K.VADER_SINGLE_COPY)
 #: Open MPI 4.1 single-copy mechanisms and the smsc component of 5.x that does the same.
 SMSC_OF = {"cma": "cma", "xpmem": "xpmem", "knem": "knem"}
+#: 4.1 values meaning "no single copy" (enumerator of btl_vader_single_copy_mechanism in the
+#: 4.1.8 wheel's ompi_info: cma, emulated, none); on 5.x: exclude every smsc component.
+NO_SINGLE_COPY = ("none", "emulated")
 SMSC_DOC = "docs.open-mpi.org/en/v5.0.x/tuning-apps/networking/shared-memory.html"
 SM_SETTINGS = (K.SM_EAGER, K.SM_RNDV_EAGER, K.SM_MAX_SEND, K.VADER_EAGER, K.VADER_RNDV_EAGER,
                K.VADER_MAX_SEND, K.SMSC)
@@ -143,22 +148,31 @@ def _not_built(env: Mapping[str, str], built: Mapping[str, list[str]]) -> list[F
 
 def _single_copy_moved(env: Mapping[str, str], version: Optional[str],
                        built: Mapping[str, list[str]]) -> list[Finding]:
+    """Only where the core's "renamed to OMPI_MCA_smsc" would keep a wrong value: 4.1's
+    ``none`` / ``emulated`` (no single copy) or a mechanism this build lacks."""
     five = version_in(version, ">=5") if version else "smsc" in built
     out = []
+    smsc = built.get("smsc") or list(SMSC_OF.values())
     for name in SINGLE_COPY_41:
         if name not in env or not five:
             continue
         val = env[name].strip().lower()
-        smsc = built.get("smsc") or list(SMSC_OF.values())
-        new = SMSC_OF.get(val) or ("^" + ",".join(smsc) if val == "none" else None)
-        what = ("never existed" if name != K.VADER_SINGLE_COPY else
-                "is Open MPI 4.1's (vader BTL)")
+        new = SMSC_OF.get(val) or ("^" + ",".join(smsc) if val in NO_SINGLE_COPY else None)
+        if new == val and val in smsc:
+            continue  # the plain rename (OMPI_MCA_smsc=<same value>) is right
+        if new is None or (new == val and val not in smsc):
+            why = (f"{K.SMSC}={val} would name an smsc component this build lacks (built: "
+                   f"{', '.join(smsc)})")
+            remedy = f"use {K.SMSC} with a built component ({', '.join(smsc)}), or drop {name}"
+        else:
+            why = f"{K.SMSC}={val} would name a component that does not exist"
+            remedy = f"use {K.SMSC}={new} (no single copy) instead of {name}"
         out.append(Finding(
             id="openmpi-single-copy-moved", severity="warning",
-            message=(f"{name} {what}; Open MPI {version or '5'} chooses single copy with the "
-                     f"smsc framework ({SMSC_DOC}), so this setting does nothing"),
-            remedy=(f"use {K.SMSC}={new}" if new else f"use {K.SMSC} (built: "
-                    f"{', '.join(smsc)})") + f" instead of {name}"))
+            message=(f"{name}={env[name].strip()}: Open MPI {version or '5'} chooses single "
+                     f"copy with the smsc framework ({SMSC_DOC}); renaming the setting keeps "
+                     f"a wrong value: {why}"),
+            remedy=remedy))
     return out
 
 
