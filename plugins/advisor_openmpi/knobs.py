@@ -12,6 +12,8 @@ knobs, so without this it refused an advised ``OMPI_MCA_smsc`` ("no loaded plugi
 
 from __future__ import annotations
 
+from typing import Optional
+
 from advisor.knobs import Knob, VersionedDefault
 from advisor.libraries.openmpi import KNOBS as LIBRARY_KNOBS
 
@@ -41,10 +43,12 @@ _UCX_DOC = "openucx.readthedocs.io 'UCX environment parameters'; ucx_info -c"
 
 
 def _size(name: str, default: int, versions: str, doc: str, *, aliases=(),
-          renamed_to=None) -> Knob:
+          valid: Optional[str] = "") -> Knob:
+    """A byte-size knob whose ``default`` holds for ``versions``; ``valid``: the versions that
+    read the name (``""``: the same as ``versions``; None: every version)."""
     return Knob(library=OPENMPI, name=name, type="bytes", unit="bytes", minimum=1,
                 defaults=[VersionedDefault(versions=versions, value=default)],
-                versions=versions, aliases=list(aliases), renamed_to=renamed_to,
+                versions=versions if valid == "" else valid, aliases=list(aliases),
                 description=doc, source=_SM_DOC)
 
 
@@ -62,15 +66,14 @@ KNOBS: tuple[Knob, ...] = (
           "fragment of a large message"),
     _size(SM_MAX_SEND, 32768, ">=5", "largest fragment (bytes) of the copy-in/copy-out "
           "pipeline used when single copy is not"),
-    # renamed_to: lint on 5.x then names the 5.0 name (5.0.x still reads these as aliases:
-    # ompi_info synonym_of lines; measured, OMPI_MCA_btl_vader_eager_limit=8192 sets
-    # btl_sm_eager_limit to 8192)
+    # Read by every release so far: the vader names of 4.1 are aliases in 5.0.x (ompi_info
+    # synonym_of lines; measured: OMPI_MCA_btl_vader_eager_limit=8192 sets btl_sm_eager_limit to
+    # 8192).  Lint's "only an alias, rename to btl_sm_*" comes from the Open MPI record.
     _size(VADER_EAGER, 4096, "<5", "Open MPI 4.1 name of btl_sm_eager_limit (vader BTL)",
-          renamed_to=SM_EAGER),
+          valid=None),
     _size(VADER_RNDV_EAGER, 32768, "<5", "Open MPI 4.1 name of btl_sm_rndv_eager_limit",
-          renamed_to=SM_RNDV_EAGER),
-    _size(VADER_MAX_SEND, 32768, "<5", "Open MPI 4.1 name of btl_sm_max_send_size",
-          renamed_to=SM_MAX_SEND),
+          valid=None),
+    _size(VADER_MAX_SEND, 32768, "<5", "Open MPI 4.1 name of btl_sm_max_send_size", valid=None),
     Knob(library=OPENMPI, name=UCX_PML_TLS, type="str",
          defaults=[VersionedDefault(versions=">=5",
                                     value="rc_verbs,ud_verbs,rc_mlx5,dc_mlx5,ud_mlx5,cuda_ipc,"

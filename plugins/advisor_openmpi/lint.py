@@ -268,12 +268,33 @@ def lint_env(env: Mapping[str, str], facts: Facts, *,
             *_ucx_findings(env, ib)]
 
 
+def vader_aliases(env: Mapping[str, str], version: Optional[str]) -> list[Finding]:
+    """``outdated-name`` warnings for this plugin's own 4.1 knob names (``btl_vader_eager_limit``
+    and the two rendezvous sizes) on Open MPI 5, for when no ``ompi_info`` list is at hand:
+    with one, the Open MPI record marks every ``btl_vader_*`` alias itself; without one, the core
+    reaches its renamed-prefix rule only for names no knob record claims.  5.0.x still reads
+    them (measured: ``OMPI_MCA_btl_vader_eager_limit=8192`` sets ``btl_sm_eager_limit``)."""
+    if not version or not version_in(version, ">=5"):
+        return []
+    pairs = ((K.VADER_EAGER, K.SM_EAGER), (K.VADER_RNDV_EAGER, K.SM_RNDV_EAGER),
+             (K.VADER_MAX_SEND, K.SM_MAX_SEND))
+    return [Finding(id="outdated-name", severity="warning",
+                    message=f"{old}: Open MPI 5.0 renamed btl_vader_* to btl_sm_*; this name is "
+                            f"only an alias of {new} (still read by {version})",
+                    remedy=f"rename to {new} (source: {SMSC_DOC})")
+            for old, new in pairs if old in env]
+
+
 def lint(env: Mapping[str, str], facts: Facts) -> list[Finding]:
     """The probe's ``lint(env, facts)`` hook: :func:`lint_env`, plus, only when ``env`` selects
     CMA explicitly, the live sibling test (:func:`cma_unusable_finding`)."""
     if not any(n.startswith(("OMPI_MCA_", "UCX_")) for n in env):
         return []
     found = lint_env(env, facts)
+    from advisor.libraries.openmpi import catalogue
+
+    if catalogue(facts) is None:
+        found += vader_aliases(env, ompi_version(facts))
     assignment = cma_selection(env)
     if assignment:
         from advisor_mpich_cma.measure import sibling_evidence
