@@ -51,17 +51,27 @@ def machine_mismatch(profile: "Profile", current: "Facts",
 
     libs_known = builtin_libraries() if libraries is None else libraries
 
+    from advisor.facts import fast_detection_sees_mpi
+    from advisor.models import MpiFacts
+
     lines = []
     pf = profile.facts
     here_fp = current.fingerprint()
-    if profile.fingerprint != here_fp:
+    # As in ``advisor.facts.same_machine``: when ``current`` comes from the fast detection,
+    # which cannot identify the profile's MPI (HPE Cray MPICH, Open MPI: it reads only
+    # ``mpichversion``), MPI is left out of the comparison on both sides.
+    blind = current.mpi.implementation is None and not fast_detection_sees_mpi(pf)
+    a_f, b_f = ((f.model_copy(update={"mpi": MpiFacts()}) for f in (pf, current)) if blind
+                else (pf, current))
+    own = pf.fingerprint() == profile.fingerprint
+    if a_f.fingerprint() != b_f.fingerprint() or not own:
         host = pf.hostname or profile.provenance.hostname or "unknown host"
         differ = [f"{k} (profile {_fmt(a)}, this machine {_fmt(b)})"
-                  for k, a, b in _fingerprint_differences(pf, current)]
-        if pf.fingerprint() != profile.fingerprint:
+                  for k, a, b in _fingerprint_differences(a_f, b_f)]
+        if not own:
             differ.append("the profile's recorded fingerprint does not match its own facts "
                           "(edited, or made by another advisor version)")
-        cls_p, cls_here = pf.class_fingerprint(), current.class_fingerprint()
+        cls_p, cls_here = a_f.class_fingerprint(), b_f.class_fingerprint()
         cls = (f"same machine class ({cls_here})" if cls_p == cls_here else
                f"another machine class (profile {cls_p}, this machine {cls_here})")
         lines.append(f"fingerprint: the profile was made on {host} ({profile.fingerprint}), "

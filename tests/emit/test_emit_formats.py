@@ -362,6 +362,30 @@ def test_same_machine_no_mismatch():
     assert machine_mismatch(p, p.facts.model_copy(update={"hostname": "node002"})) == []
 
 
+def test_mpi_the_fast_detection_cannot_see_is_not_a_mismatch():
+    """The fast detection reads only ``mpichversion``: on an Open MPI (or HPE Cray MPICH)
+    machine it finds no MPI, so MPI is left out of the fingerprint comparison, as in
+    ``same_machine`` (seen with a real Open MPI 5.0.11 profile: emit warned "another machine"
+    on the machine that made it)."""
+    from advisor.models import Profile
+
+    p = standard_profile()
+    ompi = p.facts.model_copy(update={"mpi": MpiFacts(
+        implementation="openmpi", flavour="openmpi", version="5.0.11",
+        library_version="Open MPI v5.0.11")})
+    prof = Profile.model_validate({**p.model_dump(), "facts": ompi.model_dump(),
+                                   "fingerprint": ompi.fingerprint()})
+    here = p.facts.model_copy(update={"mpi": MpiFacts()})
+    assert machine_mismatch(prof, here) == []
+    # a real hardware difference is still one, and MPI is not listed among its facts
+    other = here.model_copy(update={"kernel": here.kernel.model_copy(
+        update={"release": "6.99.0"})})
+    text = "\n".join(machine_mismatch(prof, other))
+    assert "kernel.release" in text and "mpi." not in text
+    # where MPICH is recorded, the fast detection sees it: a missing MPI is a difference
+    assert machine_mismatch(p, here)
+
+
 def test_library_versions_mismatch():
     p = standard_profile()
     here = facts(mpi=MpiFacts(implementation="mpich", flavour="upstream", version="4.3.2"),
