@@ -95,7 +95,10 @@ def parse_mpi_library_version(text: str) -> dict:
     Returns ``{"implementation", "flavour", "version", "library_version"}`` where
     ``library_version`` is the first non-empty line with runs of whitespace collapsed.  Raises
     ``ValueError`` when no known banner is found (the caller keeps the first line only).
+    NUL characters are dropped: Open MPI 5.0.11 counts the string's terminator in its length,
+    so mpi4py returns it with a trailing ``\x00``.
     """
+    text = text.replace("\x00", "")
     lines = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
     if not lines:
         raise ValueError("empty MPI library version string")

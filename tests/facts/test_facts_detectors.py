@@ -128,6 +128,17 @@ def test_cray_flavour_from_library_strings_not_version():
     assert mpi.library_version.startswith("MPI VERSION : CRAY MPICH version 8.1.29")
 
 
+def test_open_mpi_library_version_drops_the_nul():
+    """Open MPI 5.0.11's string ends in its C terminator (recorded through mpi4py): the fact
+    must not carry it (it showed up as ``\\x00`` in emit's machine comparison)."""
+    raw = (DATA / "openmpi" / "mpi_library_version-5.0.11.txt").read_text()
+    assert raw.endswith("\x00")
+    lib = parse_mpi_library_version(raw)
+    assert (lib["implementation"], lib["version"]) == ("openmpi", "5.0.11")
+    assert "\x00" not in lib["library_version"]
+    assert lib["library_version"].startswith("Open MPI v5.0.11, package:")
+
+
 @pytest.mark.parametrize("name, impl, flavour, version", [
     ("openmpi-4.1.5", "openmpi", "openmpi", "4.1.5"),
     ("intelmpi-2021.10", "intelmpi", "intel", "2021.10"),
