@@ -7,7 +7,8 @@ is; nothing in the core names it.  Hooks:
 * one probe (``openmpi``) whose methods delegate to the template modules: ``check`` /
   ``measure`` (``advisor_openmpi.measure``), the pure ``recommend``
   (``advisor_openmpi.recommend``), ``verify`` (``advisor_openmpi.verify``), ``lint``
-  (``advisor_openmpi.lint``) and the fleet ``headline`` (``advisor_openmpi.evidence``);
+  (``advisor_openmpi.lint``), the fleet ``headline`` (``advisor_openmpi.evidence``) and the
+  report's ``figures`` (``advisor_openmpi.figures``);
 * the knob records of ``advisor_openmpi.knobs`` (the ``OMPI_MCA_*`` and ``UCX_*`` names the
   advice may set);
 * the UCX library record (``advisor.libraries.ucx``; Open MPI's own record is a built-in core
@@ -54,6 +55,12 @@ class OpenMpiProbe:
         from advisor_openmpi.evidence import headline
 
         return headline(evidence)
+
+    def figures(self, evidence, facts: Facts) -> list:
+        """Report figures (pure): :func:`advisor_openmpi.figures.figures`."""
+        from advisor_openmpi.figures import figures
+
+        return figures(evidence, facts)
 
     #: ``verify`` measures ``ctx.joint`` (the whole emitted environment) when given one.
     joint_verify = True

@@ -164,9 +164,10 @@ def _limit_advice(evidence, version) -> list[Recommendation]:
     default_v = "auto" if var == K.UCX_RNDV_THRESH else default
     table = " | ".join(f"{c}: " + "; ".join(v.text() for v in vs) for c, vs in
                        d.verdicts.items())
+    on = "the default path" if path == P.DEFAULT else path
     if d.advice == path:
         return [Recommendation(
-            id=rec_id, title=f"Keep the default {var} ({default_v}) on {path}",
+            id=rec_id, title=f"Keep the default {var} ({default_v}) on {on}",
             settings=[Setting(library=lib, name=var, value=default_v, type="bytes"
                               if default else "str", unit="bytes" if default else None,
                               default=default_v, is_default=True)],
@@ -176,7 +177,7 @@ def _limit_advice(evidence, version) -> list[Recommendation]:
     settings = [Setting(library=lib, name=var, value=value, type="bytes", unit="bytes",
                         default=default_v)]
     return [Recommendation(
-        id=rec_id, title=f"Set {var}={value} on {path}", settings=settings,
+        id=rec_id, title=f"Set {var}={value} on {on}", settings=settings,
         rationale=f"replaces the default {default_v}: {d.why}. Per size: {table}",
         confidence=_confidence(d), evidence=[LIMITS], verifiable=True)]
 
