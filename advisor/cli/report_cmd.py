@@ -76,8 +76,12 @@ def report(
                 raise BadInputError(f"{output}: is the profile being read; -o must name "
                                     "another file")
     reg = load()
+    # a broken plugin matters here only when the profile holds its results
+    measured = {r.plugin for r in prof.results} if prof is not None else set()
     for issue in reg.issues:
-        warn(f"plugin {issue.plugin} ({issue.stage}): {issue.error}; its figures are left out")
+        if issue.plugin in measured:
+            warn(f"plugin {issue.plugin} ({issue.stage}): {issue.error}; its figures are "
+                 "left out")
     figs = collect_figures(prof, reg.probes) if prof is not None else Figures()
     view = None
     if fleet is not None:
