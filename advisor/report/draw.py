@@ -56,6 +56,11 @@ BAND_COLOURS = ("#fdb863", "#b2abd2", "#a6dba0", "#f4a582")
 HUMAN_UNITS = ("bytes", "B", "s", "bytes/s", "B/s", "ratio", "count")
 
 
+#: A log axis spanning less than this ratio (two decades) gets ticks at 1, 2 and 5 of each decade
+#: (under one decade: linear "nice" steps); wider ones at the powers of ten.
+NARROW_LOG_SPAN = 100.0
+
+
 def _axis(ax, which: str, spec: FigureSpec) -> None:
     from matplotlib import ticker
 
@@ -73,8 +78,15 @@ def _axis(ax, which: str, spec: FigureSpec) -> None:
                 label.set_horizontalalignment("right")
         return
     if scale == "log":
+        lo, hi = ax.get_xlim() if which == "x" else ax.get_ylim()
         if unit in ("bytes", "B"):  # powers of two: 1 KiB, 64 KiB, 1 MiB, never 1e+05
             axis.set_major_locator(ticker.LogLocator(base=2, numticks=9))
+        elif lo > 0 and hi / lo < 10.0:
+            # within one decade a log axis may have no power of ten at all (a 1.6-2.7 us
+            # latency range): nice linear steps instead, on the same log scale
+            axis.set_major_locator(ticker.MaxNLocator(nbins=5))
+        elif lo > 0 and hi / lo < NARROW_LOG_SPAN:  # 1, 2, 5 of each decade
+            axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         axis.set_minor_formatter(ticker.NullFormatter())
     if unit in HUMAN_UNITS:
         axis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: format_value(v, unit)))

@@ -48,13 +48,14 @@ def _ticks(lo: float, hi: float, unit: str, scale: str) -> tuple[list[float], li
     """At most ``MAX_TICKS`` tick positions in ``[lo, hi]`` and their human-readable labels."""
     from matplotlib.ticker import LogLocator, MaxNLocator
 
+    vals: list = []
     if scale == "log" and lo > 0:
         base = 2 if unit in ("bytes", "B") else 10
         vals = [v for v in LogLocator(base=base, numticks=64).tick_values(lo, hi)
                 if lo <= v <= hi]
         step = max(1, math.ceil(len(vals) / MAX_TICKS))
         vals = vals[::step]
-    else:
+    if len(vals) < 2:  # linear, or a log axis narrower than two of its ticks: nice numbers
         vals = [v for v in MaxNLocator(nbins=MAX_TICKS - 1).tick_values(lo, hi) if lo <= v <= hi]
     return [float(v) for v in vals], [format_value(v, unit) for v in vals]
 

@@ -56,10 +56,26 @@ def _how(ev: Evidence) -> str:
     runs = len({p.label for p in pts if p.label})
     n = sorted(len(p.samples) for p in pts)
     w = sorted(len(p.warmup) for p in pts)
-    span = (f"; {n[0]}-{n[-1]} timed iterations per launch and size after {w[0]}-{w[-1]} "
+    span = (f"; {_range(n)} timed iterations per launch and size after {_range(w)} "
             "warm-up iteration(s), left out") if pts else ""
     return (f"2 ranks on one node, {runs} interleaved launch(es) per configuration (one "
             f"configuration per launch, the order alternating){span}")
+
+
+def _keep_reason(d) -> str:
+    """Why the default path stays, in one short clause (``decide`` says it at length)."""
+    if d.best == d.baseline:
+        return "it has the smallest worst regret"
+    losses = d.losses(d.best)
+    if losses:
+        more = f" and {len(losses) - 1} more" if len(losses) > 1 else ""
+        return (f"{d.best} has a smaller worst regret but is worse beyond noise at "
+                f"{losses[0].text()}{more}")
+    return f"{d.best} has a smaller worst regret but beats it beyond noise nowhere"
+
+
+def _range(values: list[int]) -> str:
+    return f"{values[0]}" if values[0] == values[-1] else f"{values[0]}-{values[-1]}"
 
 
 def _path_label(cfg: str, default_path: Optional[str]) -> str:
@@ -115,7 +131,7 @@ def figures(evidence: Sequence[Evidence], facts: Facts) -> list[FigureSpec]:
     ucx = []
     if rndv is not None:
         ucx.append(FigureMarker(axis="x", value=float(rndv), role="note",
-                                    label="UCX rendezvous from (ucx path, UCX's table)"))
+                                    label="ucx path: UCX's rendezvous from"))
     if paths is not None:
         d = decide(paths)
         roles = {"default": "default"}
@@ -126,7 +142,7 @@ def figures(evidence: Sequence[Evidence], facts: Facts) -> list[FigureSpec]:
             notes = [f"worst regret of {_path_label(c, default_path)}: {100 * (1 - w):.3g} %"
                      for c, w in d.worst.items()]
             notes.append(f"advice: {d.advice}" if d.advice != d.baseline else
-                         "advice: keep the default path")
+                         f"advice: keep the default path ({_keep_reason(d)})")
         labels = {"default": _path_label("default", default_path)}
         out += _curves(paths, "", "Open MPI paths", "one curve per path the site can choose "
                        "(MCA settings of each in the evidence's conditions)", roles, labels,
@@ -137,8 +153,11 @@ def figures(evidence: Sequence[Evidence], facts: Facts) -> list[FigureSpec]:
         roles = {base: "default"}
         if d is not None and d.advice != base:
             roles[d.advice] = "advised"
+        # "default@OMPI_MCA_btl_sm_eager_limit=16384" -> "OMPI_MCA_btl_sm_eager_limit=16384"
+        labels = {c: (c.split("@", 1)[1] if "@" in c else f"{c}: default limit")
+                  for c in configs_of(limits)}
         out += _curves(limits, "limits-", "Eager/rendezvous limit on the chosen path",
                        f"the chosen path ({base}) at its default "
                        f"{limits.values.get('variable', 'limit')} and at each variant measured",
-                       roles, {}, markers if ob1_limits else [], [])
+                       roles, labels, markers if ob1_limits else [], [])
     return out

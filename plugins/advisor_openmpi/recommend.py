@@ -149,6 +149,12 @@ def _path_advice(evidence, version, cma_ok) -> tuple[list[Recommendation], list[
     return [rec], findings
 
 
+#: ``ompi_info`` help of btl_sm_eager_limit (5.0.11): "Maximum size (in bytes, including
+#: header) of "short" messages": a message of exactly the limit does not fit.
+HEADER_NOTE = ("The sm eager limit counts Open MPI's match header (ompi_info: \"including "
+               "header\"), so a message of exactly the limit already goes by rendezvous")
+
+
 def _limit_advice(evidence, version) -> list[Recommendation]:
     ev = Evidence.find(evidence, LIMITS)
     if ev is None:
@@ -164,6 +170,10 @@ def _limit_advice(evidence, version) -> list[Recommendation]:
     default_v = "auto" if var == K.UCX_RNDV_THRESH else default
     table = " | ".join(f"{c}: " + "; ".join(v.text() for v in vs) for c, vs in
                        d.verdicts.items())
+    tried = ", ".join(str(ev.values.get(f"setting:{c}", c)) for c in d.verdicts)
+    table += f". Variants measured: {tried or 'none'}"
+    if var in (K.SM_EAGER, K.VADER_EAGER):
+        table += f". {HEADER_NOTE}"
     on = "the default path" if path == P.DEFAULT else path
     if d.advice == path:
         return [Recommendation(
