@@ -174,3 +174,27 @@ def test_fleet_section_names_the_outlier(tmp_path, shipped, probes):
     page = report_html(None, Figures(), view)
     assert ">Fleet<" in page and "node3" in page and page.count("<figure") == len(view.figures)
     assert not (tmp_path / "classes").exists()  # the report writes no class profile
+
+
+@pytest.mark.parametrize("lo, hi", [(1.6e-6, 2.7e-6), (1.6e9, 32e9), (1e-6, 1e-2)],
+                         ids=["under-a-decade", "under-two-decades", "four-decades"])
+def test_a_log_axis_has_at_least_two_labelled_ticks(lo, hi):
+    """A log y axis over a narrow range (a 1.6-2.7 us latency: no power of ten inside) still
+    gets at least two labelled ticks in range (seen unlabelled by a new user)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from advisor.report import draw
+    from advisor.report.figures import FigureSeries, FigureSpec
+
+    spec = FigureSpec(id="narrow", title="t", caption="c", x_label="message size",
+                      x_unit="bytes", y_label="latency", y_unit="s", x_scale="log",
+                      y_scale="log", series=[FigureSeries(label="a", x=[4096, 32768],
+                                                          y=[lo, hi])])
+    fig = draw._figure(spec)
+    FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    y0, y1 = ax.get_ylim()
+    shown = [t.get_text() for t in ax.yaxis.get_majorticklabels()
+             if t.get_text() and y0 <= t.get_position()[1] <= y1]
+    assert len(shown) >= 2, shown
