@@ -118,11 +118,15 @@ def _path_advice(evidence, version, cma_ok) -> tuple[list[Recommendation], list[
         return [], []
     sel = Evidence.find(evidence, SELECTION)
     default_path = sel.values.get("path") if sel else ev.values.get("default_path")
+    shown = default_path
+    if not cma_ok and "cma" in str(default_path):
+        # Open MPI still selects smsc cma; every single-copy read then fails and it copies
+        shown = f"{default_path}, CMA unusable here: copy-in/copy-out"
     table = " | ".join(f"{c}: " + "; ".join(v.text() for v in vs)
                        for c, vs in d.verdicts.items())
     ids = [PATHS] + ([SELECTION] if sel else [])
     findings = [Finding(id="ompi-paths-summary", severity="info", evidence=ids, message=(
-        f"each path vs the default ({default_path}) per size (ratio > 1: the path is better; "
+        f"each path vs the default ({shown}) per size (ratio > 1: the path is better; "
         f"95 % CI; verdict against the A/A noise floor): {table}"))]
     skipped = [f"{k.split(':', 1)[1]} ({v})" for k, v in ev.values.items()
                if k.startswith("skipped:")]
@@ -134,14 +138,14 @@ def _path_advice(evidence, version, cma_ok) -> tuple[list[Recommendation], list[
                    "ucx": P.UCX}.get(str(default_path))
         settings = _path_settings(confirm, version, confirm=True) if confirm else []
         rec = Recommendation(
-            id="ompi-path", title=f"Keep Open MPI's default path ({default_path}): no other "
+            id="ompi-path", title=f"Keep Open MPI's default path ({shown}): no other "
             "path beats it beyond noise here", settings=settings, rationale=rationale,
             confidence="medium" if d.rounds >= 3 else "low", evidence=ids, verifiable=False)
     else:
         rec = Recommendation(
             id="ompi-path", title=f"Use {P.DESCRIPTION[d.advice]}",
             settings=_path_settings(d.advice, version, confirm=False), rationale=(
-                f"replaces the default selection ({default_path}; OMPI_MCA_pml and "
+                f"replaces the default selection ({shown}; OMPI_MCA_pml and "
                 f"OMPI_MCA_smsc unset). " + rationale), confidence=_confidence(d),
             evidence=ids, verifiable=True)
     if not cma_ok:
