@@ -6,7 +6,8 @@ text with tomlkit, replaces the value at that path by a unique sentinel string, 
 document again and counts the newlines before the sentinel.  Everything before the value is
 unchanged by the replacement, so the count is the line where the value (for a key: its
 ``key = value`` line; for an array item: the item's own line) starts.  A table is placed
-at its first key (an empty table has no line).  No TOML is parsed by
+at its first key (an empty one where tomlkit renders the sentinel: the key's own line for
+``key = {}``).  No TOML is parsed by
 hand.  Cost: one tomlkit parse per key, fine for configuration files (a few dozen keys; scope
 files are refused above ``advisor.config.scopes.MAX_CONFIG_BYTES``).
 """
@@ -70,6 +71,13 @@ def key_lines(text: str, data: dict) -> dict[tuple, int]:
         inner = [n for p, n in out.items() if p[:len(path)] == path]
         if inner:
             out[path] = min(inner)
+            continue
+        try:  # an empty table: ``key = {}`` renders in place; an empty [header] is approximate
+            line = _line_of(text, path)
+        except Exception:
+            line = None
+        if line is not None:
+            out[path] = line
     return out
 
 
