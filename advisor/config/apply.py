@@ -27,6 +27,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from advisor.knobs import Knob
     from advisor.models import Profile
 
+#: ``Setting.type`` values (``advisor.models.Setting``); a knob of another type pins as "str".
+_SETTING_TYPES = ("int", "bytes", "bool", "str", "enum", "float", "list")
+
 __all__ = ["Applied", "apply_config", "pin_value", "find_knob", "knob_entries"]
 
 
@@ -109,7 +112,7 @@ def apply_config(profile: "Profile", config: "Config", knobs: Sequence[tuple[str
         plugin, knob = find_knob(name, library, knobs, where)
         version = library_version(profile.facts, knob.library, libraries)
         s = Setting(library=knob.library, flavour=knob.flavour, name=name, value=value,
-                    type=knob.type if knob.type != "enum" or knob.allowed else "str",
+                    type=knob.type if knob.type in _SETTING_TYPES else "str",
                     unit=knob.unit, default=knob.default_for(version), kind=knob.kind,
                     separator=knob.separator)
         bad = value_problem(s, [knob], libraries)

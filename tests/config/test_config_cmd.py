@@ -3,6 +3,11 @@ committed JSON schema kept equal to the pydantic model."""
 
 from __future__ import annotations
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
 import json
 import shlex
 import sys
@@ -30,8 +35,6 @@ def test_committed_json_schema_is_fresh():
 
 
 def test_json_schema_accepts_the_docs_example_and_refuses_unknown_keys():
-    import tomllib
-
     schema = json_schema()
     doc = (REPO / "docs" / "config.md").read_text()
     example = doc.split("```toml\n", 1)[1].split("```", 1)[0]

@@ -5,6 +5,11 @@ file."""
 
 from __future__ import annotations
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
 import json
 import subprocess
 
@@ -119,3 +124,20 @@ def test_bad_pins_are_one_line_naming_file_key_line_and_nothing_is_written(scope
 def test_explain_of_an_unknown_name_suggests_a_close_one(scopes):
     r = advisor("explain", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOL", "-p", str(SHIPPED_PROFILE))
     assert r.returncode == 2 and "did you mean MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD" in r.stderr
+
+
+def test_a_pin_nothing_advised_goes_with_its_knobs_plugin_and_config_kinds_pin_too(scopes):
+    site, _ = scopes
+    site.parent.mkdir(parents=True)
+    site.write_text('[settings.pin]\nMPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE = 65536\n'
+                    '"host.QuickPool.alignment" = 4096\n')
+    r = advisor("emit", "-p", str(SHIPPED_PROFILE), "--plugin", "mpich-cma")
+    assert r.returncode == 0, r.stderr
+    assert _bash_env(r.stdout, ["MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE"]) == {
+        "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE": "65536"}
+    assert f"mpich-cma/pin: pinned by {site}:2" in r.stdout
+    r = advisor("emit", "-p", str(SHIPPED_PROFILE), "-f", "toml")
+    rows = [s for s in tomllib.loads(r.stdout)["settings"]
+            if s["name"] == "host.QuickPool.alignment"]
+    assert [(s["value"], s["library"], s["rationale"]) for s in rows] == [
+        (4096, "umpire", f"pinned by {site}:3")]

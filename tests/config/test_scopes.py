@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
 
 import pytest
 
