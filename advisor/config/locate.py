@@ -7,8 +7,7 @@ document again and counts the newlines before the sentinel.  Everything before t
 unchanged by the replacement, so the count is the line where the value (for a key: its
 ``key = value`` line; for an array item: the item's own line) starts.  A table is placed
 at its first key (an empty one where tomlkit renders the sentinel: the key's own line for
-``key = {}``).  No TOML is parsed by
-hand.  Cost: one tomlkit parse per key, fine for configuration files (a few dozen keys; scope
+``key = {}``).  No TOML is parsed by hand.  Cost: one tomlkit parse per key, fine for configuration files (a few dozen keys; scope
 files are refused above ``advisor.config.scopes.MAX_CONFIG_BYTES``).
 """
 
