@@ -8,7 +8,8 @@ imported inside commands so that ``advisor --help`` and ``advisor emit`` start f
 Modules: ``boundary`` (error boundary, exit codes, stdout/stderr lines), ``render`` (rich
 tables of ``advisor.report.tables`` rows), ``common`` (plugin selection, profile lookup, option
 parsing), and one module per command group: ``probe_cmd``, ``emit_cmd``, ``inspect_cmd`` (show,
-plugins, facts, schema), ``lint_cmd``, ``verify_cmd``, ``report_cmd``.
+plugins, facts, schema), ``lint_cmd``, ``verify_cmd``, ``report_cmd``, ``config_cmd`` (config,
+explain).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import sys
 
 import typer
 
-from advisor.cli import (emit_cmd, fleet_cmd, inspect_cmd, lint_cmd, probe_cmd, report_cmd,
-                         verify_cmd)
+from advisor.cli import (config_cmd, emit_cmd, fleet_cmd, inspect_cmd, lint_cmd, probe_cmd,
+                         report_cmd, verify_cmd)
 from advisor.cli import fleet_probe_cmd  # noqa: F401  (registers 'advisor fleet probe')
 from advisor.errors import ExitCode
 
@@ -58,9 +59,10 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 
 for _command in (probe_cmd.probe, emit_cmd.emit, inspect_cmd.show, inspect_cmd.plugins,
                  inspect_cmd.facts, inspect_cmd.schema, lint_cmd.lint, verify_cmd.verify,
-                 report_cmd.report):
+                 report_cmd.report, config_cmd.explain):
     app.command()(_command)
 app.add_typer(fleet_cmd.fleet_app, name="fleet")
+app.add_typer(config_cmd.config_app, name="config")
 
 
 def main() -> None:

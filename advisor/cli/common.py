@@ -1,5 +1,7 @@
-"""What several commands share: loading the plugins with ``--plugin`` / ``--skip-plugin``,
-finding and reading the profile, and parsing ``--launcher`` / ``--option``."""
+"""What several commands share: the configuration scopes (``load_config``), loading the plugins
+with ``[plugins]`` and ``--plugin`` / ``--skip-plugin``, finding and reading the profile (in
+``[store] profiles``), and parsing ``--launcher`` (default ``[launcher] command``) /
+``--option``."""
 
 from __future__ import annotations
 
@@ -41,6 +43,26 @@ def _not_loaded(reg, name: str) -> Optional[str]:
     return None
 
 
+def load_config(cli: Optional[dict] = None, origins: Optional[dict] = None):
+    """The configuration scopes merged (``advisor.config.scopes.load_config``), with ``cli``
+    the command's own options as the highest scope (``origins``: key path -> option name).
+
+    :raises BadInputError: a scope file that cannot be read or validated (file, key, line).
+    """
+    from advisor.config.scopes import load_config as _load
+
+    return _load(cli, origins)
+
+
+def plugin_manager(cfg=None):
+    """A plugin manager honouring ``[plugins] enable/disable`` of the configuration."""
+    from advisor.plugins import make_plugin_manager
+
+    cfg = cfg if cfg is not None else load_config()
+    return make_plugin_manager(disable=cfg.model.plugins.disable,
+                               only=cfg.model.plugins.enable or None)
+
+
 def load_registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] = None):
     """The plugin registry with ``--plugin`` (only these probes or plugins) and
     ``--skip-plugin`` applied; warns on stderr about each plugin issue.
@@ -50,7 +72,9 @@ def load_registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] 
     """
     from advisor.plugins import load
 
-    reg = load(skip_probes=skip or (), only_probes=plugin or None)
+    plugins = load_config().model.plugins
+    reg = load(skip_probes=skip or (), only_probes=plugin or None, disable=plugins.disable,
+               only_plugins=plugins.enable or None)
     known = (set(reg.probes) | set(reg.owners("probe").values()) | set(reg.skipped_probes)
              | set(reg.skipped_probes.values()))
     for flag, names in (("--plugin", plugin), ("--skip-plugin", skip)):
@@ -75,10 +99,15 @@ def load_registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] 
 
 
 def profile_path(profile: Optional[Path]) -> Path:
-    """``--profile``, or this host's profile in the store."""
+    """``--profile``, or this host's profile in the store (``[store] profiles`` of the
+    configuration; ``$ADVISOR_HOME/profiles`` by default)."""
     from advisor.profile import default_profile_path
 
-    return profile if profile is not None else default_profile_path()
+    if profile is not None:
+        return profile
+    store = load_config().model.store.profiles
+    default = default_profile_path()
+    return Path(store).expanduser() / default.name if store else default
 
 
 def load(profile: Optional[Path]):
@@ -108,9 +137,12 @@ def check_profile_plugins(prof, plugin: Optional[List[str]]) -> None:
 
 
 def launcher_argv(launcher: Optional[str]) -> Optional[list[str]]:
-    """``--launcher`` split like a shell would; None when not given."""
+    """``--launcher``, else ``[launcher] command`` of the configuration (``ADVISOR_LAUNCHER``
+    is its env scope), split like a shell would; None when neither is given."""
     import shlex
 
+    if launcher is None:
+        launcher = load_config().model.launcher.command
     if launcher is None:
         return None
     argv = shlex.split(launcher)

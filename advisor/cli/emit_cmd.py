@@ -34,7 +34,7 @@ def emit(
     if output is not None and str(output) == "-":
         output = None
     from advisor.facts import detect_fingerprint_facts
-    from advisor.plugins import collect, make_plugin_manager
+    from advisor.plugins import collect
     from advisor.steps import start_step
 
     # This machine's facts for the "profile from another machine" check: started first so
@@ -43,7 +43,8 @@ def emit(
     # Every plugin is loaded even for a core format: a setting is emitted only when a
     # registered knob declares it, and the knobs' version ranges decide which settings the
     # recorded library versions read (advisor.emit.common.drop_reason).
-    reg = collect(make_plugin_manager())
+    cfg = common.load_config()  # [plugins], and below the pins and exclusions emit applies
+    reg = collect(common.plugin_manager(cfg))
     if list_:
         width = max((len(n) for n in reg.emitters), default=4)
         out("".join(f"{n:<{width}}  {e.description}\n" for n, e in sorted(reg.emitters.items())))
@@ -68,6 +69,12 @@ def emit(
         for d in diffs:
             warn(f"profile from another machine: {d}")
     common.check_profile_plugins(prof, plugin)
+    from advisor.config.apply import apply_config, knob_entries
+
+    applied = apply_config(prof, cfg, knob_entries(reg), reg.libraries)  # docs/config.md
+    prof = applied.profile
+    for note in applied.notes:
+        err(f"note: {note}")
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
                        plugins=frozenset(plugin) if plugin else None, knobs=tuple(reg.knobs),
                        libraries=reg.libraries)

@@ -68,8 +68,9 @@ def report(
     directory: Path = typer.Argument(..., metavar="DIR", help="Directory of per-node profiles "
                                      "(DIR/<node>.toml)."),
     json_: bool = common.JsonOpt,
-    k: float = typer.Option(6.0, "--k", min=0.0, help="Outlier rule: median ± k·MAD per class "
-                            "and headline figure (Intel Cluster Checker: 6)."),
+    k: Optional[float] = typer.Option(None, "--k", min=0.0, help="Outlier rule: median ± k·MAD "
+                                      "per class and headline figure (default: [fleet] k of the "
+                                      "configuration, 6 as Intel Cluster Checker)."),
     baseline: Optional[Path] = typer.Option(None, "--baseline", metavar="PROFILE",
                                             help="Hold every node's headline figures to this "
                                             "profile's, within --tolerance."),
@@ -86,6 +87,9 @@ def report(
     when a node is an outlier, failed or has no result)."""
     from advisor.fleet.report import build_report
 
+    fleet = common.load_config().model.fleet  # the scopes' [fleet] defaults (docs/config.md)
+    k = k if k is not None else fleet.k
+    expected = expected if expected is not None else fleet.expected
     names = None
     if expected:
         import hostlist

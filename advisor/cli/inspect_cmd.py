@@ -93,11 +93,12 @@ def show(profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonO
 @boundary
 def plugins(json_: bool = common.JsonOpt) -> None:
     """List plugins, what each contributes, and those that failed to load (with the error)."""
-    from advisor.plugins import collect, disabled_from_env, make_plugin_manager
+    from advisor.plugins import collect
     from advisor.report.tables import plugin_rows, plugin_table
 
-    pm = make_plugin_manager()
-    rows = plugin_rows(collect(pm), disabled=disabled_from_env(), origins=pm.origins)
+    cfg = common.load_config()  # [plugins] disable of every scope, ADVISOR_DISABLE_PLUGINS too
+    pm = common.plugin_manager(cfg)
+    rows = plugin_rows(collect(pm), disabled=set(cfg.model.plugins.disable), origins=pm.origins)
     if json_:
         import json
 
