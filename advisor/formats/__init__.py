@@ -13,7 +13,8 @@
   launch lines), :mod:`~advisor.formats.structured` (the toml/json document).
 
 Each format module also names itself: ``NAME``, ``DESCRIPTION``, ``EXTENSION`` and optionally
-``ALIASES``.  ``advisor.emit.builtin`` registers them through the emitter hook, as a third party
+``ALIASES``, ``KINDS`` (the setting kinds it writes; default ``("env",)``) and ``LIBRARIES``
+(PEP 503 names of the only libraries whose settings it writes; default: any).  ``advisor.emit.builtin`` registers them through the emitter hook, as a third party
 would.
 """
 
@@ -38,4 +39,23 @@ def builtin_parsers() -> dict[str, object]:
     for mod in builtin_modules():
         for name in (mod.NAME, *getattr(mod, "ALIASES", ())):
             out[name] = mod.parse
+    return out
+
+
+def kinds_of(mod: ModuleType) -> tuple[str, ...]:
+    """The setting kinds a format module writes (``KINDS``, default ``("env",)``)."""
+    return tuple(getattr(mod, "KINDS", ("env",)))
+
+
+def writers_of(setting) -> list[str]:
+    """Names of the built-in formats that write ``setting`` (its kind, and its library where a
+    format writes only some libraries' settings), in :data:`BUILTIN` order."""
+    from packaging.utils import canonicalize_name
+
+    lib = canonicalize_name(setting.library)
+    out = []
+    for mod in builtin_modules():
+        libs = getattr(mod, "LIBRARIES", None)
+        if setting.kind in kinds_of(mod) and (libs is None or lib in libs):
+            out.append(mod.NAME)
     return out
