@@ -4,7 +4,9 @@
 - :mod:`~advisor.formats.sh` (``env``, alias ``sh``), :mod:`~advisor.formats.csh`,
   :mod:`~advisor.formats.fish`: shell files to source;
 - :mod:`~advisor.formats.lmod`, :mod:`~advisor.formats.tcl`: modulefiles;
-- :mod:`~advisor.formats.spack`, :mod:`~advisor.formats.easybuild`: deployment tools;
+- :mod:`~advisor.formats.spack`, :mod:`~advisor.formats.spack_modules`,
+  :mod:`~advisor.formats.easybuild`, :mod:`~advisor.formats.easybuild_hooks`,
+  :mod:`~advisor.formats.reframe`: deployment and testing tools;
 - :mod:`~advisor.formats.toml`, :mod:`~advisor.formats.json`: the selected settings as data;
 - :mod:`~advisor.formats.common` (selecting, validating, merging), :mod:`~advisor.formats.quoting`
   (quoting per language, what module tools mangle), :mod:`~advisor.formats.names` (names never
@@ -24,12 +26,14 @@ import importlib
 from types import ModuleType
 
 #: The built-in format modules, in the order ``advisor emit --list`` shows them.
-BUILTIN = ("sh", "csh", "fish", "lmod", "tcl", "spack", "easybuild", "toml", "json")
+BUILTIN = ("sh", "csh", "fish", "lmod", "tcl", "spack", "spack-modules", "easybuild",
+           "easybuild-hooks", "reframe", "toml", "json")
 
 
 def builtin_modules() -> list[ModuleType]:
     """The built-in format modules, in :data:`BUILTIN` order."""
-    return [importlib.import_module(f"advisor.formats.{name}") for name in BUILTIN]
+    return [importlib.import_module(f"advisor.formats.{name.replace('-', '_')}")
+            for name in BUILTIN]
 
 
 def builtin_parsers() -> dict[str, object]:
