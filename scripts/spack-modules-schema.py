@@ -7,7 +7,7 @@ Usage: ``scripts/spack-modules-schema.py SPACK_ROOT > tests/data/spack/modules-s
 puts its ``lib/spack`` and vendored ``lib/spack/external`` on ``sys.path`` and imports
 ``spack.schema.modules``, which needs nothing else (it imports ``spack.schema.environment``
 and ``spack.schema.projections``).  The output is sorted JSON, so a regeneration from the same
-Spack gives the same bytes.  tests/integration/test_deploy_tools.py validates the
+Spack gives the same bytes.  tests/formats/test_deploy_tools.py validates the
 ``spack-modules`` format against it with ``jsonschema`` (tests/data/spack/README.md says which
 Spack it came from).
 """

@@ -40,6 +40,7 @@ block, line numbers from the YAML nodes.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Optional
 
 from advisor.errors import BadInputError
@@ -182,5 +183,7 @@ def parse(text: str, path: str) -> list[EnvEntry]:
                                                  append=appended,
                                                  separator=SPACK_PATH_SEPARATOR if appended
                                                  else None)
+                        if action == "prepend_path" and entry.problem is None:
+                            entry = dataclasses.replace(entry, prepend=True)
                         out.append(entry)
     return out
