@@ -49,6 +49,10 @@ class EmitOptions:
         (``advisor.emit.common.drop_reason``).  None (no registry: format unit tests) skips
         both; names never emitted are refused regardless.
     :ivar libraries: library records (``Registry.libraries``); None: the built-in ones.
+    :ivar left_out: ``advisor.emit.common.LeftOut`` entries decided before the format runs
+        (``render`` adds the settings the recorded library versions exclude, since the format
+        gets a profile without them; a configuration scope's excludes belong here too), so
+        the format's left-out comment names them (``advisor.formats.common.left_out_comment``).
     """
 
     comments: bool = True
@@ -56,6 +60,7 @@ class EmitOptions:
     plugins: Optional[frozenset[str]] = None
     knobs: Optional[tuple] = None
     libraries: Optional[Mapping[str, Any]] = field(default=None, compare=False, hash=False)
+    left_out: tuple = field(default=(), compare=False, hash=False)
 
 
 def restrict_to_valid(profile: "Profile", options: Optional[EmitOptions] = None) -> "Profile":
@@ -161,8 +166,14 @@ def render(profile: "Profile", fmt: str, emitters: dict[str, "Emitter"],
     if emitter is None:
         known = ", ".join(sorted(emitters)) or "none"
         raise BadInputError(f"unknown emit format {fmt!r}; known formats: {known}")
+    from dataclasses import replace
+
+    from advisor.emit.common import version_drops
+
     valid = restrict_to_valid(profile, options)
     check_names(valid, options, label)
+    options = replace(options, left_out=tuple(options.left_out) + tuple(
+        version_drops(profile, options)))
     try:
         text = emitter.render(valid, options)
     except EmitError as exc:  # name the profile, as every other refusal does

@@ -8,20 +8,14 @@ Each format is a module of :mod:`advisor.formats` (``render`` and ``parse``); an
 from __future__ import annotations
 
 import advisor
-from advisor.formats import builtin_modules
-
-ENV = ("env",)
-ALL = ("env", "config")
-#: Formats that carry config settings too (library arguments set in code or a config file, e.g.
-#: Umpire's QuickPool alignment, have no environment form).
-DATA_FORMATS = ("toml", "json")
+from advisor.formats import builtin_modules, kinds_of
 
 
 @advisor.hookimpl
 def advisor_register_emitters(register):
     """Register every built-in format (and its aliases), with its parser."""
     for mod in builtin_modules():
-        kinds = ALL if mod.NAME in DATA_FORMATS else ENV
+        kinds = kinds_of(mod)
         for name in (mod.NAME, *getattr(mod, "ALIASES", ())):
             desc = mod.DESCRIPTION if name == mod.NAME else f"alias of {mod.NAME}"
             register(name, mod.render, description=desc, extension=mod.EXTENSION, kinds=kinds,

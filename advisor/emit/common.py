@@ -1,5 +1,7 @@
 """Which settings a machine's library versions allow (``library_version``, ``drop_reason``,
-``valid_for_profile``).
+``valid_for_profile``), and which selected settings a format leaves out, and why
+(``left_out_settings``: the one home of that logic; ``advisor.emit.left_out_notes`` sums it up
+for stderr, ``advisor.formats.common.left_out_comment`` writes it into the output).
 
 The helpers every format shares (``env_items``, ``setting_records``, ``EnvItem``,
 ``header_lines``, ...) live in :mod:`advisor.formats.common`, which asks this module which
@@ -8,13 +10,15 @@ settings are valid.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Collection, Mapping, Optional, Sequence
 
 from packaging.utils import canonicalize_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.knobs import Knob
     from advisor.libraries import Library
+    from advisor.emit import EmitOptions
     from advisor.models import Facts, Profile, Setting
 
 
@@ -84,3 +88,91 @@ def valid_for_profile(setting: "Setting", profile: "Profile", knobs: Sequence["K
                       libraries: Optional[Mapping[str, "Library"]] = None) -> bool:
     """True when ``setting`` may be emitted for the machine recorded in ``profile``."""
     return drop_reason(setting, profile.facts, knobs, libraries) is None
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """One selected setting a format does not write.
+
+    :ivar probe: the probe whose recommendation holds the setting.
+    :ivar recommendation: the recommendation id.
+    :ivar setting: the setting.
+    :ivar cause: ``"version"`` (the recorded library version or flavour excludes it),
+        ``"kind"`` (the format writes no setting of its kind), ``"library"`` (the format writes
+        only other libraries' settings), ``"default"`` (only confirms the library default,
+        without ``--all``) or ``"scope"`` (excluded by a configuration scope, decided before the
+        format ran and passed in ``EmitOptions.left_out``).
+    :ivar why: the reason, one human phrase that does not repeat the setting's name.
+    """
+
+    probe: str
+    recommendation: str
+    setting: "Setting"
+    cause: str
+    why: str
+
+
+def version_drops(profile: "Profile", options: "EmitOptions") -> list[LeftOut]:
+    """The selected settings (every kind, defaults included) that ``drop_reason`` excludes for
+    the machine recorded in ``profile``, in profile order."""
+    from advisor.plugins import SETTING_KINDS
+
+    plugins = set(options.plugins) if options.plugins is not None else None
+    out = []
+    for res, rec, s in profile.settings(kinds=SETTING_KINDS, include_defaults=True,
+                                        plugins=plugins):
+        why = drop_reason(s, profile.facts, options.knobs or (), options.libraries)
+        if why:
+            if why.startswith(f"{s.name}: "):
+                why = why[len(s.name) + 2:]
+            out.append(LeftOut(res.probe, rec.id, s, "version", why))
+    return out
+
+
+def left_out_settings(profile: "Profile", options: "EmitOptions",
+                      kinds: Sequence[str] = ("env",), *, fmt: str = "this format",
+                      libraries: Optional[Collection[str]] = None,
+                      kind_hint=None) -> list[LeftOut]:
+    """Every selected setting (by ``options.plugins``; every kind, defaults included) that a
+    format writing ``kinds`` (and, when given, only settings of ``libraries``: PEP 503 names)
+    leaves out, with the first reason that applies, in this order: the recorded library
+    version excludes it, its kind, its library, it only confirms the default (without
+    ``options.include_defaults``).  ``options.left_out`` (settings dropped before the format
+    ran: version drops by ``advisor.emit.render``, scope excludes) come first.  Sorted by name,
+    then probe order; one entry per setting.
+
+    :param fmt: the format's name, for the reason text.
+    :param kind_hint: ``hint(setting) -> str`` naming where a setting of another kind can go
+        (e.g. the formats that write it); None: no hint.
+    """
+    from advisor.plugins import SETTING_KINDS
+
+    plugins = set(options.plugins) if options.plugins is not None else None
+    if plugins is not None and not plugins:
+        return []  # an explicit empty filter selects nothing
+    libs = {canonicalize_name(x) for x in libraries} if libraries is not None else None
+    out: list[LeftOut] = list(getattr(options, "left_out", ()) or ())
+    seen = {(lo.probe, lo.recommendation, lo.setting.name, repr(lo.setting.value)) for lo in out}
+    drops = {id(lo.setting): lo for lo in version_drops(profile, options)}
+    for res, rec, s in profile.settings(kinds=SETTING_KINDS, include_defaults=True,
+                                        plugins=plugins):
+        key = (res.probe, rec.id, s.name, repr(s.value))
+        if key in seen:
+            continue
+        seen.add(key)
+        if id(s) in drops:
+            out.append(drops[id(s)])
+        elif s.kind not in kinds:
+            hint = kind_hint(s) if kind_hint is not None else ""
+            out.append(LeftOut(res.probe, rec.id, s, "kind",
+                               f"a {s.kind} setting of {s.library}, not written by {fmt}"
+                               + (f"; {hint}" if hint else "")))
+        elif libs is not None and canonicalize_name(s.library) not in libs:
+            out.append(LeftOut(res.probe, rec.id, s, "library",
+                               f"a setting of {s.library}; {fmt} writes only "
+                               f"{', '.join(sorted(libs))} settings"))
+        elif s.is_default and not options.include_defaults:
+            out.append(LeftOut(res.probe, rec.id, s, "default",
+                               "only confirms the library default; --all writes it"))
+    order = {id(lo): i for i, lo in enumerate(out)}
+    return sorted(out, key=lambda lo: (lo.setting.name, order[id(lo)]))

@@ -311,13 +311,51 @@ def header_lines(profile: "Profile") -> list[str]:
     ]
 
 
+def _writers_hint(setting: "Setting") -> str:
+    from advisor.formats import writers_of
+
+    names = writers_of(setting)
+    return f"written by --format {', '.join(names)}" if names else ""
+
+
+def left_out_entries(profile: "Profile", options: "EmitOptions",
+                     kinds: Sequence[str] = ("env",), *, fmt: str = "this format",
+                     libraries: Optional[Sequence[str]] = None) -> list[tuple[str, str, str]]:
+    """``(name, value, why)`` of every selected setting a format writing ``kinds`` (and only
+    ``libraries``' settings, when given) leaves out, sorted by name: the reasons of
+    ``advisor.emit.common.left_out_settings`` (version excludes it, kind or library not
+    written, with the built-in formats that do write it, default-confirming without
+    ``--all``, scope excludes passed in ``options.left_out``).  ``value`` is
+    :func:`value_string`; all three are one line (:func:`one_line`)."""
+    from advisor.emit.common import left_out_settings
+
+    return [(one_line(lo.setting.name), one_line(value_string(lo.setting)), one_line(lo.why))
+            for lo in left_out_settings(profile, options, kinds, fmt=fmt, libraries=libraries,
+                                        kind_hint=_writers_hint)]
+
+
+def left_out_comment(profile: "Profile", options: "EmitOptions",
+                     kinds: Sequence[str] = ("env",), marker: str = "#", *,
+                     fmt: str = "this format",
+                     libraries: Optional[Sequence[str]] = None) -> list[str]:
+    """Comment lines ``<marker> left out: NAME=VALUE (why)`` for :func:`left_out_entries`
+    (none when nothing is left out).  Written whatever ``options.comments`` says: like the
+    provenance header, it tells what the file is."""
+    return [f"{marker} left out: {name}={value} ({why})"
+            for name, value, why in left_out_entries(profile, options, kinds, fmt=fmt,
+                                                     libraries=libraries)]
+
+
 def item_file(profile: "Profile", options: "EmitOptions", item_lines, *, marker: str = "#",
-              head: Sequence[str] = (), preamble: Sequence[str] = ()) -> str:
-    """The layout the line-based formats share: ``head`` lines, the provenance header as
-    ``marker`` comments, ``preamble`` lines, then per environment item a blank line, its
-    comment and ``item_lines(item) -> list[str]``."""
-    lines = list(head) + [f"{marker} {line}" for line in header_lines(profile)] + list(preamble)
-    for item in env_items(profile, options):
+              head: Sequence[str] = (), preamble: Sequence[str] = (), fmt: str = "this format",
+              items: Optional[Sequence[EnvItem]] = None) -> str:
+    """The layout the line-based formats share: ``head`` lines, the provenance header and the
+    left-out comment (:func:`left_out_comment`) as ``marker`` comments, ``preamble`` lines,
+    then per environment item (``items``, default :func:`env_items`) a blank line, its comment
+    and ``item_lines(item) -> list[str]``."""
+    lines = list(head) + [f"{marker} {line}" for line in header_lines(profile)]
+    lines += left_out_comment(profile, options, ("env",), marker, fmt=fmt) + list(preamble)
+    for item in env_items(profile, options) if items is None else items:
         lines.append("")
         if item.comment:
             lines.append(f"{marker} {item.comment}")

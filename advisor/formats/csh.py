@@ -42,7 +42,7 @@ def _item(item: EnvItem) -> list[str]:
 
 def render(profile: "Profile", options: "EmitOptions") -> str:
     """csh / tcsh to be sourced."""
-    return item_file(profile, options, _item)
+    return item_file(profile, options, _item, fmt=NAME)
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

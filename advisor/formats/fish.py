@@ -38,7 +38,7 @@ def _item(item: EnvItem) -> list[str]:
 
 def render(profile: "Profile", options: "EmitOptions") -> str:
     """fish to be sourced."""
-    return item_file(profile, options, _item)
+    return item_file(profile, options, _item, fmt=NAME)
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

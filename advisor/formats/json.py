@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
 NAME = "json"
 DESCRIPTION = "the selected settings as JSON"
 EXTENSION = "json"
+#: config settings too (library arguments set in code or a configuration file)
+KINDS = ("env", "config")
 
 
 def render(profile: "Profile", options: "EmitOptions") -> str:

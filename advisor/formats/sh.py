@@ -39,7 +39,7 @@ def _item(item: EnvItem) -> list[str]:
 
 def render(profile: "Profile", options: "EmitOptions") -> str:
     """POSIX sh to be sourced (``. ./advisor.sh``)."""
-    return item_file(profile, options, _item)
+    return item_file(profile, options, _item, fmt=NAME)
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
 NAME = "toml"
 DESCRIPTION = "the selected settings as TOML"
 EXTENSION = "toml"
+#: config settings too (library arguments set in code or a configuration file)
+KINDS = ("env", "config")
 
 
 def render(profile: "Profile", options: "EmitOptions") -> str:

@@ -17,6 +17,8 @@ from advisor.errors import EmitError
 from advisor.formats import builtin_modules
 from advisor.formats.easybuild import easybuild_unsafe
 from advisor.formats.quoting import module_unsafe
+from advisor.formats.reframe import reframe_unsafe
+from advisor.formats.spack_modules import spack_unsafe
 from advisor.lint import resolve_env
 from advisor.models import PluginResult, Recommendation, Setting
 from emit_fixtures import make_profile
@@ -31,13 +33,15 @@ ITEMS = st.lists(st.text(st.sampled_from(HOSTILE_CHARS.replace(":", "") + "abc01
 
 MODULES = {mod.NAME: mod for mod in builtin_modules()}
 #: why a format refuses a value (None: it carries every value without a control character)
-REFUSES = {"easybuild": easybuild_unsafe, "lmod": module_unsafe, "tcl": module_unsafe}
+REFUSES = {"easybuild": easybuild_unsafe, "easybuild-hooks": easybuild_unsafe,
+           "lmod": module_unsafe, "tcl": module_unsafe, "reframe": reframe_unsafe,
+           "spack-modules": spack_unsafe}
 
 
-def profile_of(values: list[str], items: list[str]):
-    settings_ = [Setting(library="test", name=f"ADVISOR_RT_{i}", value=v)
+def profile_of(values: list[str], items: list[str], library: str = "test"):
+    settings_ = [Setting(library=library, name=f"ADVISOR_RT_{i}", value=v)
                  for i, v in enumerate(values)]
-    settings_.append(Setting(library="test", name="ADVISOR_RT_LIST", value=":".join(items),
+    settings_.append(Setting(library=library, name="ADVISOR_RT_LIST", value=":".join(items),
                              type="list", separator=":"))
     rec = Recommendation(id="r", title="t", rationale="r", confidence="low", settings=settings_)
     return make_profile([PluginResult(plugin="p", probe="p", status="ok",
@@ -50,9 +54,10 @@ def profile_of(values: list[str], items: list[str]):
           "*.c ?", " lead", "trail ", "Grüße 東京 🚀"], ["a=1", "b= 2 "])
 @pytest.mark.parametrize("fmt", sorted(MODULES))
 def test_parse_of_render_is_identity(fmt, values, items):
-    prof = profile_of(values, items)
-    want = {s.name: str(s.value) for _, _, s in prof.settings()}
     mod = MODULES[fmt]
+    # a format writing only some libraries' settings (easybuild-hooks) gets one of those
+    prof = profile_of(values, items, getattr(mod, "LIBRARIES", ("test",))[0])
+    want = {s.name: str(s.value) for _, _, s in prof.settings()}
     refused = [v for v in want.values() if REFUSES.get(fmt, lambda _v: None)(v)]
     try:
         text = mod.render(prof, EmitOptions())
@@ -67,6 +72,7 @@ def test_parse_of_render_is_identity(fmt, values, items):
     lists = [e for e in entries if e.name == "ADVISOR_RT_LIST"]
     # merged, except where the format cannot: EasyBuild never appends; Spack's append_path
     # normalises items as paths, so items normpath changes are set instead
-    overwrites = fmt == "easybuild" or (fmt == "spack" and any(
+    overwrites = fmt in ("easybuild", "easybuild-hooks", "reframe") or (
+        fmt in ("spack", "spack-modules") and any(
         os.path.normpath(i) != i for i in items))
     assert lists and lists[0].append != overwrites

@@ -1,0 +1,133 @@
+"""EasyBuild hooks file (format ``easybuild-hooks``): a ``parse_hook`` that adds the settings to
+``modextravars`` of the easyconfigs of the software that reads them.
+
+EasyBuild runs ``parse_hook(ec)`` on every easyconfig it parses when started with
+``--hooks=FILE`` (EasyBuild documentation, "Hooks"; ``easybuild.tools.hooks.load_hooks``
+imports the file and keeps the functions whose names end in ``_hook``, refusing unknown hook
+names, so this file defines that one function only).  Sites such as EESSI deploy site policy
+this way, without editing easyconfigs.  The hook matches by software name
+(``ec.name``, :data:`EASYBUILD_NAMES`: ``Setting.library`` -> the easyconfig name of the
+easybuilders/easybuild-easyconfigs repository, e.g. ``mpich`` -> ``MPICH``, ``openmpi`` ->
+``OpenMPI``), for every version and toolchain, and merges with ``ec.update('modextravars',
+{...})`` (a dict parameter is updated key by key: the easyconfig's own other variables stay).
+
+Settings of a library no easyconfig builds (``glibc``: the system C library) cannot be
+attached to a module this way; they are left out with a comment saying so (``-f lmod`` or
+``-f env`` writes them).  List variables are written as their full value (``modextravars``
+cannot append to an existing value; as in the ``easybuild`` format).
+
+The profile's data enters the file only as Python literals (``repr`` of ``str``) inside one
+dict, :data:`SETTINGS`; the hook's code is fixed text.  Values EasyBuild would not carry into
+its modules unchanged are refused as in the ``easybuild`` format
+(:func:`advisor.formats.easybuild.easybuild_unsafe`).
+
+``parse`` reads the ``SETTINGS`` dict back with ``ast.literal_eval``: nothing in the file runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from advisor.errors import BadInputError
+from advisor.formats.common import (EnvItem, env_items, header_lines, left_out_comment, one_line,
+                                    refuse_unsafe)
+from advisor.formats.easybuild import easybuild_unsafe
+from advisor.formats.entry import EnvEntry, entry_or_problem, is_scalar, scalar_text, unreadable
+from advisor.formats.quoting import python_quote
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.emit import EmitOptions
+    from advisor.models import Profile
+
+NAME = "easybuild-hooks"
+DESCRIPTION = "EasyBuild hooks file: parse_hook adds modextravars to matching easyconfigs"
+EXTENSION = "py"
+
+#: ``Setting.library`` -> easyconfig software name (the directory names under
+#: ``easybuild/easyconfigs/`` of easybuilders/easybuild-easyconfigs).
+EASYBUILD_NAMES = {"mpich": "MPICH", "openmpi": "OpenMPI", "ucx": "UCX",
+                   "dla-future": "DLA-Future", "umpire": "Umpire", "cupy": "CuPy"}
+#: Only these libraries' settings are written (``advisor.formats.writers_of``).
+LIBRARIES = tuple(sorted(EASYBUILD_NAMES))
+
+#: The fixed code of the hook (no profile text in it).
+HOOK = '''
+
+def parse_hook(ec, *args, **kwargs):
+    """Add the advised settings of this software (SETTINGS) to its module's modextravars."""
+    extra = SETTINGS.get(ec.name)
+    if extra:
+        ec.update("modextravars", dict(extra))
+'''
+
+
+def render(profile: "Profile", options: "EmitOptions") -> str:
+    """A hooks file (module docstring).
+
+    :raises EmitError: a value EasyBuild would not carry unchanged (``easybuild_unsafe``).
+    """
+    lines = [f"# {line}" for line in header_lines(profile)]
+    lines += left_out_comment(profile, options, ("env",), fmt=NAME, libraries=LIBRARIES)
+    items = [i for i in env_items(profile, options)
+             if any(src.setting.library in EASYBUILD_NAMES for src in i.sources)]
+    refuse_unsafe(items, easybuild_unsafe, "use another format (lmod, tcl) for this value")
+    by_name: dict[str, list[EnvItem]] = {}
+    for item in items:
+        for sw in sorted({EASYBUILD_NAMES[s.setting.library] for s in item.sources
+                          if s.setting.library in EASYBUILD_NAMES}):
+            by_name.setdefault(sw, []).append(item)
+    lines.append("SETTINGS = {")
+    for sw in sorted(by_name):
+        lines.append(f"    {python_quote(sw)}: {{")
+        for item in by_name[sw]:
+            if item.comment:
+                lines.append(f"        # {item.comment}")
+            if item.separator is not None:
+                lines.append(f"        # {item.name} is a list ({one_line(repr(item.separator))}"
+                             "-separated); modextravars cannot append, this overwrites it")
+            lines.append(f"        {python_quote(item.name)}: {python_quote(item.value)},")
+        lines.append("    },")
+    lines.append("}")
+    return "\n".join(lines) + HOOK
+
+
+def parse(text: str, path: str) -> list[EnvEntry]:
+    """The ``SETTINGS`` dict of a hooks file (software name -> {NAME: value}), read with
+    ``ast.literal_eval``.
+
+    :raises BadInputError: not Python syntax (line named).
+    """
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        raise BadInputError(f"{path}: not Python (EasyBuild hooks) syntax: line {exc.lineno}: "
+                            f"{exc.msg}") from None
+    out: list[EnvEntry] = []
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "SETTINGS" for t in node.targets)):
+            continue
+        if not isinstance(node.value, ast.Dict):
+            out.append(unreadable(path, node.lineno, "SETTINGS is not a dict literal"))
+            continue
+        for sw in node.value.values:
+            if not isinstance(sw, ast.Dict):
+                out.append(unreadable(path, sw.lineno, "SETTINGS entry is not a dict literal"))
+                continue
+            for k, v in zip(sw.keys, sw.values):
+                line = (k or v).lineno
+                try:
+                    name, value = ast.literal_eval(k), ast.literal_eval(v)
+                except (ValueError, TypeError, SyntaxError):
+                    out.append(unreadable(path, line, "SETTINGS entry is not a literal"))
+                    continue
+                if not isinstance(name, str) or not is_scalar(value):
+                    out.append(unreadable(path, line, "SETTINGS entry is not NAME: value"))
+                    continue
+                out.append(entry_or_problem(name, scalar_text(value), path, line))
+    return out

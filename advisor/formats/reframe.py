@@ -1,0 +1,170 @@
+"""ReFrame snippet (format ``reframe``): a partition's ``env_vars`` and a performance
+``reference`` dictionary, as a Python module of two literals.
+
+A ReFrame site configuration is a Python file (``reframe.core.config.load_config``); the site
+imports this snippet there and in its tests::
+
+    spec = importlib.util.spec_from_file_location("advisor_partition", "/site/advisor-cpu.py")
+    advisor_partition = importlib.util.module_from_spec(spec); spec.loader.exec_module(...)
+    site_configuration = {"systems": [{..., "partitions": [{..., "name": "cpu",
+                          "env_vars": advisor_partition.env_vars}]}]}
+    # in a RegressionTest:  reference = advisor_partition.reference
+
+``env_vars``: ``[[NAME, value], ...]`` (ReFrame configuration reference,
+``systems.partitions.env_vars``: a list of ``[name, value]`` pairs), one per environment
+setting, sorted by name.  ReFrame writes ``export NAME=value`` unquoted into the job script and
+expands the value in its own process (``reframe/core/runtime.py``, ``loadenv``), so a value with
+a character a POSIX shell would interpret (anything outside :data:`SHELL_PLAIN`) is refused
+(``EmitError`` naming the setting): use ``-f env`` or a module for it.  List variables
+(``GLIBC_TUNABLES``) are written as their full value, overwriting the job's existing one.
+
+``reference``: ``{"*": {VARIABLE: (value, lower, upper, unit)}}`` (ReFrame's
+``RegressionTest.reference``; ``"*"`` matches every system and partition: replace it with
+``"system:partition"``).  The figures are the profile's verifications with verdict
+``confirmed``: ``value`` is the measured ratio advised / baseline (``Verification.ratio``, > 1
+is better, unit ``ratio``), ``lower`` and ``upper`` the bounds of its bootstrap confidence
+interval relative to the value (``ci_low / ratio - 1`` and ``ci_high / ratio - 1``: the
+fractions ReFrame's thresholds are), clamped so that ``lower <= 0 <= upper``.  These are the
+only figures a profile stores with their uncertainty; a ReFrame test that re-measures the same
+advised/baseline pair (as ``advisor verify`` does) can hold the machine to them.  Verifications
+with another verdict, or without a ratio and interval, are listed as left out.  The variable
+name is the recommendation id (``probe:rec``) with every character outside ``[A-Za-z0-9_]``
+replaced by ``_``: ReFrame reads ``:`` in reference keys as a scope separator.
+
+``parse`` reads ``env_vars`` back with ``ast.literal_eval``: nothing in the file runs.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Optional
+
+from advisor.errors import BadInputError
+from advisor.formats.common import (env_items, header_lines, left_out_comment, one_line,
+                                    refuse_unsafe)
+from advisor.formats.entry import EnvEntry, entry_or_problem, is_scalar, scalar_text, unreadable
+from advisor.formats.quoting import python_quote
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.emit import EmitOptions
+    from advisor.models import Profile, Verification
+
+NAME = "reframe"
+DESCRIPTION = "ReFrame partition env_vars and performance reference (Python snippet)"
+EXTENSION = "py"
+
+#: Values made only of these characters mean the same to a POSIX shell unquoted (no field
+#: splitting, globbing, expansion, quoting or tilde: POSIX.1-2017 XCU 2.2, 2.6).
+SHELL_PLAIN = re.compile(r"^[A-Za-z0-9_.,:/=+@%-]*$")
+#: The verdict whose ratio becomes a reference (``advisor.models.Verification.verdict``).
+REFERENCE_VERDICT = "confirmed"
+#: ReFrame's scope key matching every system and partition.
+ANY_SCOPE = "*"
+#: The unit of a verification ratio (advised / baseline).
+RATIO_UNIT = "ratio"
+
+
+def reframe_unsafe(value: str) -> Optional[str]:
+    """Why ReFrame's unquoted ``export NAME=value`` would change ``value``, or None."""
+    if SHELL_PLAIN.match(value):
+        return None
+    bad = next(ch for ch in value if not SHELL_PLAIN.match(ch))
+    return (f"holds {bad!r}, which the job script's unquoted 'export NAME=value' (ReFrame) "
+            "would let the shell interpret")
+
+
+def variable_name(recommendation: str) -> str:
+    """The reference variable name of a recommendation id (``probe:rec`` -> ``probe_rec``)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", recommendation)
+
+
+def reference_entry(v: "Verification") -> Optional[tuple[float, float, float, str]]:
+    """``(value, lower, upper, unit)`` of a confirmed verification with a ratio and interval,
+    else None (module docstring)."""
+    if v.verdict != REFERENCE_VERDICT or v.ratio is None or v.ci_low is None \
+            or v.ci_high is None or v.ratio <= 0:
+        return None
+    lower = min(v.ci_low / v.ratio - 1.0, 0.0)
+    upper = max(v.ci_high / v.ratio - 1.0, 0.0)
+    return (v.ratio, lower, upper, RATIO_UNIT)
+
+
+def render(profile: "Profile", options: "EmitOptions") -> str:
+    """The snippet (module docstring).
+
+    :raises EmitError: a value the job script's unquoted export would change
+        (:func:`reframe_unsafe`).
+    """
+    lines = [f"# {line}" for line in header_lines(profile)]
+    lines += left_out_comment(profile, options, ("env",), fmt=NAME)
+    plugins = set(options.plugins) if options.plugins is not None else None
+    refs, skipped = [], []
+    for v in profile.verifications:
+        if plugins is not None and v.recommendation.split(":", 1)[0] not in plugins:
+            continue
+        entry = reference_entry(v)
+        if entry is None:
+            why = v.reason or "no ratio with an interval"
+            skipped.append(f"# reference left out: {one_line(v.recommendation)} "
+                           f"(verdict {v.verdict}: {one_line(why)})")
+        else:
+            refs.append((variable_name(v.recommendation), v, entry))
+    lines += skipped
+    items = env_items(profile, options)
+    refuse_unsafe(items, reframe_unsafe, "use -f env or a module for this value")
+    lines += ["", "#: ReFrame systems.partitions.env_vars: [name, value] pairs", "env_vars = ["]
+    for item in items:
+        if item.comment:
+            lines.append(f"    # {item.comment}")
+        if item.separator is not None:
+            lines.append(f"    # {item.name} is a list ({one_line(repr(item.separator))}-"
+                         "separated); env_vars cannot append, this overwrites it")
+        lines.append(f"    [{python_quote(item.name)}, {python_quote(item.value)}],")
+    lines += ["]", "", "#: RegressionTest.reference: (value, lower, upper, unit); lower and upper "
+              "are the confidence interval relative to the value",
+              "reference = {", f"    {python_quote(ANY_SCOPE)}: {{"]
+    for name, v, (value, lower, upper, unit) in sorted(refs, key=lambda r: r[0]):
+        lines.append(f"        # {one_line(v.recommendation)}: {v.verdict}, advised/baseline "
+                     "ratio and its confidence interval")
+        lines.append(f"        {python_quote(name)}: ({value!r}, {lower!r}, {upper!r}, "
+                     f"{python_quote(unit)}),")
+    lines += ["    },", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def parse(text: str, path: str) -> list[EnvEntry]:
+    """The ``env_vars`` list of a snippet (``[[NAME, value], ...]``), read with
+    ``ast.literal_eval``.
+
+    :raises BadInputError: not Python syntax (line named).
+    """
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        raise BadInputError(f"{path}: not Python (ReFrame snippet) syntax: line {exc.lineno}: "
+                            f"{exc.msg}") from None
+    out: list[EnvEntry] = []
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "env_vars" for t in node.targets)):
+            continue
+        if not isinstance(node.value, (ast.List, ast.Tuple)):
+            out.append(unreadable(path, node.lineno, "env_vars is not a list literal"))
+            continue
+        for elt in node.value.elts:
+            try:
+                pair = ast.literal_eval(elt)
+            except (ValueError, TypeError, SyntaxError):
+                out.append(unreadable(path, elt.lineno, "env_vars entry is not a literal"))
+                continue
+            if not (isinstance(pair, (list, tuple)) and len(pair) == 2
+                    and isinstance(pair[0], str) and is_scalar(pair[1])):
+                out.append(unreadable(path, elt.lineno, "env_vars entry is not [NAME, value]"))
+                continue
+            out.append(entry_or_problem(pair[0], scalar_text(pair[1]), path, elt.lineno))
+    return out
