@@ -165,7 +165,7 @@ def left_out_settings(profile: "Profile", options: "EmitOptions",
         elif s.kind not in kinds:
             hint = kind_hint(s) if kind_hint is not None else ""
             out.append(LeftOut(res.probe, rec.id, s, "kind",
-                               f"a {s.kind} setting of {s.library}, not written by {fmt}"
+                               f"{s.library} {s.kind} setting, not written by {fmt}"
                                + (f"; {hint}" if hint else "")))
         elif libs is not None and canonicalize_name(s.library) not in libs:
             out.append(LeftOut(res.probe, rec.id, s, "library",

@@ -5,7 +5,7 @@
 # left out: MPICH_SMP_SINGLE_COPY_SIZE=16384 (for the cray flavour of mpich, the profile records upstream)
 # left out: MPIR_CVAR_CH4_CMA_ENABLE=1 (only confirms the library default; --all writes it)
 # left out: MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE=8192 (valid for mpich >=4.3,<5, the profile records mpich 5.0.2)
-# left out: QuickPool.alignment=2097152 (a config setting of umpire, not written by tcl; written by --format toml, json)
+# left out: QuickPool.alignment=2097152 (umpire config setting, not written by tcl; written by --format toml, json, cxx-header)
 
 proc ModulesHelp {} {
     puts stderr "Runtime settings measured by hpc-advisor on machine class cpu-xc-xg-0bf0e23c (host node001, fingerprint d8c495be8f05373a); profile made 2026-11-30T03:00:00Z."
@@ -40,7 +40,7 @@ proc ModulesHelp {} {
     puts stderr "  MPICH_SMP_SINGLE_COPY_SIZE=16384 (for the cray flavour of mpich, the profile records upstream)"
     puts stderr "  MPIR_CVAR_CH4_CMA_ENABLE=1 (only confirms the library default; --all writes it)"
     puts stderr "  MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE=8192 (valid for mpich >=4.3,<5, the profile records mpich 5.0.2)"
-    puts stderr "  QuickPool.alignment=2097152 (a config setting of umpire, not written by tcl; written by --format toml, json)"
+    puts stderr "  QuickPool.alignment=2097152 (umpire config setting, not written by tcl; written by --format toml, json, cxx-header)"
     puts stderr ""
     puts stderr "advisor explain NAME tells where a value comes from and the evidence behind it."
 }
