@@ -238,11 +238,15 @@ def left_out_notes(profile: "Profile", options: EmitOptions, fmt: str,
                             f"recommendation ({why})"))
     other = tuple(k for k in SETTING_KINDS if k not in written)
     if other:
-        names = sorted({s.name for _, _, s in profile.settings(
-            kinds=other, include_defaults=options.include_defaults, plugins=sel)})
+        from advisor.formats import writers_of
+
+        chosen = [s for _, _, s in profile.settings(
+            kinds=other, include_defaults=options.include_defaults, plugins=sel)]
+        names = sorted({s.name for s in chosen})
+        writers = sorted({w for s in chosen for w in writers_of(s)} - {fmt})
         if names:
             out.append(("note", f"{len(names)} setting(s) of kind {'/'.join(other)} have no "
                                 f"{fmt} form: they are set in the library's configuration or "
-                                f"code, not the environment ({', '.join(names)}); 'advisor "
-                                "show' or --format toml lists them"))
+                                f"code, not the environment ({', '.join(names)}); --format "
+                                f"{' / '.join(writers) or 'toml'} writes them"))
     return out

@@ -165,7 +165,7 @@ def left_out_settings(profile: "Profile", options: "EmitOptions",
         elif s.kind not in kinds:
             hint = kind_hint(s) if kind_hint is not None else ""
             out.append(LeftOut(res.probe, rec.id, s, "kind",
-                               f"a {s.kind} setting of {s.library}, not written by {fmt}"
+                               f"{s.library} {s.kind} setting, not written by {fmt}"
                                + (f"; {hint}" if hint else "")))
         elif libs is not None and canonicalize_name(s.library) not in libs:
             out.append(LeftOut(res.probe, rec.id, s, "library",
@@ -176,3 +176,35 @@ def left_out_settings(profile: "Profile", options: "EmitOptions",
                                "only confirms the library default; --all writes it"))
     order = {id(lo): i for i, lo in enumerate(out)}
     return sorted(out, key=lambda lo: (lo.setting.name, order[id(lo)]))
+
+
+#: How ``nothing_to_write`` sums up each cause of ``LeftOut`` (``{n}``: count, ``{fmt}``).
+_CAUSE_TEXT = {
+    "version": "{n} not read by the recorded library versions",
+    "scope": "{n} excluded by a configuration scope",
+    "kind": "{n} of a kind {fmt} does not write",
+    "library": "{n} of libraries {fmt} does not write",
+    "default": "{n} only confirm the library default (--all writes them)",
+}
+
+
+def nothing_to_write(profile: "Profile", options: "EmitOptions", kinds: Sequence[str],
+                     fmt: str, libraries: Optional[Collection[str]] = None) -> str:
+    """The one-line reason why a format has nothing to write, for the ``EmitError`` of a
+    format whose empty output would be useless (a module, a configuration snippet): the
+    ``left_out_settings`` counted by cause, or, when nothing is selected at all, each selected
+    probe's status.  Example: ``nothing to write as lmod: 2 setting(s) only confirm the
+    library default (--all writes them)``."""
+    los = left_out_settings(profile, options, kinds, fmt=fmt, libraries=libraries)
+    if not los:
+        sel = options.plugins
+        why = "; ".join(f"{r.probe}: {r.status}" + (f" ({r.reason})" if r.reason else "")
+                        for r in profile.results
+                        if sel is None or r.probe in sel or r.plugin in sel) or "no probe"
+        return f"nothing to write as {fmt}: the selected probes made no recommendation ({why})"
+    counts: dict[str, int] = {}
+    for lo in los:
+        counts[lo.cause] = counts.get(lo.cause, 0) + 1
+    parts = [_CAUSE_TEXT[c].format(n=f"{counts[c]} setting(s)", fmt=fmt)
+             for c in _CAUSE_TEXT if c in counts]
+    return f"nothing to write as {fmt}: " + "; ".join(parts)

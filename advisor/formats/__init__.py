@@ -8,13 +8,15 @@
   :mod:`~advisor.formats.easybuild`, :mod:`~advisor.formats.easybuild_hooks`,
   :mod:`~advisor.formats.reframe`: deployment and testing tools;
 - :mod:`~advisor.formats.toml`, :mod:`~advisor.formats.json`: the selected settings as data;
+- :mod:`~advisor.formats.cxx` (``cxx-header``), :mod:`~advisor.formats.cupy` (``cupy``):
+  config-kind settings as the snippet their consumer reads (write-only);
 - :mod:`~advisor.formats.common` (selecting, validating, merging), :mod:`~advisor.formats.quoting`
   (quoting per language, what module tools mangle), :mod:`~advisor.formats.names` (names never
   emitted, declared names), :mod:`~advisor.formats.entry` (``EnvEntry``),
   :mod:`~advisor.formats.shellread` and :mod:`~advisor.formats.launch` (reading shell files and
   launch lines), :mod:`~advisor.formats.structured` (the toml/json document).
 
-Each format module also names itself: ``NAME``, ``DESCRIPTION``, ``EXTENSION`` and optionally
+Each format module has ``render`` and, unless write-only, ``parse``, and names itself: ``NAME``, ``DESCRIPTION``, ``EXTENSION`` and optionally
 ``ALIASES``, ``KINDS`` (the setting kinds it writes; default ``("env",)``) and ``LIBRARIES``
 (PEP 503 names of the only libraries whose settings it writes; default: any).  ``advisor.emit.builtin`` registers them through the emitter hook, as a third party
 would.
@@ -27,7 +29,7 @@ from types import ModuleType
 
 #: The built-in format modules, in the order ``advisor emit --list`` shows them.
 BUILTIN = ("sh", "csh", "fish", "lmod", "tcl", "spack", "spack-modules", "easybuild",
-           "easybuild-hooks", "reframe", "toml", "json")
+           "easybuild-hooks", "reframe", "toml", "json", "cxx", "cupy")
 
 
 def builtin_modules() -> list[ModuleType]:
@@ -41,6 +43,8 @@ def builtin_parsers() -> dict[str, object]:
     plugin registry."""
     out: dict[str, object] = {}
     for mod in builtin_modules():
+        if getattr(mod, "parse", None) is None:
+            continue  # write-only (a configuration snippet, not an environment file)
         for name in (mod.NAME, *getattr(mod, "ALIASES", ())):
             out[name] = mod.parse
     return out

@@ -37,7 +37,8 @@ import re
 from typing import TYPE_CHECKING
 
 from advisor.errors import BadInputError
-from advisor.formats.common import env_items, header_lines, one_line, refuse_unsafe
+from advisor.formats.common import (env_items, header_lines, left_out_comment, one_line,
+                                    refuse_unsafe)
 from advisor.formats.entry import EnvEntry, entry_or_problem, is_scalar, scalar_text, unreadable
 from advisor.formats.quoting import python_quote
 
@@ -83,6 +84,7 @@ def render(profile: "Profile", options: "EmitOptions") -> str:
         (``easybuild_unsafe``), naming the setting and the reason.
     """
     lines = [f"# {line}" for line in header_lines(profile)]
+    lines += left_out_comment(profile, options, ("env",), "#", fmt=NAME)
     items = env_items(profile, options)
     refuse_unsafe(items, easybuild_unsafe, "use another format (lmod, tcl) for this value")
     if not items:

@@ -24,7 +24,7 @@ KINDS = ("env", "config")
 
 def render(profile: "Profile", options: "EmitOptions") -> str:
     """JSON (RFC 8259), two-space indented, UTF-8 text (non-ASCII kept literal)."""
-    return json.dumps(document(profile, options), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(document(profile, options, NAME), indent=2, ensure_ascii=False) + "\n"
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

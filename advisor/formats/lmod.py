@@ -1,5 +1,9 @@
 """Lmod modulefiles (format ``lmod``, Lua).
 
+The module has a ``help`` text, ``whatis`` lines and the family ``hpc_advisor``
+(:mod:`advisor.formats.modhelp`: what each says and why a family); a selection with nothing to
+set is an ``EmitError``, not an empty module.
+
 ``setenv("NAME", "value")``; list variables ``append_path("NAME", "item", "sep")`` (Lmod
 documentation, "Lua Modulefile Functions": ``append_path(NAME, value, delim)``).  ``module
 unload`` unsets a set variable and removes an appended item, so the existing value comes back.
@@ -16,6 +20,7 @@ import re
 import shlex
 from typing import TYPE_CHECKING, Iterable, Optional
 
+from advisor.errors import EmitError
 from advisor.formats.common import EnvItem, env_items, item_file, refuse_unsafe
 from advisor.formats.entry import NAME_RE, EnvEntry, unreadable
 from advisor.formats.quoting import lua_quote, module_unsafe
@@ -40,14 +45,47 @@ def _item(item: EnvItem) -> list[str]:
             f"{lua_quote(item.separator)})"]
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
-    """An Lmod modulefile (``NAME.lua`` in a directory on ``MODULEPATH``).
+def module_items(profile: "Profile", options: "EmitOptions", fmt: str) -> list[EnvItem]:
+    """``env_items`` for a modulefile: refused when a module tool would mangle a value, and
+    when there is none (an empty module loads and does nothing: an error, not a success).
 
-    :raises EmitError: a value Lmod would mangle for some shell (``module_unsafe``).
+    :raises EmitError: a mangled value (``module_unsafe``), or nothing to write, with why
+        (``advisor.emit.common.nothing_to_write``).
     """
-    refuse_unsafe(env_items(profile, options), module_unsafe, MODULE_ADVICE)
-    whatis = lua_quote("Runtime settings measured by hpc-advisor for " + profile.fingerprint)
-    return item_file(profile, options, _item, marker="--", preamble=["", f"whatis({whatis})"])
+    from advisor.emit.common import nothing_to_write
+
+    items = env_items(profile, options)
+    refuse_unsafe(items, module_unsafe, MODULE_ADVICE)
+    if not items:
+        raise EmitError(nothing_to_write(profile, options, ("env",), fmt))
+    return items
+
+
+def long_bracket(lines: list[str]) -> str:
+    """``lines`` as a Lua long string ``[==[ ... ]==]`` whose level (number of ``=``) closes
+    nowhere inside the text (Lua 5.1 reference manual, section 2.1: long brackets)."""
+    text = "\n".join(lines)
+    level = 0
+    while f"]{'=' * level}]" in text:
+        level += 1
+    eq = "=" * level
+    return f"[{eq}[\n{text}\n]{eq}]"
+
+
+def render(profile: "Profile", options: "EmitOptions") -> str:
+    """An Lmod modulefile (``NAME.lua`` in a directory on ``MODULEPATH``) with ``help``,
+    ``whatis`` and ``family`` (:mod:`advisor.formats.modhelp`).
+
+    :raises EmitError: a value Lmod would mangle for some shell (``module_unsafe``); nothing
+        to set (the message says why: e.g. every selected setting only confirms a default).
+    """
+    from advisor.formats.modhelp import FAMILY, help_lines, whatis_lines
+
+    items = module_items(profile, options, NAME)
+    pre = ["", f"help({long_bracket(help_lines(profile, options, items, NAME))})", ""]
+    pre += [f"whatis({lua_quote(line)})" for line in whatis_lines(profile, items)]
+    pre.append(f"family({lua_quote(FAMILY)})")
+    return item_file(profile, options, _item, marker="--", preamble=pre, fmt=NAME, items=items)
 
 
 _LMOD = re.compile(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\((.*)\)\s*;?\s*(?:--.*)?$",

@@ -26,7 +26,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from advisor.errors import BadInputError
-from advisor.formats.common import EnvItem, env_items, header_lines
+from advisor.formats.common import EnvItem, env_items, header_lines, left_out_comment
 from advisor.formats.entry import EnvEntry, entry_or_problem, scalar_text, unreadable
 from advisor.formats.quoting import yaml_quote
 
@@ -51,6 +51,7 @@ def _spack_appendable(item: EnvItem) -> bool:
 def render(profile: "Profile", options: "EmitOptions") -> str:
     """A Spack ``env_vars.yaml`` include file (see the module docstring)."""
     lines = [f"# {line}" for line in header_lines(profile)]
+    lines += left_out_comment(profile, options, ("env",), "#", fmt=NAME)
     items = env_items(profile, options)
     sets = [i for i in items if i.separator is None or not _spack_appendable(i)]
     appends = [i for i in items if i.separator is not None and _spack_appendable(i)]

@@ -8,7 +8,10 @@ profile (the profile already is a TOML file): a document
 where ``value`` keeps its native type (bool, int, float, str), ``env_value`` is the string an
 environment format writes, list settings carry ``separator`` and ``merge = "append"``, and
 ``rationale`` is present unless ``--no-comments``.  Settings are ordered by kind, then name, then
-profile order.  Keys with no value are left out (TOML has no null).
+profile order.  Keys with no value are left out (TOML has no null).  ``left_out`` (present when
+not empty) lists the selected settings the document does not hold, each ``{name, value, why}``
+(``advisor.formats.common.left_out_entries``: version excludes it, default-confirming without
+``--all``, excluded by a scope).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import re
 from typing import TYPE_CHECKING, Optional
 
 from advisor.errors import BadInputError
-from advisor.formats.common import setting_records
+from advisor.formats.common import left_out_entries, setting_records
 from advisor.formats.entry import EnvEntry, entry_or_problem, is_scalar, scalar_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,8 +29,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile
 
 
-def document(profile: "Profile", options: "EmitOptions") -> dict:
-    """``{"advisor": provenance, "settings": setting_records(...)}`` (see the module docstring)."""
+def document(profile: "Profile", options: "EmitOptions", fmt: str = "toml") -> dict:
+    """``{"advisor": provenance, "settings": setting_records(...), "left_out": [...]}`` (see
+    the module docstring)."""
     import advisor
 
     prov = profile.provenance
@@ -40,7 +44,11 @@ def document(profile: "Profile", options: "EmitOptions") -> dict:
     host = profile.facts.hostname or prov.hostname
     if host is not None:
         head["machine"] = host
-    return {"advisor": head, "settings": setting_records(profile, options)}
+    doc = {"advisor": head, "settings": setting_records(profile, options)}
+    left = left_out_entries(profile, options, ("env", "config"), fmt=fmt)
+    if left:
+        doc["left_out"] = [{"name": n, "value": v, "why": w} for n, v, w in left]
+    return doc
 
 
 def line_of(lines: list[str], pattern: re.Pattern, start: int) -> tuple[Optional[int], int]:

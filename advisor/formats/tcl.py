@@ -1,5 +1,9 @@
 """Environment Modules modulefiles (format ``tcl``, first line ``#%Module``).
 
+``proc ModulesHelp`` (``module help``), ``module-whatis`` lines and the family ``hpc_advisor``
+(:mod:`advisor.formats.modhelp`); ``family`` exists in Environment Modules >= 5.1 only, so it is
+called when the interpreter has it.  Nothing to set is an ``EmitError``, as for ``lmod``.
+
 ``setenv NAME "value"``; list variables ``append-path -d SEP NAME "item"`` (modulefile(5):
 ``append-path [-d C|--delim C] ...``, Modules >= 4.0).  ``module unload`` undoes both.  Values
 Environment Modules would mangle for some shell (``advisor.formats.quoting.MODULE_MANGLED``)
@@ -10,10 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from advisor.formats.common import EnvItem, env_items, item_file, refuse_unsafe
+from advisor.formats.common import EnvItem, item_file
 from advisor.formats.entry import EnvEntry
-from advisor.formats.lmod import MODULE_ADVICE
-from advisor.formats.quoting import module_unsafe, tcl_quote
+from advisor.formats.lmod import module_items
+from advisor.formats.quoting import tcl_quote
 from advisor.formats.shellread import parse_shell
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,14 +36,21 @@ def _item(item: EnvItem) -> list[str]:
 
 
 def render(profile: "Profile", options: "EmitOptions") -> str:
-    """An Environment Modules modulefile.
+    """An Environment Modules modulefile with help, whatis and family.
 
-    :raises EmitError: a value the module command would mangle for some shell.
+    :raises EmitError: a value the module command would mangle for some shell; nothing to set.
     """
-    refuse_unsafe(env_items(profile, options), module_unsafe, MODULE_ADVICE)
-    whatis = tcl_quote("Runtime settings measured by hpc-advisor for " + profile.fingerprint)
-    return item_file(profile, options, _item, head=["#%Module1.0"],
-                     preamble=["", f"module-whatis {whatis}"])
+    from advisor.formats.modhelp import FAMILY, help_lines, whatis_lines
+
+    items = module_items(profile, options, NAME)
+    pre = ["", "proc ModulesHelp {} {"]
+    pre += [f"    puts stderr {tcl_quote(line)}" for line in help_lines(profile, options, items,
+                                                                       NAME)]
+    pre += ["}", ""]
+    pre += [f"module-whatis {tcl_quote(line)}" for line in whatis_lines(profile, items)]
+    pre.append(f"if {{[info commands family] ne {{}}}} {{ family {FAMILY} }}")
+    return item_file(profile, options, _item, head=["#%Module1.0"], preamble=pre, fmt=NAME,
+                     items=items)
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

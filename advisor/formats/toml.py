@@ -27,7 +27,7 @@ def render(profile: "Profile", options: "EmitOptions") -> str:
     import tomli_w
 
     head = "".join(f"# {line}\n" for line in header_lines(profile))
-    return head + tomli_w.dumps(document(profile, options))
+    return head + tomli_w.dumps(document(profile, options, NAME))
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

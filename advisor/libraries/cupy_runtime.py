@@ -92,22 +92,19 @@ def _as_profile(profile: Union[Profile, str, Path, None]) -> Profile:
     return store.load_profile(path)
 
 
-def cupy_plan(profile: Union[Profile, str, Path, None]) -> CupyPlan:
-    """The CuPy pool type and limit a profile recommends (pure for a ``Profile``).
+def plan_from_settings(settings) -> CupyPlan:
+    """The CuPy pool type and limit of ``settings``: ``(origin, Setting)`` pairs, origin
+    ``"probe:recommendation"``; settings of other libraries are ignored (pure).
 
-    :param profile: a ``Profile``, a profile file path, or None for this host's stored profile.
-    :raises BadInputError: a bad pool name or limit value in the profile; a missing/invalid file
-        (``ProfileError``).
+    :raises BadInputError: a bad pool name or limit value.
     """
-    prof = _as_profile(profile)
     pool: Optional[str] = None
     limit: Optional[str] = None
     env_limit: Optional[str] = None
     sources: dict[str, str] = {}
-    for res, rec, s in prof.settings(kinds=("env", "config"), include_defaults=True):
+    for origin, s in settings:
         if s.library != NAME:
             continue
-        origin = f"{res.probe}:{rec.id}"
         if s.kind == "config" and s.name == "pool":
             if str(s.value) not in POOLS:
                 raise BadInputError(f"setting cupy pool={s.value!r} ({origin}): expected one of "
@@ -123,6 +120,18 @@ def cupy_plan(profile: Union[Profile, str, Path, None]) -> CupyPlan:
     return CupyPlan(pool=pool, limit_bytes=lb, limit_fraction=lf, sources=sources)
 
 
+def cupy_plan(profile: Union[Profile, str, Path, None]) -> CupyPlan:
+    """The CuPy pool type and limit a profile recommends (pure for a ``Profile``).
+
+    :param profile: a ``Profile``, a profile file path, or None for this host's stored profile.
+    :raises BadInputError: a bad pool name or limit value in the profile; a missing/invalid file
+        (``ProfileError``).
+    """
+    prof = _as_profile(profile)
+    return plan_from_settings((f"{res.probe}:{rec.id}", s) for res, rec, s in
+                              prof.settings(kinds=("env", "config"), include_defaults=True))
+
+
 def configure_cupy(profile: Union[Profile, str, Path, None] = None) -> Any:
     """Install the profile's CuPy pool type and limit in this process.
 
@@ -133,7 +142,17 @@ def configure_cupy(profile: Union[Profile, str, Path, None] = None) -> Any:
         or has no CUDA device to apply the limit to.
     :raises BadInputError: bad values in the profile.
     """
-    plan = cupy_plan(profile)
+    return apply_cupy_plan(cupy_plan(profile))
+
+
+def apply_cupy_plan(plan: CupyPlan) -> Any:
+    """Install ``plan``'s pool type and limit in this process (what ``configure_cupy`` does
+    after reading the profile; the ``cupy`` emit format writes a snippet that calls this with
+    the plan as literals).
+
+    :return: ``(plan, pool)``, as ``configure_cupy``.
+    :raises CupyUnavailable: as ``configure_cupy``.
+    """
     try:
         import cupy
     except ImportError as exc:

@@ -27,7 +27,7 @@ def test_reasons_kind_default_version_in_name_order():
     (why,) = _why(entries, "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE")
     assert why.startswith("valid for mpich >=4.3,<5") and "5.0.2" in why
     (why,) = [w for n, _v, w in entries if n.endswith("QuickPool.alignment")]
-    assert why.startswith("a config setting of umpire, not written by env; written by --format")
+    assert why.startswith("umpire config setting, not written by env; written by --format")
     assert "toml" in why and "json" in why
 
 

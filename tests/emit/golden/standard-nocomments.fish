@@ -4,7 +4,7 @@
 # left out: MPICH_SMP_SINGLE_COPY_SIZE=16384 (for the cray flavour of mpich, the profile records upstream)
 # left out: MPIR_CVAR_CH4_CMA_ENABLE=1 (only confirms the library default; --all writes it)
 # left out: MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE=8192 (valid for mpich >=4.3,<5, the profile records mpich 5.0.2)
-# left out: QuickPool.alignment=2097152 (a config setting of umpire, not written by fish; written by --format toml, json)
+# left out: QuickPool.alignment=2097152 (umpire config setting, not written by fish; written by --format toml, json, cxx-header)
 
 set -gx ADVISOR_T_BACKSLASH 'back\\slash \\n \\\\ ends\\'
 

@@ -5,9 +5,51 @@
 # left out: MPICH_SMP_SINGLE_COPY_SIZE=16384 (for the cray flavour of mpich, the profile records upstream)
 # left out: MPIR_CVAR_CH4_CMA_ENABLE=1 (only confirms the library default; --all writes it)
 # left out: MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE=8192 (valid for mpich >=4.3,<5, the profile records mpich 5.0.2)
-# left out: QuickPool.alignment=2097152 (a config setting of umpire, not written by this format; written by --format toml, json)
+# left out: QuickPool.alignment=2097152 (umpire config setting, not written by tcl; written by --format toml, json, cxx-header)
 
-module-whatis "Runtime settings measured by hpc-advisor for d8c495be8f05373a"
+proc ModulesHelp {} {
+    puts stderr "Runtime settings measured by hpc-advisor on machine class cpu-xc-xg-0bf0e23c (host node001, fingerprint d8c495be8f05373a); profile made 2026-11-30T03:00:00Z."
+    puts stderr ""
+    puts stderr "This module sets:"
+    puts stderr "  ADVISOR_T_BACKSLASH=back/slash /n // ends/"
+    puts stderr "    why: values that must survive quoting (hostile/hostile-values; confidence low; evidence: none recorded)"
+    puts stderr "  ADVISOR_T_BACKTICK=`touch MARKER`"
+    puts stderr "    why: values that must survive quoting (hostile/hostile-values; confidence low; evidence: none recorded)"
+    puts stderr "  ADVISOR_T_DASH=-n"
+    puts stderr "    why: values that must survive quoting (hostile/hostile-values; confidence low; evidence: none recorded)"
+    puts stderr "  ADVISOR_T_DQUOTE=say \"hi\" \"\""
+    puts stderr "    why: values that must survive quoting (hostile/hostile-values; confidence low; evidence: none recorded)"
+    puts stderr "  ADVISOR_T_EMPTY="
+    puts stderr "    why: values that must survive quoting (hostile/hostile-values; confidence low; evidence: none recorded)"
+    puts stderr "  ADVISOR_T_SEMI=a; touch MARKER; b"
+    puts stderr "    why: values that must survive quoting (hostile/hostile-values; confidence low; evidence: none recorded)"
+    puts stderr "  ADVISOR_T_SPACES= two spaces and trailing"
+    puts stderr "    why: values that must survive quoting (hostile/hostile-values; confidence low; evidence: none recorded)"
+    puts stderr "  ADVISOR_T_SQUOTE=it's a 'quoted' value"
+    puts stderr "    why: values that must survive quoting (hostile/hostile-values; confidence low; evidence: none recorded)"
+    puts stderr "  ADVISOR_T_UNICODE=Grüße – 東京 – 🚀"
+    puts stderr "    why: values that must survive quoting (hostile/hostile-values; confidence low; evidence: none recorded)"
+    puts stderr "  DLAF_UMPIRE_DEVICE_MEMORY_POOL_ALIGNMENT_BYTES=2097152"
+    puts stderr "    why: 2 MiB pool alignment (memory-pool/dlaf-alignment; confidence high; evidence: none recorded)"
+    puts stderr "  GLIBC_TUNABLES=glibc.malloc.hugetlb=1"
+    puts stderr "    why: Huge pages for malloc (host-buffer/thp-malloc; confidence medium; evidence: none recorded)"
+    puts stderr "  MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=16384"
+    puts stderr "    why: CMA threshold at the measured crossover (mpich-cma/cma-threshold; confidence high; evidence: none recorded)"
+    puts stderr ""
+    puts stderr "Not set by this module:"
+    puts stderr "  MPICH_SMP_SINGLE_COPY_SIZE=16384 (for the cray flavour of mpich, the profile records upstream)"
+    puts stderr "  MPIR_CVAR_CH4_CMA_ENABLE=1 (only confirms the library default; --all writes it)"
+    puts stderr "  MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE=8192 (valid for mpich >=4.3,<5, the profile records mpich 5.0.2)"
+    puts stderr "  QuickPool.alignment=2097152 (umpire config setting, not written by tcl; written by --format toml, json, cxx-header)"
+    puts stderr ""
+    puts stderr "advisor explain NAME tells where a value comes from and the evidence behind it."
+}
+
+module-whatis "Description: runtime settings measured by hpc-advisor"
+module-whatis "Machine: machine class cpu-xc-xg-0bf0e23c (host node001, fingerprint d8c495be8f05373a)"
+module-whatis "Date: 2026-11-30T03:00:00Z (profile made)"
+module-whatis "Sets: ADVISOR_T_BACKSLASH, ADVISOR_T_BACKTICK, ADVISOR_T_DASH, ADVISOR_T_DQUOTE, ADVISOR_T_EMPTY, ADVISOR_T_SEMI, ADVISOR_T_SPACES, ADVISOR_T_SQUOTE, ADVISOR_T_UNICODE, DLAF_UMPIRE_DEVICE_MEMORY_POOL_ALIGNMENT_BYTES, GLIBC_TUNABLES, MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD"
+if {[info commands family] ne {}} { family hpc_advisor }
 
 # hostile/hostile-values: values that must survive quoting
 setenv ADVISOR_T_BACKSLASH "back\\slash \\n \\\\ ends\\"

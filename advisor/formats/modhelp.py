@@ -1,0 +1,84 @@
+"""What a modulefile says about itself: the help text, the whatis lines and the family, shared by
+the ``lmod`` and ``tcl`` formats.
+
+- help (Lmod ``help([[...]])``, Environment Modules ``proc ModulesHelp``): the machine, then one
+  entry per variable the module sets with its value and, per recommendation behind it, the
+  one-line why (the recommendation's title), the probe/recommendation id, the confidence and
+  the evidence ids (``advisor explain NAME`` shows the rest; ``--no-comments`` drops these
+  rationale lines), then what was left out and why;
+- whatis (Lmod ``whatis``, ``module-whatis``; ``module whatis``/``module spider`` show them):
+  a description, the machine class (``advisor.fleet.classes.class_id``: the class a fleet
+  report groups nodes by), the date the profile was made, and the names the module sets;
+- family :data:`FAMILY`: loading a second hpc-advisor module (another partition's or another
+  date's settings) replaces the first instead of stacking two sets of the same variables whose
+  unload would remove each other's.  A ``conflict`` would need the other modules' names, which
+  the site chooses (one file per partition, per date); a family needs none.  Lmod swaps
+  automatically (``LMOD_AUTO_SWAP``, on by default; Lmod documentation "Lua Modulefile
+  Functions": ``family``); Environment Modules >= 5.1 has ``family`` too (modulefile(5)).
+
+Every line is :func:`advisor.formats.common.one_line` text: no control characters, no braces
+or backslashes (Tcl counts braces inside the ``ModulesHelp`` body), so profile text is data in
+either language, never code.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from advisor.formats.common import EnvItem, first_sentence, left_out_entries, one_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.emit import EmitOptions
+    from advisor.models import Profile
+
+#: The module family of every hpc-advisor module.  Environment Modules 5.2 accepts only
+#: ``[A-Za-z0-9_]`` in a family name (``proc family`` in modulecmd.tcl), and Lmod exports it as
+#: ``LMOD_FAMILY_HPC_ADVISOR``, so no ``-``.
+FAMILY = "hpc_advisor"
+
+
+def machine_line(profile: "Profile") -> str:
+    """``machine class CLASS (host H, fingerprint F)``."""
+    from advisor.fleet.classes import class_id
+
+    prov = profile.provenance
+    host = prov.hostname or profile.facts.hostname or "unknown host"
+    return one_line(f"machine class {class_id(profile.facts)} (host {host}, "
+                    f"fingerprint {profile.fingerprint})")
+
+
+def whatis_lines(profile: "Profile", items: Sequence[EnvItem]) -> list[str]:
+    """The whatis texts (see the module docstring), without the language's quoting."""
+    return [
+        "Description: runtime settings measured by hpc-advisor",
+        one_line(f"Machine: {machine_line(profile)}"),
+        one_line(f"Date: {profile.provenance.created} (profile made)"),
+        one_line(f"Sets: {', '.join(item.name for item in items)}"),
+    ]
+
+
+def help_lines(profile: "Profile", options: "EmitOptions", items: Sequence[EnvItem],
+               fmt: str) -> list[str]:
+    """The help text, one line per element (see the module docstring)."""
+    recs = {(res.probe, rec.id): rec for res in profile.results for rec in res.recommendations}
+    lines = [one_line(f"Runtime settings measured by hpc-advisor on {machine_line(profile)}; "
+                      f"profile made {profile.provenance.created}."), "",
+             "This module sets:"]
+    for item in items:
+        lines.append("  " + one_line(f"{item.name}={item.value}"))
+        seen = set()
+        for src in item.sources if options.comments else ():  # --no-comments: no rationale
+            if (src.probe, src.recommendation) in seen:
+                continue
+            seen.add((src.probe, src.recommendation))
+            rec = recs.get((src.probe, src.recommendation))
+            ev = ", ".join(rec.evidence) if rec is not None and rec.evidence else "none recorded"
+            conf = rec.confidence if rec is not None else "unknown"
+            lines.append("    " + one_line(f"why: {first_sentence(src.rationale)} ({src.probe}/{src.recommendation};"
+                                  f" confidence {conf}; evidence: {ev})"))
+    left = left_out_entries(profile, options, ("env",), fmt=fmt)
+    if left:
+        lines += ["", "Not set by this module:"]
+        lines += ["  " + one_line(f"{name}={value} ({why})") for name, value, why in left]
+    lines += ["", "advisor explain NAME tells where a value comes from and the evidence behind it."]
+    return lines
