@@ -77,7 +77,7 @@ def emit(
         err(f"note: {note}")
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
                        plugins=frozenset(plugin) if plugin else None, knobs=tuple(reg.knobs),
-                       libraries=reg.libraries)
+                       libraries=reg.libraries, left_out=applied.left_out)
     text = render(prof, format, reg.emitters, opts, label=str(common.profile_path(profile)))
     if output is not None:
         from advisor.save import atomic_write_text, check_writable

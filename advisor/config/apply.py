@@ -44,6 +44,9 @@ class Applied:
 
     profile: "Profile"
     notes: tuple[str, ...] = ()
+    #: ``advisor.emit.common.LeftOut`` entries (cause ``"scope"``) of the settings an exclusion
+    #: or the accepted list removed, for the formats' left-out comment (``EmitOptions.left_out``)
+    left_out: tuple = ()
 
 
 def pin_value(pin: Any) -> tuple[Any, Optional[str], Optional[str]]:
@@ -120,7 +123,10 @@ def apply_config(profile: "Profile", config: "Config", knobs: Sequence[tuple[str
             raise BadInputError(f"{where}: key 'settings.pin.{name}': {bad}")
         title = f"pinned by {where}" + (f" ({reason})" if reason else "")
         new_settings[name] = (s, title, plugin)
+    from advisor.emit.common import LeftOut
+
     results = []
+    removed: list = []
     placed: set[str] = set()
     for res in profile.results:
         recs = []
@@ -134,6 +140,11 @@ def apply_config(profile: "Profile", config: "Config", knobs: Sequence[tuple[str
                         pinned.append(s.name)
                 elif keep_all and s.name not in excluded:
                     kept.append(s)
+                else:
+                    why = (f"excluded by {config.where(('settings', 'exclude', s.name))}"
+                           if s.name in excluded else
+                           f"{res.probe}:{rec.id} is not in recommendations.accept")
+                    removed.append(LeftOut(res.probe, rec.id, s, "scope", why))
             recs.append(rec.model_copy(update={"settings": kept}))
             for name in pinned:
                 s, title, _ = new_settings[name]
@@ -163,7 +174,8 @@ def apply_config(profile: "Profile", config: "Config", knobs: Sequence[tuple[str
     for name in sorted(excluded - named):
         notes.append(f"{config.where(('settings', 'exclude', name))}: excluded {name} is not "
                      "advised by this profile")
-    return Applied(profile.model_copy(update={"results": results}), tuple(notes))
+    return Applied(profile.model_copy(update={"results": results}), tuple(notes),
+                   tuple(removed))
 
 
 def _free_id(base: str, recs: Sequence[Any]) -> str:

@@ -50,6 +50,8 @@ def test_site_pin_and_exclude_change_emit_and_bash_sees_it(scopes):
     assert after.returncode == 0, after.stderr
     assert _bash_env(after.stdout, [PINNED, EXCLUDED]) == {PINNED: "16384", EXCLUDED: None}
     assert f"pinned by {site}:4 (site benchmark)" in after.stdout
+    # the file itself says what the site excluded, and where
+    assert f"# left out: {EXCLUDED}=2097152 (excluded by {site}:7)" in after.stdout
     assert "Traceback" not in after.stderr
 
 
