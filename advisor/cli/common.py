@@ -11,8 +11,9 @@ import typer
 from advisor.cli.boundary import warn
 from advisor.errors import BadInputError
 
-ProfileOpt = typer.Option(None, "--profile", "-p", metavar="PATH", help="Profile to read "
-                          "(default: this host's profile in $ADVISOR_HOME/profiles).")
+ProfileOpt = typer.Option(None, "--profile", "-p", metavar="PATH|@NAME", help="Profile to read: "
+                          "a file, or @NAME for a shipped profile ('advisor profiles list'); "
+                          "default: this host's profile in $ADVISOR_HOME/profiles.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON on stdout instead of a table.")
 
 #: Hooks whose failure cannot hide a probe: a probe named with --plugin that is unknown is not
@@ -74,11 +75,25 @@ def load_registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] 
     return reg
 
 
-def profile_path(profile: Optional[Path]) -> Path:
-    """``--profile``, or this host's profile in the store."""
-    from advisor.profile import default_profile_path
+def profile_path(profile: Optional[Path], *, write: bool = False) -> Path:
+    """``--profile``, or this host's profile in the store.  ``@NAME`` is the shipped profile
+    ``NAME`` (``advisor.shipped``); a file of that name is reached as ``./@NAME``.
 
-    return profile if profile is not None else default_profile_path()
+    :param write: the path will be written (``probe -o``, ``verify``): a shipped profile is
+        package data, never overwritten.
+    :raises BadInputError: no shipped profile has that name, or ``write`` with ``@NAME``.
+    """
+    from advisor.profile import default_profile_path
+    from advisor.shipped import SHIPPED_PREFIX, shipped_path
+
+    if profile is None:
+        return default_profile_path()
+    if str(profile).startswith(SHIPPED_PREFIX):
+        if write:
+            raise BadInputError(f"{profile}: a shipped profile is read-only; give a file path "
+                                f"(e.g. ./{profile} for a file of that name)")
+        return shipped_path(str(profile))
+    return profile
 
 
 def load(profile: Optional[Path]):
