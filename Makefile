@@ -1,6 +1,6 @@
 # hpc-advisor: the two commands of the quick start, plus benchmarks.
 #   make probe   create .venv, install hpc-advisor[all], probe this machine, print the emitted env
-#   make test    create .venv-test (with the example plugins), install system tools where
+#   make test    create .venv-test (.[all,test] and the example plugins), install system tools where
 #                possible (root + apt), run the whole test suite
 #   make bench   print the benchmark figures (bench/bench_*.py, bench_fleet.py: 10,000 node profiles)
 #   make bench-advice  judge the mpich-cma advice against an oracle (PROBES=5, ~10 min; not in bench)
@@ -34,7 +34,7 @@ $(VENV)/.installed: pyproject.toml
 $(TVENV)/.installed: pyproject.toml docs/examples/advisor-example/pyproject.toml docs/examples/advisor-example-broken/pyproject.toml tests/reliability/fault_plugins/pyproject.toml
 	$(PY) -m venv $(TVENV)
 	$(TVENV)/bin/python -m pip install -q --upgrade pip
-	$(TVENV)/bin/python -m pip install -q -e '.[all]' -e docs/examples/advisor-example -e docs/examples/advisor-example-broken -e tests/reliability/fault_plugins
+	$(TVENV)/bin/python -m pip install -q -e '.[all,test]' -e docs/examples/advisor-example -e docs/examples/advisor-example-broken -e tests/reliability/fault_plugins
 	@touch $@
 
 # Real shells, module systems, libseccomp, Slurm and munge for the integration tests (Debian packages).
