@@ -172,3 +172,19 @@ def test_zsh_completion_script_loads(tmp_path):
     # what the script's function runs when `advisor em<TAB>` is typed in zsh
     answer = run(env={"_TYPER_COMPLETE_ARGS": "advisor em", "_ADVISOR_COMPLETE": "complete_zsh"})
     assert "emit" in answer.stdout and "probe" not in answer.stdout
+
+
+def test_probe_on_a_terminal_keeps_the_progress_bar(tmp_path, advisor_home):
+    """Under a pseudo-terminal (util-linux ``script``) the rich bar shows, not the log lines."""
+    import shlex
+
+    script = tool("script")
+    target = tmp_path / "p.toml"
+    cmd = shlex.join([*ADVISOR, "probe", "--plugin", "openmpi", "--plugin",
+                      "memory-pool-device", "--quick", "-o", str(target)])
+    proc = subprocess.run([script, "-qec", cmd, "/dev/null"], capture_output=True, text=True,
+                          timeout=300, env={k: v for k, v in os.environ.items()
+                                            if k not in _TERMINAL_ENV})
+    assert proc.returncode in (0, 3), proc.stdout
+    assert "openmpi: done" in proc.stdout and "\x1b[" in proc.stdout  # drawn by rich
+    assert not re.search(r"advisor: \[\s*\d+\.\d s\]", proc.stdout)
