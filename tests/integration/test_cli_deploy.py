@@ -41,7 +41,7 @@ def test_advisor_alone_prints_help_and_exits_0():
 def test_profiles_list_and_profile_by_name(advisor_home):
     rows = json.loads(run("profiles", "list", "--json").stdout)
     assert SHIPPED[1:] in [r["name"] for r in rows]
-    assert SHIPPED in run("profiles", "list").stdout
+    assert SHIPPED in run("profiles", "list", env={"COLUMNS": "400"}).stdout
     by_name = run("emit", "-f", "env", "-p", SHIPPED).stdout
     by_path = run("emit", "-f", "env", "-p", str(SHIPPED_PROFILE)).stdout
     # the label line names the file read; everything else is the same

@@ -65,10 +65,10 @@ def installed(tmp_path_factory):
     return bin_, wheel, env
 
 
-def _advisor(installed, *args, check=True):
-    bin_, _, env = installed
+def _advisor(installed, *args, check=True, env=None):
+    bin_, _, base = installed
     proc = subprocess.run([str(bin_ / "advisor"), *args], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=bin_.parent)
+                          timeout=120, env={**base, **(env or {})}, cwd=bin_.parent)
     if check:
         assert proc.returncode == 0, f"advisor {' '.join(args)}: {proc.stderr}"
     return proc
@@ -93,7 +93,8 @@ def test_installed_advisor_lists_the_shipped_profiles(installed):
     for r in rows:  # read from the installed package, not from this checkout
         assert Path(r["path"]).resolve().is_relative_to(site), r["path"]
         assert r["machine"] and r["created"] and r["fingerprint"]
-    table = _advisor(installed, "profiles", "list").stdout
+    # wide enough that rich does not fold a name over two lines
+    table = _advisor(installed, "profiles", "list", env={"COLUMNS": "400"}).stdout
     assert all(f"@{n}" in table for n in expected)
     # a shipped profile is usable by name
     emitted = _advisor(installed, "emit", "-f", "env", "-p", f"@{expected[0]}").stdout
