@@ -1,7 +1,8 @@
 # hpc-advisor: the two commands of the quick start, plus benchmarks.
 #   make probe   create .venv, install hpc-advisor[all], probe this machine, print the emitted env
-#   make test    create .venv-test (with the example plugins), install system tools where
+#   make test    create .venv-test (.[all,test] and the example plugins), install system tools where
 #                possible (root + apt), run the whole test suite
+#   make wheel   build dist/hpc_advisor-*.whl (python -m build, in the test venv), the file sites pip install
 #   make bench   print the benchmark figures (bench/bench_*.py, bench_fleet.py: 10,000 node profiles)
 #   make bench-advice  judge the mpich-cma advice against an oracle (PROBES=5, ~10 min; not in bench)
 #   make test-loaded  the whole suite three times with one core kept busy (RUNS=3)
@@ -14,7 +15,7 @@ PROBES      ?= 5
 ADVICE_ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: probe test test-loaded bench bench-advice system-deps clean
+.PHONY: probe test test-loaded bench bench-advice system-deps wheel clean
 
 probe: $(VENV)/.installed
 	@mkdir -p $(dir $(PROFILE))
@@ -34,7 +35,7 @@ $(VENV)/.installed: pyproject.toml
 $(TVENV)/.installed: pyproject.toml docs/examples/advisor-example/pyproject.toml docs/examples/advisor-example-broken/pyproject.toml tests/reliability/fault_plugins/pyproject.toml
 	$(PY) -m venv $(TVENV)
 	$(TVENV)/bin/python -m pip install -q --upgrade pip
-	$(TVENV)/bin/python -m pip install -q -e '.[all]' -e docs/examples/advisor-example -e docs/examples/advisor-example-broken -e tests/reliability/fault_plugins
+	$(TVENV)/bin/python -m pip install -q -e '.[all,test]' -e docs/examples/advisor-example -e docs/examples/advisor-example-broken -e tests/reliability/fault_plugins
 	@touch $@
 
 # Real shells, module systems, libseccomp, Slurm and munge for the integration tests (Debian packages).
@@ -48,6 +49,9 @@ test: system-deps $(TVENV)/.installed
 test-loaded: system-deps $(TVENV)/.installed
 	TVENV=$(TVENV) PYTEST_ARGS="$(PYTEST_ARGS)" bash scripts/test-loaded.sh $(or $(RUNS),3)
 
+wheel: $(TVENV)/.installed
+	$(TVENV)/bin/python -m build --wheel --outdir dist .
+
 bench: $(VENV)/.installed
 	@for b in bench/bench_*.py; do echo "== $$b"; $(VENV)/bin/python $$b || exit 1; done
 
@@ -56,4 +60,4 @@ bench-advice: $(VENV)/.installed
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python bench/advice_quality.py --probes $(PROBES) $(ADVICE_ARGS)
 
 clean:
-	rm -rf $(VENV) $(TVENV) out build *.egg-info
+	rm -rf $(VENV) $(TVENV) out build dist *.egg-info

@@ -24,6 +24,10 @@ from advisor.steps import StepRunner
 #: ``on_event(probe, message, fraction)``; fraction of that probe's work in [0, 1] or None.
 EventCallback = Callable[[str, str, Optional[float]], None]
 
+#: The messages ``run_probe`` sends at the start of each step of a probe (``check``,
+#: ``measure``, ``recommend``) and at its end; between them the probe's own progress messages.
+STEP_EVENTS = ("checking", "measuring", "recommending", "done")
+
 #: Default total budget of ``advisor probe`` in seconds, and with ``--quick``.  Chosen so a full
 #: probe of the three built-ins fits a batch job's epilogue on the 2-core reference machine.
 DEFAULT_BUDGET_S = 300.0
@@ -98,6 +102,7 @@ def run_probe(
         if on_event is not None:
             on_event(name, message, fraction)
 
+    progress(STEP_EVENTS[0], 0.0)
     checked = runner.run(lambda: probe.check(facts), step="check", owner=name,
                          deadline=deadline, expect=Applicability)
     app = checked.value
@@ -113,7 +118,7 @@ def run_probe(
             ctx = MeasureContext(facts=facts, deadline=deadline, quick=quick, launcher=launcher,
                                  options=dict(options or {}), progress=progress, seed=seed,
                                  applicability=app)
-            progress("measuring", 0.0)
+            progress(STEP_EVENTS[1], 0.0)
             measured = runner.run(lambda: probe.measure(ctx), step="measure", owner=name,
                                   deadline=deadline, each=Evidence)
             if measured.ok:
@@ -122,6 +127,7 @@ def run_probe(
                 status, reason = "failed", measured.error
 
     recs: list = []
+    progress(STEP_EVENTS[2], None)
     advice = runner.run(lambda: probe.recommend(list(evidence), facts), step="recommend",
                         owner=name, timeout_s=runner.grace_s, expect=Advice)
     if advice.ok:
@@ -135,7 +141,7 @@ def run_probe(
             id="advisor-leftover-processes", severity="warning",
             message=f"the probe left {len(left)} process(es) running "
                     f"({', '.join(sorted(set(left)))}); advisor killed them"))
-    progress("done", 1.0)
+    progress(STEP_EVENTS[3], 1.0)
     return PluginResult(plugin=plugin, probe=name, status=status, reason=reason,
                         duration_s=round(time.monotonic() - t0, 3), findings=findings,
                         recommendations=recs, evidence=evidence)
@@ -223,6 +229,26 @@ def run_probes(
                       duration_s=round(time.monotonic() - t0, 3),
                       hostname=facts.hostname or socket.gethostname())
     return Profile(provenance=prov, fingerprint=facts.fingerprint(), facts=facts, results=results)
+
+
+def summary(profile: Profile, path: Any) -> dict:
+    """What ``advisor probe --json`` prints: a JSON-ready mapping.
+
+    Shape: ``{"profile": str(path), "partial": bool, "duration_s": float, "fingerprint": str,
+    "probes": [{"probe", "plugin", "status", "reason", "recommendations": int,
+    "findings": int, "warnings": int, "evidence": int, "seconds": float}, ...]}``; ``warnings``
+    counts findings of severity warning or error; seconds are the probe's wall time
+    (``PluginResult.duration_s``).
+    """
+    return {
+        "profile": str(path), "partial": partial(profile),
+        "duration_s": profile.provenance.duration_s, "fingerprint": profile.fingerprint,
+        "probes": [{"probe": r.probe, "plugin": r.plugin, "status": r.status, "reason": r.reason,
+                    "recommendations": len(r.recommendations), "findings": len(r.findings),
+                    "warnings": sum(f.severity in ("warning", "error") for f in r.findings),
+                    "evidence": len(r.evidence), "seconds": r.duration_s}
+                   for r in profile.results],
+    }
 
 
 def partial(profile: Profile) -> bool:

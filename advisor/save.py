@@ -4,6 +4,19 @@ profile or rescuing it when saving fails.  ``advisor.profile`` re-exports these 
 A write goes to a temporary file in the same directory, is fsync'ed, renamed over the target and
 the directory fsync'ed, serialised by a lock file beside the target (``filelock``), so a reader
 sees either the previous file or the complete new one, never a torn file.
+
+The lock is a hidden sibling, ``.NAME.lock`` (:func:`lock_path`), not ``NAME.lock``:
+
+* it must live in the target's directory: writers on different nodes of a cluster meet only on
+  the shared file system itself (``flock``/``fcntl`` locks reach the server on NFSv4, and on
+  Lustre mounted with ``-o flock``); a lock kept node-local (``/tmp``, the user's cache) would
+  not serialise two nodes writing the same profile or module file;
+* it must not be removed after use: unlinking a lock file that another writer has just opened
+  and is waiting on lets a third writer lock a fresh inode of the same name, and two writers
+  then run at once.  So the file stays;
+* so it is hidden: a leading dot keeps it out of ``ls``, of shell globs, and of module trees
+  (Lmod and Environment Modules skip dot files when they walk ``MODULEPATH``), so
+  ``advisor emit -f lmod -o modules/advisor/1.0.lua`` adds no second "module".
 """
 
 from __future__ import annotations
@@ -15,8 +28,15 @@ from typing import Optional
 
 from advisor.errors import ProfileError
 
-__all__ = ["atomic_write_text", "check_writable", "rescue_profile", "save_profile",
+__all__ = ["atomic_write_text", "check_writable", "lock_path", "rescue_profile", "save_profile",
            "save_or_rescue"]
+
+
+def lock_path(path: Path | str) -> Path:
+    """The lock file that serialises writers of ``path``: ``.NAME.lock`` in the same directory
+    (hidden, kept after use; see the module docstring for why)."""
+    path = Path(path)
+    return path.parent / f".{path.name}.lock"
 
 
 def _umask() -> int:
@@ -73,7 +93,7 @@ def atomic_write_text(path: Path | str, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ProfileError(f"{path}: cannot create directory: {exc.strerror or exc}") from None
-    lock = FileLock(str(path) + ".lock")
+    lock = FileLock(str(lock_path(path)))
     try:
         with lock.acquire(timeout=60):
             _remove_stale_temporaries(path)

@@ -9,7 +9,8 @@ Modules: ``boundary`` (error boundary, exit codes, stdout/stderr lines), ``rende
 tables of ``advisor.report.tables`` rows), ``common`` (plugin selection, profile lookup, option
 parsing), and one module per command group: ``probe_cmd``, ``emit_cmd``, ``inspect_cmd`` (show,
 plugins, facts, schema), ``lint_cmd``, ``verify_cmd``, ``report_cmd``, ``config_cmd`` (config,
-explain).
+explain), ``profiles_cmd`` (shipped profiles), ``completion_cmd`` (shell completion scripts), and
+``progress`` (probe progress: a bar on a terminal, lines in a log).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import sys
 
 import typer
 
-from advisor.cli import (config_cmd, emit_cmd, fleet_cmd, inspect_cmd, lint_cmd, probe_cmd,
-                         report_cmd, verify_cmd)
+from advisor.cli import (completion_cmd, config_cmd, emit_cmd, fleet_cmd, inspect_cmd, lint_cmd,
+                         probe_cmd, profiles_cmd, report_cmd, verify_cmd)
 from advisor.cli import fleet_probe_cmd  # noqa: F401  (registers 'advisor fleet probe')
 from advisor.errors import ExitCode
 
@@ -36,8 +37,8 @@ app = typer.Typer(
     name="advisor",
     help="Measured runtime settings for HPC machines: probe, emit, show, verify, lint.",
     epilog=EPILOG,
-    no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion SHELL (bash, zsh, fish)
+    invoke_without_command=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -52,17 +53,23 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+def _main(ctx: typer.Context,
+          version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="Print the version and exit.")) -> None:
     """Measured runtime settings for HPC machines: probe, emit, show, verify, lint."""
+    if ctx.invoked_subcommand is None and not ctx.resilient_parsing:
+        # `advisor` alone: the help on stdout, exit 0 (click's no_args_is_help exits 2)
+        sys.stdout.write(ctx.get_help() + "\n")
+        raise typer.Exit(ExitCode.OK)
 
 
 for _command in (probe_cmd.probe, emit_cmd.emit, inspect_cmd.show, inspect_cmd.plugins,
                  inspect_cmd.facts, inspect_cmd.schema, lint_cmd.lint, verify_cmd.verify,
-                 report_cmd.report, config_cmd.explain):
+                 report_cmd.report, config_cmd.explain, completion_cmd.completion):
     app.command()(_command)
 app.add_typer(fleet_cmd.fleet_app, name="fleet")
 app.add_typer(config_cmd.config_app, name="config")
+app.add_typer(profiles_cmd.profiles_app, name="profiles")
 
 
 def main() -> None:

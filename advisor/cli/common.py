@@ -13,8 +13,9 @@ import typer
 from advisor.cli.boundary import warn
 from advisor.errors import BadInputError
 
-ProfileOpt = typer.Option(None, "--profile", "-p", metavar="PATH", help="Profile to read "
-                          "(default: this host's profile in $ADVISOR_HOME/profiles).")
+ProfileOpt = typer.Option(None, "--profile", "-p", metavar="PATH|@NAME", help="Profile to read: "
+                          "a file, or @NAME for a shipped profile ('advisor profiles list'); "
+                          "default: this host's profile in $ADVISOR_HOME/profiles.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON on stdout instead of a table.")
 
 #: Hooks whose failure cannot hide a probe: a probe named with --plugin that is unknown is not
@@ -98,16 +99,28 @@ def load_registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] 
     return reg
 
 
-def profile_path(profile: Optional[Path]) -> Path:
+def profile_path(profile: Optional[Path], *, write: bool = False) -> Path:
     """``--profile``, or this host's profile in the store (``[store] profiles`` of the
-    configuration; ``$ADVISOR_HOME/profiles`` by default)."""
-    from advisor.profile import default_profile_path
+    configuration; ``$ADVISOR_HOME/profiles`` by default).  ``@NAME`` is the shipped profile
+    ``NAME`` (``advisor.shipped``); a file of that name is reached as ``./@NAME``.
 
-    if profile is not None:
-        return profile
-    store = load_config().model.store.profiles
-    default = default_profile_path()
-    return Path(store).expanduser() / default.name if store else default
+    :param write: the path will be written (``probe -o``, ``verify``): a shipped profile is
+        package data, never overwritten.
+    :raises BadInputError: no shipped profile has that name, or ``write`` with ``@NAME``.
+    """
+    from advisor.profile import default_profile_path
+    from advisor.shipped import SHIPPED_PREFIX, shipped_path
+
+    if profile is None:
+        store = load_config().model.store.profiles
+        default = default_profile_path()
+        return Path(store).expanduser() / default.name if store else default
+    if str(profile).startswith(SHIPPED_PREFIX):
+        if write:
+            raise BadInputError(f"{profile}: a shipped profile is read-only; give a file path "
+                                f"(e.g. ./{profile} for a file of that name)")
+        return shipped_path(str(profile))
+    return profile
 
 
 def load(profile: Optional[Path]):

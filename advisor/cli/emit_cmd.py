@@ -19,6 +19,8 @@ def emit(
                                "(see --list)."),
     profile: Optional[Path] = common.ProfileOpt,
     list_: bool = typer.Option(False, "--list", help="List the formats and exit."),
+    json_: bool = typer.Option(False, "--json", help="With --list: the formats as JSON (name, "
+                               "description, plugin, extension, setting kinds, lint-readable)."),
     no_comments: bool = typer.Option(False, "--no-comments", help="Drop the rationale comments."),
     all_: bool = typer.Option(False, "--all", help="Also write settings measured to be right "
                               "at the library default."),
@@ -46,9 +48,21 @@ def emit(
     cfg = common.load_config()  # [plugins], and below the pins and exclusions emit applies
     reg = collect(common.plugin_manager(cfg))
     if list_:
+        if json_:
+            import json
+
+            out(json.dumps([{"name": n, "description": e.description, "plugin": e.plugin,
+                             "extension": e.extension,
+                             "kinds": list(e.kinds) if e.kinds is not None else None,
+                             "lint": e.parse is not None}
+                            for n, e in sorted(reg.emitters.items())], indent=2) + "\n")
+            return
         width = max((len(n) for n in reg.emitters), default=4)
         out("".join(f"{n:<{width}}  {e.description}\n" for n, e in sorted(reg.emitters.items())))
         return
+    if json_:
+        raise BadInputError("--json goes with --list (the formats as JSON); an emitted file is "
+                            "chosen with --format json")
     from advisor.emit import EmitOptions, left_out_notes, render
     from advisor.facts.compare import machine_mismatch
 

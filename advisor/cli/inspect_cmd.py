@@ -109,7 +109,8 @@ def plugins(json_: bool = common.JsonOpt) -> None:
 
 @boundary
 def facts(json_: bool = common.JsonOpt) -> None:
-    """Detect and print the machine facts."""
+    """Detect and print the machine facts (with --json: and their fingerprint,
+    ``Facts.fingerprint``, the id a profile records)."""
     from advisor.facts import detect
     from advisor.plugins import collect, make_plugin_manager
     from advisor.report.tables import fact_table
@@ -118,8 +119,11 @@ def facts(json_: bool = common.JsonOpt) -> None:
     f = detect(reg.fact_detectors)
     for w in f.warnings:
         warn(w)
-    if json_:
-        out(f.model_dump_json(indent=2, exclude_none=True) + "\n")
+    if json_:  # the facts, plus the fingerprint profiles and the fleet report compare
+        import json
+
+        data = {"fingerprint": f.fingerprint(), **f.model_dump(mode="json", exclude_none=True)}
+        out(json.dumps(data, indent=2) + "\n")
         return
     console(soft_wrap=True).print(rich_table(fact_table(f)))
 

@@ -37,6 +37,9 @@ def probe(
                               "point until the profile fits 64 KiB (advisor.fleet.thin), and write "
                               "its summary beside it as <name>.summary.json "
                               "(advisor.fleet.summary)."),
+    json_: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout instead of "
+                               "the profile's path: the path, and per probe its status, counts "
+                               "and seconds (advisor.runner.summary)."),
 ) -> None:
     """Detect facts, run each plugin's probe, and write the profile (its path goes to stdout)."""
     from advisor.facts import detect
@@ -48,32 +51,19 @@ def probe(
     reg = common.load_registry(plugin, skip_plugin)
     if not reg.probes:
         raise BadInputError("no probe to run (all plugins skipped or disabled)")
-    target = common.profile_path(output)
+    target = common.profile_path(output, write=True)
     check_writable(target)  # fail now, not after minutes of measuring
     facts = detect(reg.fact_detectors)
     for w in facts.warnings:
         warn(w)
 
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from advisor.cli.progress import probe_progress
 
-    console = Console(stderr=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                  console=console, transient=not console.is_terminal,
-                  disable=not console.is_terminal) as bar:
-        tasks: dict[str, int] = {}
-
-        def on_event(name: str, message: str, fraction: Optional[float]) -> None:
-            if name not in tasks:
-                tasks[name] = bar.add_task(name, total=1.0)
-            bar.update(tasks[name], description=f"{name}: {message}",
-                       completed=fraction if fraction is not None else None)
-
-        with signals_interrupt():
-            prof = run_probes(reg.probes, reg.owners("probe"), facts, time_budget_s=time_budget,
-                              quick=quick, launcher=launcher_argv, options=options,
-                              on_event=on_event, command=" ".join(["advisor"] + sys.argv[1:]),
-                              seed=seed)
+    with probe_progress() as on_event, signals_interrupt():
+        prof = run_probes(reg.probes, reg.owners("probe"), facts, time_budget_s=time_budget,
+                          quick=quick, launcher=launcher_argv, options=options,
+                          on_event=on_event, command=" ".join(["advisor"] + sys.argv[1:]),
+                          seed=seed)
     if thin:
         from advisor.fleet.thin import FLEET_PROFILE_BYTES, thin_profile
 
@@ -98,6 +88,13 @@ def probe(
                 err(f"  {f.severity}: {f.id}: {first[:200]}"
                     + (f" (fix: {f.remedy[:160]})" if f.remedy else ""))
     err(f"profile written to {target}")
-    out(f"{target}\n")
+    if json_:
+        import json
+
+        from advisor.runner import summary
+
+        out(json.dumps(summary(prof, target), indent=2) + "\n")
+    else:
+        out(f"{target}\n")
     if partial(prof):
         exit_with(ExitCode.PARTIAL)

@@ -57,7 +57,7 @@ def verify(
                                 verify_profile)
 
     baseline = Baseline.ENV if against_env else against
-    path = common.profile_path(profile)
+    path = common.profile_path(profile, write=True)  # the verdicts are stored in it
     prof = common.load(profile)
     check_writable(path)  # the verdicts are stored in the profile: fail now, not after measuring
     launcher_argv = common.launcher_argv(launcher)

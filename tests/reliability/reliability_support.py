@@ -5,6 +5,7 @@ left behind."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -87,6 +88,11 @@ def kill_leftovers(marker: str) -> None:
             pass
 
 
+#: A probe's progress line in a log (advisor.cli.progress.LogProgress): not an error line.
+PROGRESS_LINE = re.compile(r"^advisor: \[\s*\d+\.\d s\] ")
+
+
 def one_line_error(stderr: str) -> list[str]:
-    """Error lines of ``stderr`` (warnings about other plugins left out)."""
-    return [l for l in stderr.splitlines() if l.strip() and "warning:" not in l]
+    """Error lines of ``stderr`` (warnings about other plugins and progress lines left out)."""
+    return [l for l in stderr.splitlines() if l.strip() and "warning:" not in l
+            and not PROGRESS_LINE.match(l)]

@@ -53,11 +53,13 @@ def test_lock_held_makes_writer_wait(tmp_path):
     only after the lock is released."""
     from filelock import FileLock
 
+    from advisor.save import lock_path
+
     src = tmp_path / "src.toml"
     save_profile(sample_profile(), src)
     target = tmp_path / "site.sh"
     target.write_text("# old\n")
-    lock = FileLock(str(target) + ".lock")
+    lock = FileLock(str(lock_path(target)))  # the hidden sibling .site.sh.lock (issue 18)
     with lock:
         proc = subprocess.Popen(advisor_cmd("emit", "-p", str(src), "-o", str(target)),
                                 env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -1,0 +1,39 @@
+"""``advisor profiles list``: the shipped profiles (``advisor.shipped``) with their provenance;
+each is read with ``--profile @NAME``."""
+
+from __future__ import annotations
+
+import typer
+
+from advisor.cli import common
+from advisor.cli.boundary import boundary, out
+
+__all__ = ["profiles_app", "list_"]
+
+profiles_app = typer.Typer(help="Profiles shipped with hpc-advisor, measured on known machines "
+                           "(read one with --profile @NAME).", no_args_is_help=True)
+
+
+@profiles_app.command("list")
+@boundary
+def list_(json_: bool = common.JsonOpt) -> None:
+    """List the shipped profiles: name, machine, how and when probed, probes and their status."""
+    from advisor.report.tables import Table
+    from advisor.shipped import list_shipped
+
+    shipped = list_shipped()
+    if json_:
+        import json
+
+        out(json.dumps([s.as_dict() for s in shipped], indent=2) + "\n")
+        return
+    from advisor.cli.render import console, print_table
+
+    rows = [(f"@{s.name}", s.machine,
+             f"{s.created}, {s.duration_s:.0f} s on {s.hostname or '?'}, advisor "
+             f"{s.advisor_version}: {s.command}\n{s.how}",
+             ", ".join(f"{p} {st}" for p, st in s.probes.items()), s.fingerprint)
+            for s in shipped]
+    print_table(console(soft_wrap=False), Table(
+        "Shipped profiles (use with --profile @NAME)",
+        ("name", "machine", "provenance", "probes", "fingerprint"), rows))
