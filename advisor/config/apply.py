@@ -148,11 +148,14 @@ def apply_config(profile: "Profile", config: "Config", knobs: Sequence[tuple[str
             recs.append(rec.model_copy(update={"settings": kept}))
             for name in pinned:
                 s, title, _ = new_settings[name]
+                old = next(o for o in rec.settings if o.name == name)
                 if s.default is None:
-                    old = next(o for o in rec.settings if o.name == name)
                     s = s.model_copy(update={"default": old.default})
-                recs.append(Recommendation(id=_free_id(f"{rec.id}.pin", recs), title=title, settings=[s],
-                                           rationale=title, confidence=rec.confidence,
+                # the evidence stays linked, but it measured the advice, not the pin
+                title = f"{title}; the measured advice was {old.value}"
+                recs.append(Recommendation(id=_free_id(f"{rec.id}.pin", recs), title=title,
+                                           settings=[s], rationale=title,
+                                           confidence=rec.confidence,
                                            evidence=list(rec.evidence)))
         results.append(res.model_copy(update={"recommendations": recs}))
     for name, (s, title, plugin) in new_settings.items():

@@ -6,9 +6,8 @@ EasyBuild runs ``parse_hook(ec)`` on every easyconfig it parses when started wit
 imports the file and keeps the functions whose names end in ``_hook``, refusing unknown hook
 names, so this file defines that one function only).  Sites such as EESSI deploy site policy
 this way, without editing easyconfigs.  The hook matches by software name
-(``ec.name``, :data:`EASYBUILD_NAMES`: ``Setting.library`` -> the easyconfig name of the
-easybuilders/easybuild-easyconfigs repository, e.g. ``mpich`` -> ``MPICH``, ``openmpi`` ->
-``OpenMPI``), for every version and toolchain, and merges with ``ec.update('modextravars',
+(``ec.name``: the easyconfig name the library's record gives, ``Library.package("easybuild")``,
+e.g. ``MPICH`` and ``OpenMPI``), for every version and toolchain, and merges with ``ec.update('modextravars',
 {...})`` (a dict parameter is updated key by key: the easyconfig's own other variables stay).
 
 Settings of a library no easyconfig builds (``glibc``: the system C library) cannot be
@@ -43,12 +42,21 @@ NAME = "easybuild-hooks"
 DESCRIPTION = "EasyBuild hooks file: parse_hook adds modextravars to matching easyconfigs"
 EXTENSION = "py"
 
-#: ``Setting.library`` -> easyconfig software name (the directory names under
-#: ``easybuild/easyconfigs/`` of easybuilders/easybuild-easyconfigs).
-EASYBUILD_NAMES = {"mpich": "MPICH", "openmpi": "OpenMPI", "ucx": "UCX",
-                   "dla-future": "DLA-Future", "umpire": "Umpire", "cupy": "CuPy"}
-#: Only these libraries' settings are written (``advisor.formats.writers_of``).
-LIBRARIES = tuple(sorted(EASYBUILD_NAMES))
+
+
+def easybuild_names(libraries=None) -> dict[str, str]:
+    """``Setting.library`` -> easyconfig software name, from the library records
+    (``Library.package("easybuild")``; ``libraries``: ``Registry.libraries``, None: the built-in
+    records).  A library without one is not written by this format."""
+    from advisor.libraries import builtin_libraries
+
+    libs = builtin_libraries() if libraries is None else libraries
+    return {n: lib.package("easybuild") for n, lib in libs.items() if lib.package("easybuild")}
+
+
+#: The built-in libraries whose settings are written (``advisor.formats.writers_of``); a
+#: plugin's record with an EasyBuild name is written too (``EmitOptions.libraries``).
+LIBRARIES = tuple(sorted(easybuild_names()))
 
 #: The fixed code of the hook (no profile text in it).
 HOOK = '''
@@ -67,14 +75,15 @@ def render(profile: "Profile", options: "EmitOptions") -> str:
     :raises EmitError: a value EasyBuild would not carry unchanged (``easybuild_unsafe``).
     """
     lines = [f"# {line}" for line in header_lines(profile)]
-    lines += left_out_comment(profile, options, ("env",), fmt=NAME, libraries=LIBRARIES)
+    names = easybuild_names(options.libraries)
+    lines += left_out_comment(profile, options, ("env",), fmt=NAME, libraries=tuple(names))
     items = [i for i in env_items(profile, options)
-             if any(src.setting.library in EASYBUILD_NAMES for src in i.sources)]
+             if any(src.setting.library in names for src in i.sources)]
     refuse_unsafe(items, easybuild_unsafe, "use another format (lmod, tcl) for this value")
     by_name: dict[str, list[EnvItem]] = {}
     for item in items:
-        for sw in sorted({EASYBUILD_NAMES[s.setting.library] for s in item.sources
-                          if s.setting.library in EASYBUILD_NAMES}):
+        for sw in sorted({names[s.setting.library] for s in item.sources
+                          if s.setting.library in names}):
             by_name.setdefault(sw, []).append(item)
     lines.append("SETTINGS = {")
     for sw in sorted(by_name):

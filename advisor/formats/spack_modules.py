@@ -12,11 +12,11 @@ tests/data/spack/modules-schema.json is checked against every emitted file)::
               set: {MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD: "16384"}
         tcl: {...}          # the same blocks again: Spack writes only the enabled kinds
 
-Where a setting goes (``Setting.library`` -> Spack package, :data:`SPACK_PACKAGES`): the library
-name is the Spack package name (``mpich``, ``openmpi``, ``ucx``, ``dla-future``, ``umpire``:
-Spack's builtin packages of those names), except ``cupy`` (Spack's ``py-cupy``) and ``glibc``,
-which goes under ``all:``: glibc is the system C library every program loads, not a package
-whose module is loaded, so every module Spack writes carries its tunables.  Include the file
+Where a setting goes (``Setting.library`` -> Spack package): the package the library's record
+names (``Library.package("spack")``: ``mpich``, ``openmpi``, ``ucx``, ``dla-future``,
+``py-cupy``; ``all`` for glibc, the system C library every program loads, so every module Spack
+writes carries its tunables); a library without a record or without a Spack name: the library
+name itself (``umpire``: Spack's package of that name).  Include the file
 as a configuration scope or merge it into the site's ``modules.yaml``; then ``spack module
 lmod refresh`` (or ``tcl``) regenerates the modules.
 
@@ -58,9 +58,6 @@ NAME = "spack-modules"
 DESCRIPTION = "Spack modules.yaml: settings in the module environment of their package"
 EXTENSION = "yaml"
 
-#: Library names whose Spack package has another name; any other library's package has the
-#: library's own name.  ``all`` is Spack's key for every module of the set.
-SPACK_PACKAGES = {"glibc": "all", "cupy": "py-cupy"}
 #: The module set written (Spack's default set is named ``default``: ``spack config get
 #: modules`` of a fresh Spack).
 MODULE_SET = "default"
@@ -72,9 +69,14 @@ _UNSAFE = {'"': "a double quote", "\\": "a backslash", "$": "'$'", "[": "'['", "
            "{": "'{'", "}": "'}'"}
 
 
-def spack_package(library: str) -> str:
-    """The Spack package (or ``all``) whose modules get a setting of ``library``."""
-    return SPACK_PACKAGES.get(library, library)
+def spack_package(library: str, libraries=None) -> str:
+    """The Spack package (or ``all``) whose modules get a setting of ``library``: its record's
+    ``package("spack")`` (``libraries``: ``Registry.libraries``; None: the built-in records),
+    else the library name."""
+    from advisor.libraries import builtin_libraries
+
+    lib = (builtin_libraries() if libraries is None else libraries).get(library)
+    return (lib.package("spack") if lib is not None else None) or library
 
 
 def spack_unsafe(value: str) -> Optional[str]:
@@ -86,8 +88,8 @@ def spack_unsafe(value: str) -> Optional[str]:
     return None
 
 
-def _packages(item: EnvItem) -> list[str]:
-    return sorted({spack_package(src.setting.library) for src in item.sources})
+def _packages(item: EnvItem, libraries=None) -> list[str]:
+    return sorted({spack_package(src.setting.library, libraries) for src in item.sources})
 
 
 def render(profile: "Profile", options: "EmitOptions") -> str:
@@ -101,7 +103,7 @@ def render(profile: "Profile", options: "EmitOptions") -> str:
     refuse_unsafe(items, spack_unsafe, "use the lmod or tcl format for this value")
     by_package: dict[str, list[EnvItem]] = {}
     for item in items:
-        for pkg in _packages(item):
+        for pkg in _packages(item, options.libraries):
             by_package.setdefault(pkg, []).append(item)
     if not by_package:
         lines.append("modules: {}")

@@ -12,6 +12,7 @@ NAME = "cupy"
 def record() -> Library:
     return Library(name=NAME, prefixes=("CUPY_",), version=python_package_version(NAME),
                    description="CuPy environment variables",
+                   packages=(("spack", "py-cupy"), ("easybuild", "CuPy")),
                    source="docs.cupy.dev/en/stable/reference/environment.html")
 
 

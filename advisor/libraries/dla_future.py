@@ -13,6 +13,7 @@ NAME = "dla-future"
 def record() -> Library:
     return Library(name=NAME, prefixes=("DLAF_",), version=python_package_version(NAME),
                    description="DLA-Future configuration variables",
+                   packages=(("spack", "dla-future"), ("easybuild", "DLA-Future")),
                    source="github.com/eth-cscs/DLA-Future src/init.cpp")
 
 

@@ -98,6 +98,9 @@ def record() -> Library:
                    item_prefix="glibc.", version=version, catalogue=catalogue,
                    version_field="kernel.glibc_version",
                    values=StrtoulValues(), description="glibc tunables (GLIBC_TUNABLES)",
+                   # no module or easyconfig is built for the system C library: every program
+                   # reads its tunables, which is Spack's "all" section of modules.yaml
+                   packages=(("spack", "all"),),
                    source="glibc manual, Tunables; elf/dl-tunables.c")
 
 

@@ -239,6 +239,7 @@ def record() -> Library:
         weak_prefixes=("MPICH_",), version=version, flavour=flavour, version_field="mpi.version",
         catalogue_flavours=(UPSTREAM,), catalogue=catalogue, values=MplValues(),
         history=history(), description="MPICH control variables (CVARs)",
+        packages=(("spack", "mpich"), ("easybuild", "MPICH")),
         source="MPICH src/util/mpir_cvars.c, src/mpl/src/str/mpl_env.c; mpivars")
 
 

@@ -61,8 +61,7 @@ KNOBS: tuple[Knob, ...] = (
 #: Open MPI 5.0 renamed every ``btl_vader_*`` to ``btl_sm_*`` (same source; 5.0.x reads both).
 RENAMED_PREFIXES = (("OMPI_MCA_btl_vader_", "OMPI_MCA_btl_sm_", "5"),)
 
-#: Seconds allowed for one ``ompi_info`` run (measured here: 0.05 s for ``--all --parsable``;
-#: a wide margin for loaded nodes and network file systems).
+#: Seconds for one ``ompi_info`` run (measured: 0.05 s for ``--all --parsable``; wide margin).
 OMPI_INFO_TIMEOUT_S = 10.0
 
 
@@ -391,8 +390,9 @@ def _deprecated(name: str, entry: CatalogueEntry) -> Optional[Problem]:
 
 def record() -> Library:
     return Library(name=NAME, prefixes=(PREFIX,), version=version, catalogue=catalogue,
-                   values=McaValues(), knobs=KNOBS, renamed_prefixes=RENAMED_PREFIXES, version_field="mpi.version",
-                   description="Open MPI MCA parameters", source=SM_DOC)
+                   values=McaValues(), knobs=KNOBS, renamed_prefixes=RENAMED_PREFIXES,
+                   version_field="mpi.version", description="Open MPI MCA parameters",
+                   packages=(("spack", "openmpi"), ("easybuild", "OpenMPI")), source=SM_DOC)
 
 
 @hookimpl

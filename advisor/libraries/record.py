@@ -170,6 +170,9 @@ class Library:
     :ivar version_field: the ``Facts`` field the version is read from when it is not a Python
         distribution (``mpi.version``, ``kernel.glibc_version``); the machine comparison
         reports that field itself.
+    :ivar packages: ``(tool, name)`` pairs: what a packaging tool calls the package whose
+        module or easyconfig should carry this library's settings (``("spack", "py-cupy")``,
+        ``("easybuild", "CuPy")``); ``package(tool)`` reads it.
     :ivar source: where the facts above come from.
     """
 
@@ -189,6 +192,7 @@ class Library:
     knobs: tuple["Knob", ...] = ()
     renamed_prefixes: tuple[tuple[str, str, str], ...] = ()
     version_field: Optional[str] = None
+    packages: tuple[tuple[str, str], ...] = ()
     description: str = ""
     source: str = ""
 
@@ -211,6 +215,11 @@ class Library:
         if not isinstance(self.values, ValueGrammar):
             raise ValueError(f"library {self.name}: values must be an advisor.libraries."
                              "ValueGrammar")
+
+    def package(self, tool: str) -> Optional[str]:
+        """The package name ``tool`` (``spack``, ``easybuild``) uses for this library, or None
+        when the record does not say."""
+        return next((name for t, name in self.packages if t == tool), None)
 
     def owns(self, env_name: str) -> bool:
         """True when ``env_name`` is in the library's naming family."""

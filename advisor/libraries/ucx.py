@@ -239,7 +239,7 @@ def _keyed(name: str, value: str, syntax: str) -> Optional[Problem]:
 
 def record() -> Library:
     return Library(name=NAME, prefixes=(PREFIX,), version=version, catalogue=catalogue,
-                   values=UcxValues(),
+                   values=UcxValues(), packages=(("spack", "ucx"), ("easybuild", "UCX")),
                    description="UCX configuration variables",
                    source="openucx.readthedocs.io 'UCX environment parameters'; ucx_info -c; "
                           "ucp_config_print of libucp")

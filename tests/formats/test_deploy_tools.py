@@ -165,7 +165,7 @@ def _lmod_cmd() -> str:
 def test_easybuild_parse_hook_adds_modextravars(emitters, profile, tmp_path):
     pytest.importorskip("easybuild.framework", reason="easybuild-framework not installed (the "
                         "test extra has it)")
-    from advisor.formats.easybuild_hooks import EASYBUILD_NAMES, parse
+    from advisor.formats.easybuild_hooks import easybuild_names, parse
 
     text = render(profile, "easybuild-hooks", emitters, ALL)
     hooks = tmp_path / "advisor_hooks.py"
@@ -185,7 +185,7 @@ def test_easybuild_parse_hook_adds_modextravars(emitters, profile, tmp_path):
     # glibc has no easyconfig: left out, and the file says so
     assert "left out: GLIBC_TUNABLES=" in text
     assert {e.name: e.value for e in parse(text, str(hooks))} == expected_env(
-        profile, set(EASYBUILD_NAMES))
+        profile, set(easybuild_names()))
 
 
 # --------------------------------------------------------------------------- ReFrame
