@@ -95,6 +95,16 @@ def list_(scope: Optional[str] = ScopeOpt) -> None:
     out("".join(lines))
 
 
+def _pin_check():
+    """The check ``config set`` / ``edit`` run before writing: every pin must be one emit
+    accepts (a knob declares the name, its library reads the value)."""
+    from advisor.config.apply import check_scope_pins, knob_entries
+    from advisor.plugins import collect
+
+    reg = collect(common.plugin_manager(common.load_config()))
+    return lambda scope: check_scope_pins(scope, knob_entries(reg), reg.libraries)
+
+
 @config_app.command("set")
 @boundary
 def set_(key: str = typer.Argument(..., metavar="KEY", help="e.g. settings.pin.NAME"),
@@ -105,7 +115,7 @@ def set_(key: str = typer.Argument(..., metavar="KEY", help="e.g. settings.pin.N
     from advisor.config.write import set_key
 
     path = _file_scope(scope)
-    set_key(scope, path, key, value)
+    set_key(scope, path, key, value, check=_pin_check())
     err(f"{key} set in {path}")
 
 
@@ -141,7 +151,7 @@ def edit(scope: str = FileScopeOpt) -> None:
     if rc != 0:
         raise BadInputError(f"editor exited with {rc}; {path} unchanged, your edit is in {tmp}")
     try:
-        scope_from_text(scope, path, new)
+        _pin_check()(scope_from_text(scope, path, new))
     except BadInputError as exc:
         raise BadInputError(f"{exc}; {path} unchanged, your edit is in {tmp}") from None
     if new != old:

@@ -90,39 +90,17 @@ def apply_config(profile: "Profile", config: "Config", knobs: Sequence[tuple[str
     :raises BadInputError: a pinned name no knob declares, or a pinned value the knob's library
         cannot read; the message names the scope file and line of the pin.
     """
-    from advisor.emit import value_problem
-    from advisor.emit.common import library_version
-    from advisor.models import PluginResult, Recommendation, Setting
+    from advisor.models import PluginResult, Recommendation
 
     cfg = config.model
     notes: list[str] = []
     accept = set(cfg.recommendations.accept)
     excluded = {n for n, v in cfg.settings.exclude.items() if v is not False}
-    pins = dict(cfg.settings.pin)
     advised = {f"{r.probe}:{rec.id}" for r in profile.results for rec in r.recommendations}
     for ref in sorted(accept - advised):
         notes.append(f"{config.where(('recommendations', 'accept'))}: accepted {ref} is not a "
                      "recommendation of this profile")
-    new_settings: dict[str, tuple[Any, str]] = {}  # name -> (Setting, where)
-    for name, pin in pins.items():
-        where = config.where(("settings", "pin", name))
-        if name in excluded:
-            raise BadInputError(f"{where}: key 'settings.pin.{name}': {name} is also excluded "
-                                f"({config.where(('settings', 'exclude', name))}); remove one, "
-                                f"or lift the exclusion in a higher scope (exclude.{name} = "
-                                "false)")
-        value, library, reason = pin_value(pin)
-        plugin, knob = find_knob(name, library, knobs, where)
-        version = library_version(profile.facts, knob.library, libraries)
-        s = Setting(library=knob.library, flavour=knob.flavour, name=name, value=value,
-                    type=knob.type if knob.type in _SETTING_TYPES else "str",
-                    unit=knob.unit, default=knob.default_for(version), kind=knob.kind,
-                    separator=knob.separator)
-        bad = value_problem(s, [knob], libraries)
-        if bad:
-            raise BadInputError(f"{where}: key 'settings.pin.{name}': {bad}")
-        title = f"pinned by {where}" + (f" ({reason})" if reason else "")
-        new_settings[name] = (s, title, plugin)
+    new_settings = pinned_settings(config, knobs, libraries, profile.facts)
     from advisor.emit.common import LeftOut
 
     results = []
@@ -194,3 +172,57 @@ def _free_id(base: str, recs: Sequence[Any]) -> str:
 def knob_entries(registry: Any) -> list[tuple[str, "Knob"]]:
     """``(plugin, Knob)`` of every knob a plugin registry holds (``Registry.entries``)."""
     return [(e.plugin, e.item) for e in registry.entries if e.kind == "knob"]
+
+
+def pinned_settings(config: "Config", knobs: Sequence[tuple[str, "Knob"]],
+                    libraries: Optional[Any] = None,
+                    facts: Optional[Any] = None) -> dict[str, tuple[Any, str, str]]:
+    """The settings the pins of ``config`` stand for: name -> ``(Setting, title, plugin)``.
+    Also run by ``advisor config set`` / ``edit`` on the file being changed, so a pin emit
+    would refuse is refused there, before anything is written.
+
+    :param facts: the profile's facts (the recorded library versions give each pin's default).
+    :raises BadInputError: a pin of an excluded name, of a name no knob declares, or a value
+        the knob's library cannot read (names the scope file and line).
+    """
+    from advisor.emit import value_problem
+    from advisor.emit.common import library_version
+    from advisor.models import Setting
+
+    cfg = config.model
+    excluded = {n for n, v in cfg.settings.exclude.items() if v is not False}
+    new_settings: dict[str, tuple[Any, str, str]] = {}
+    for name, pin in dict(cfg.settings.pin).items():
+        where = config.where(("settings", "pin", name))
+        if name in excluded:
+            raise BadInputError(f"{where}: key 'settings.pin.{name}': {name} is also excluded "
+                                f"({config.where(('settings', 'exclude', name))}); remove one, "
+                                f"or lift the exclusion in a higher scope (settings.exclude."
+                                f"{name} = false)")
+        value, library, reason = pin_value(pin)
+        plugin, knob = find_knob(name, library, knobs, where)
+        version = library_version(facts, knob.library, libraries) if facts is not None else None
+        s = Setting(library=knob.library, flavour=knob.flavour, name=name, value=value,
+                    type=knob.type if knob.type in _SETTING_TYPES else "str",
+                    unit=knob.unit, default=knob.default_for(version), kind=knob.kind,
+                    separator=knob.separator)
+        bad = value_problem(s, [knob], libraries)
+        if bad:
+            raise BadInputError(f"{where}: key 'settings.pin.{name}': {bad}")
+        title = f"pinned by {where}" + (f" ({reason})" if reason else "")
+        new_settings[name] = (s, title, plugin)
+    return new_settings
+
+
+def check_scope_pins(scope: Any, knobs: Sequence[tuple[str, "Knob"]],
+                     libraries: Optional[Any] = None) -> None:
+    """Refuse the pins of one scope file (``advisor.config.scopes.Scope``) that emit would
+    refuse (:func:`pinned_settings`); ``advisor config set`` / ``edit`` call it before writing.
+
+    :raises BadInputError: as :func:`pinned_settings`.
+    """
+    from advisor.config.schema import ScopeFile
+    from advisor.config.scopes import Config
+
+    pinned_settings(Config((scope,), scope.data, ScopeFile.model_validate(scope.data)), knobs,
+                    libraries)

@@ -10,7 +10,7 @@ it as it was.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Optional
 
 from advisor.errors import BadInputError
 
@@ -72,8 +72,11 @@ def set_text(text: str, path: tuple[str, ...], value: Any) -> str:
     return tomlkit.dumps(doc)
 
 
-def set_key(scope: str, file: Path, key: str, value_text: str) -> str:
+def set_key(scope: str, file: Path, key: str, value_text: str,
+            check: Optional[Callable[[Any], None]] = None) -> str:
     """Set ``key`` to ``value_text`` in scope file ``file`` (created when missing).
+    ``check(scope)`` runs on the would-be scope before anything is written (``advisor config``
+    passes :func:`advisor.config.apply.check_scope_pins`).
 
     :return: the new text (as written).
     :raises BadInputError: the file cannot be read, or the result would not be a valid scope
@@ -86,6 +89,8 @@ def set_key(scope: str, file: Path, key: str, value_text: str) -> str:
     old = (read_text_file(file, kind="configuration file", max_bytes=MAX_CONFIG_BYTES)
            if file.exists() else EDIT_TEMPLATE.format(scope=scope))
     new = set_text(old, key_path(key), parse_value(value_text))
-    scope_from_text(scope, file, new)
+    parsed = scope_from_text(scope, file, new)
+    if check is not None:
+        check(parsed)
     atomic_write_text(file, new)
     return new

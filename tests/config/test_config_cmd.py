@@ -68,7 +68,11 @@ def test_set_refuses_a_bad_value_and_leaves_the_file(scopes):
     user.write_text(USER)
     for key, value, expect in (("fleet.k", "many", "key 'fleet.k': Input should be a valid "
                                 "number"),
-                               ("fleet.kk", "1", "key 'fleet.kk': unknown key")):
+                               ("fleet.kk", "1", "key 'fleet.kk': unknown key"),
+                               # a pin emit would refuse is refused here, before writing
+                               ("settings.pin.MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", "16k",
+                                "is not a number mpich reads"),
+                               ("settings.pin.NOT_A_KNOB", "3", "a pin must name a knob")):
         r = advisor("config", "set", key, value)
         assert r.returncode == 2 and f"{user}:" in r.stderr and expect in r.stderr, r.stderr
         assert user.read_text() == USER
