@@ -98,19 +98,25 @@ def render(profile: "Profile", options: "EmitOptions") -> str:
     lines = [f"# {line}" for line in header_lines(profile)]
     lines += left_out_comment(profile, options, ("env",), fmt=NAME)
     plugins = set(options.plugins) if options.plugins is not None else None
+    items = env_items(profile, options)
+    # a reference only for advice this file deploys: a recommendation a scope excluded, one
+    # not accepted, or one whose settings are set in code (config kind) expects no gain here
+    written = {f"{s.probe}:{s.recommendation}" for i in items for s in i.sources}
     refs, skipped = [], []
     for v in profile.verifications:
         if plugins is not None and v.recommendation.split(":", 1)[0] not in plugins:
             continue
         entry = reference_entry(v)
-        if entry is None:
+        if v.recommendation not in written:
+            skipped.append(f"# reference left out: {one_line(v.recommendation)} (none of its "
+                           "settings is in env_vars)")
+        elif entry is None:
             why = v.reason or "no ratio with an interval"
             skipped.append(f"# reference left out: {one_line(v.recommendation)} "
                            f"(verdict {v.verdict}: {one_line(why)})")
         else:
             refs.append((variable_name(v.recommendation), v, entry))
     lines += skipped
-    items = env_items(profile, options)
     refuse_unsafe(items, reframe_unsafe, "use -f env or a module for this value")
     lines += ["", "#: ReFrame systems.partitions.env_vars: [name, value] pairs", "env_vars = ["]
     for item in items:

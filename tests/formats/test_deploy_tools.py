@@ -218,8 +218,11 @@ def test_reframe_config_loader_takes_env_vars_and_reference(emitters, profile, t
     assert {k: shell_env.get(k) for k in want} == want
     # the reference: ReFrame's type of RegressionTest.reference, thresholds it accepts
     assert got["reference_type_ok"] is True
+    # confirmed verdicts of advice this file deploys (host-pool-hugepages is set in code)
+    deployed = {f"{r.probe}:{rec.id}" for r in profile.results for rec in r.recommendations
+                if any(s.kind == "env" for s in rec.settings)}
     confirmed = {variable_name(v.recommendation): v for v in profile.verifications
-                 if v.verdict == "confirmed"}
+                 if v.verdict == "confirmed" and v.recommendation in deployed}
     ref = got["reference"]["*"]
     assert set(ref) == set(confirmed) and all(got["reference_accepted"].values())
     for name, (value, lower, upper, unit) in ref.items():
@@ -236,3 +239,18 @@ def test_reframe_refuses_values_the_job_script_would_change(emitters):
     with pytest.raises(EmitError, match=r"ADVISOR_T_SPACES.*export NAME=value"):
         render(standard_profile(hostile={"ADVISOR_T_SPACES": "two words"}), "reframe",
                emitters, EmitOptions())
+
+
+def test_reframe_reference_only_for_advice_the_file_deploys(emitters, profile):
+    """A verification whose recommendation writes nothing here (a scope excluded its settings,
+    or they are set in code) gets no reference: ReFrame would expect a gain never deployed."""
+    glibc = {"glibc-malloc-hugetlb", "glibc-non-temporal-threshold"}
+    before = render(profile, "reframe", emitters, ALL)
+    assert "'host_buffer_glibc_malloc_hugetlb': (" in before
+    results = [r.model_copy(update={"recommendations": [
+        rec.model_copy(update={"settings": []}) if rec.id in glibc else rec
+        for rec in r.recommendations]}) for r in profile.results]
+    after = render(profile.model_copy(update={"results": results}), "reframe", emitters, ALL)
+    assert "'host_buffer_glibc_malloc_hugetlb': (" not in after
+    assert ("# reference left out: host-buffer:glibc-malloc-hugetlb (none of its settings is "
+            "in env_vars)") in after
