@@ -129,12 +129,12 @@ def apply_config(profile: "Profile", config: "Config", knobs: Sequence[tuple[str
                 old = next(o for o in rec.settings if o.name == name)
                 if s.default is None:
                     s = s.model_copy(update={"default": old.default})
-                # the evidence stays linked, but it measured the advice, not the pin
-                title = f"{title}; the measured advice was {old.value}"
+                # the evidence measured the advice, not the pin: named in the text, not
+                # claimed by the pin (which carries no evidence and low confidence)
+                ev = f" (evidence: {', '.join(rec.evidence)})" if rec.evidence else ""
+                title = f"{title}; not measured; the measured advice was {old.value}{ev}"
                 recs.append(Recommendation(id=_free_id(f"{rec.id}.pin", recs), title=title,
-                                           settings=[s], rationale=title,
-                                           confidence=rec.confidence,
-                                           evidence=list(rec.evidence)))
+                                           settings=[s], rationale=title, confidence="low"))
         results.append(res.model_copy(update={"recommendations": recs}))
     for name, (s, title, plugin) in new_settings.items():
         if name in placed:
