@@ -119,9 +119,14 @@ def _env_list_line(params: list[EnvItem], ucx: list[EnvItem]) -> tuple[list[EnvI
 def render(profile: "Profile", options: "EmitOptions") -> str:
     """The parameter file text (see the module docstring), settings sorted by name.
 
-    :raises EmitError: a value the file syntax cannot carry (names the setting and why).
+    :raises EmitError: a value the file syntax cannot carry (names the setting and why), or no
+        Open MPI / UCX setting to write (an empty parameter file would look like advice).
     """
     params, ucx, rest = split_items(env_items(profile, options))
+    if not params and not ucx:
+        from advisor.emit.common import nothing_to_write
+
+        raise EmitError(nothing_to_write(profile, options, ("env",), NAME, ("openmpi", "ucx")))
     params, env_list = _env_list_line(params, ucx)
     lines = [f"# {line}" for line in header_lines(profile)] + [f"# {HOWTO}"]
     for item in params:

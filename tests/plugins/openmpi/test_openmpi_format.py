@@ -272,3 +272,15 @@ def test_cli_emits_the_format_and_lint_reads_it_back(ompi_bin, tmp_path, advisor
                             text=True, timeout=120, env=env)
     assert linted.returncode == 0, linted.stdout + linted.stderr
     assert "5 variable(s) read" in linted.stderr, linted.stderr
+
+
+def test_a_profile_without_open_mpi_advice_is_refused_not_emitted_empty():
+    """An empty parameter file would look like advice (as an empty module would)."""
+    from advisor.emit import EmitOptions
+    from advisor.errors import EmitError
+    from advisor.profile import load_profile
+    from advisor_openmpi import mca_params
+    from support import SHIPPED_PROFILE
+
+    with pytest.raises(EmitError, match="nothing to write as mca-params"):
+        mca_params.render(load_profile(SHIPPED_PROFILE), EmitOptions())
