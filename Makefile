@@ -2,7 +2,7 @@
 #   make probe   create .venv, install hpc-advisor[all], probe this machine, print the emitted env
 #   make test    create .venv-test (.[all,test] and the example plugins), install system tools where
 #                possible (root + apt), run the whole test suite
-#   make wheel   build dist/hpc_advisor-*.whl (python -m build, in the test venv), the file sites pip install
+#   make wheel   build dist/hpc_advisor-*.whl (python -m build in build/venv-wheel), the file sites pip install
 #   make bench   print the benchmark figures (bench/bench_*.py, bench_fleet.py: 10,000 node profiles)
 #   make bench-advice  judge the mpich-cma advice against an oracle (PROBES=5, ~10 min; not in bench)
 #   make test-loaded  the whole suite three times with one core kept busy (RUNS=3)
@@ -49,8 +49,11 @@ test: system-deps $(TVENV)/.installed
 test-loaded: system-deps $(TVENV)/.installed
 	TVENV=$(TVENV) PYTEST_ARGS="$(PYTEST_ARGS)" bash scripts/test-loaded.sh $(or $(RUNS),3)
 
-wheel: $(TVENV)/.installed
-	$(TVENV)/bin/python -m build --wheel --outdir dist .
+# a small venv with only the build frontend (not the test venv and its tools)
+wheel:
+	$(PY) -m venv build/venv-wheel
+	build/venv-wheel/bin/python -m pip install -q build
+	build/venv-wheel/bin/python -m build --wheel --outdir dist .
 
 bench: $(VENV)/.installed
 	@for b in bench/bench_*.py; do echo "== $$b"; $(VENV)/bin/python $$b || exit 1; done

@@ -33,5 +33,6 @@ def completion(ctx: typer.Context,
     from typer.completion import get_completion_script  # typer >= 0.12 (pyproject)
 
     root = ctx.find_root()
-    out(get_completion_script(prog_name=root.info_name or "advisor", complete_var=COMPLETE_VAR,
-                              shell=shell.value))
+    script = get_completion_script(prog_name=root.info_name or "advisor",
+                                   complete_var=COMPLETE_VAR, shell=shell.value)
+    out(script if script.endswith("\n") else script + "\n")  # appendable to an rc file

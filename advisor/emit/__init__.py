@@ -245,8 +245,9 @@ def left_out_notes(profile: "Profile", options: EmitOptions, fmt: str,
         names = sorted({s.name for s in chosen})
         writers = sorted({w for s in chosen for w in writers_of(s)} - {fmt})
         if names:
+            what = ("they are set in the library's configuration or code, not the environment"
+                    if "env" not in other else "they are environment variables")
             out.append(("note", f"{len(names)} setting(s) of kind {'/'.join(other)} have no "
-                                f"{fmt} form: they are set in the library's configuration or "
-                                f"code, not the environment ({', '.join(names)}); --format "
+                                f"{fmt} form: {what} ({', '.join(names)}); --format "
                                 f"{' / '.join(writers) or 'toml'} writes them"))
     return out
