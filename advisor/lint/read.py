@@ -61,6 +61,13 @@ def detect_format(text: str, path: str = "",
     """A format name from the file name and text (``sh`` when nothing else fits): one of
     ``FORMATS``, or a registered third-party format whose ``extension`` is the file's suffix."""
     suffix = Path(path).suffix.lower()
+    # the deployment files emit writes share suffixes with other formats: their shape decides
+    if re.search(r"^modules:", text, re.M) and not re.search(r"^(spack|env_vars):", text, re.M):
+        return "spack-modules"
+    if re.search(r"^def parse_hook\(", text, re.M) and re.search(r"^SETTINGS = \{", text, re.M):
+        return "easybuild-hooks"
+    if re.search(r"^env_vars = \[", text, re.M) and re.search(r"^reference = \{", text, re.M):
+        return "reframe"
     by_suffix = {".csh": "csh", ".tcsh": "csh", ".fish": "fish", ".lua": "lmod", ".tcl": "tcl",
                  ".json": "json", ".toml": "toml", ".sh": "sh", ".bash": "sh", ".zsh": "sh",
                  ".ksh": "sh", ".env": "sh", ".yaml": "spack", ".yml": "spack",

@@ -254,3 +254,16 @@ def test_reframe_reference_only_for_advice_the_file_deploys(emitters, profile):
     assert "'host_buffer_glibc_malloc_hugetlb': (" not in after
     assert ("# reference left out: host-buffer:glibc-malloc-hugetlb (none of its settings is "
             "in env_vars)") in after
+
+
+@pytest.mark.parametrize("fmt, filename", [("spack-modules", "modules.yaml"),
+                                            ("easybuild-hooks", "advisor_hooks.py"),
+                                            ("reframe", "site_reframe.py"),
+                                            ("spack-modules", "<stdin>")])
+def test_lint_recognises_each_deployment_file_by_its_shape(emitters, profile, fmt, filename):
+    """The three formats share suffixes with others (.yaml: spack; .py: each other): lint's
+    auto detection reads each as what it is, also from standard input."""
+    from advisor.lint.read import detect_format
+
+    text = render(profile, fmt, emitters, ALL)
+    assert detect_format(text, filename, emitters) == fmt
