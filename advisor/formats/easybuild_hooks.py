@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from advisor.errors import BadInputError
 from advisor.formats.common import (EnvItem, env_items, header_lines, left_out_comment, one_line,
                                     refuse_unsafe)
 from advisor.formats.easybuild import easybuild_unsafe
-from advisor.formats.entry import EnvEntry, entry_or_problem, is_scalar, scalar_text, unreadable
+from advisor.formats.entry import (EnvEntry, entry_or_problem, is_scalar, python_assignments,
+                                   scalar_text, unreadable)
 from advisor.formats.quoting import python_quote
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -107,20 +107,9 @@ def parse(text: str, path: str) -> list[EnvEntry]:
     :raises BadInputError: not Python syntax (line named).
     """
     import ast
-    import warnings
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SyntaxWarning)
-            tree = ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        raise BadInputError(f"{path}: not Python (EasyBuild hooks) syntax: line {exc.lineno}: "
-                            f"{exc.msg}") from None
     out: list[EnvEntry] = []
-    for node in tree.body:
-        if not (isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "SETTINGS" for t in node.targets)):
-            continue
+    for node in python_assignments(text, path, "SETTINGS", "EasyBuild hooks"):
         if not isinstance(node.value, ast.Dict):
             out.append(unreadable(path, node.lineno, "SETTINGS is not a dict literal"))
             continue

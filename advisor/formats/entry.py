@@ -63,3 +63,26 @@ def entry_or_problem(name: str, value: Optional[str], path: str, line: Optional[
     if not NAME_RE.match(name):
         return unreadable(path, line or 0, f"{name!r} is not an environment variable name")
     return EnvEntry(name, value, path, line, True, append=append, separator=separator)
+
+
+def python_assignments(text: str, path: str, target: str, what: str) -> list:
+    """The top-level ``target = ...`` statements (``ast.Assign``) of Python source ``text``,
+    parsed without running anything (the readers of the easybuild-hooks and reframe files).
+
+    :param what: the kind of file, for the error (``EasyBuild hooks``).
+    :raises BadInputError: ``text`` is not Python syntax (the line named).
+    """
+    import ast
+    import warnings
+
+    from advisor.errors import BadInputError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        raise BadInputError(f"{path}: not Python ({what}) syntax: line {exc.lineno}: "
+                            f"{exc.msg}") from None
+    return [node for node in tree.body if isinstance(node, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == target for t in node.targets)]

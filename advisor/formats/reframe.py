@@ -39,10 +39,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Optional
 
-from advisor.errors import BadInputError
 from advisor.formats.common import (env_items, header_lines, left_out_comment, one_line,
                                     refuse_unsafe)
-from advisor.formats.entry import EnvEntry, entry_or_problem, is_scalar, scalar_text, unreadable
+from advisor.formats.entry import (EnvEntry, entry_or_problem, is_scalar, python_assignments,
+                                   scalar_text, unreadable)
 from advisor.formats.quoting import python_quote
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -145,20 +145,9 @@ def parse(text: str, path: str) -> list[EnvEntry]:
     :raises BadInputError: not Python syntax (line named).
     """
     import ast
-    import warnings
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SyntaxWarning)
-            tree = ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        raise BadInputError(f"{path}: not Python (ReFrame snippet) syntax: line {exc.lineno}: "
-                            f"{exc.msg}") from None
     out: list[EnvEntry] = []
-    for node in tree.body:
-        if not (isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "env_vars" for t in node.targets)):
-            continue
+    for node in python_assignments(text, path, "env_vars", "ReFrame snippet"):
         if not isinstance(node.value, (ast.List, ast.Tuple)):
             out.append(unreadable(path, node.lineno, "env_vars is not a list literal"))
             continue
