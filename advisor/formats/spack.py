@@ -72,28 +72,41 @@ def render(profile: "Profile", options: "EmitOptions") -> str:
     return "\n".join(lines) + "\n"
 
 
-def parse(text: str, path: str) -> list[EnvEntry]:
-    """A Spack ``env_vars.yaml`` (or a ``spack.yaml`` with ``spack: env_vars:``).  ``set`` is an
-    assignment, ``append_path``/``prepend_path`` add one item; ``unset`` and ``remove_path``
-    assign nothing and are skipped."""
+def yaml_root(text: str, path: str) -> Any:
+    """The node tree of YAML ``text`` (``yaml.compose``: marks kept for line numbers).
+
+    :raises BadInputError: malformed YAML (file and line named).
+    """
     import yaml
 
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else path
         what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise BadInputError(f"{where}: malformed YAML: {' '.join(str(what).split())}") from None
 
-    def child(node: Any, key: str) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                if isinstance(k, yaml.ScalarNode) and k.value == key:
-                    return v
-        return None
 
-    section = child(root, "env_vars") or child(child(root, "spack"), "env_vars")
+def yaml_child(node: Any, key: str) -> Any:
+    """The value node of ``key`` in mapping node ``node``, or None."""
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == key:
+                return v
+    return None
+
+
+def parse(text: str, path: str) -> list[EnvEntry]:
+    """A Spack ``env_vars.yaml`` (or a ``spack.yaml`` with ``spack: env_vars:``).  ``set`` is an
+    assignment, ``append_path``/``prepend_path`` add one item; ``unset`` and ``remove_path``
+    assign nothing and are skipped."""
+    import yaml
+
+    root = yaml_root(text, path)
+    section = yaml_child(root, "env_vars") or yaml_child(yaml_child(root, "spack"), "env_vars")
     if section is None:
         raise BadInputError(f"{path}: YAML file has no 'env_vars' (Spack environment) mapping")
     if not isinstance(section, yaml.MappingNode):
@@ -101,7 +114,7 @@ def parse(text: str, path: str) -> list[EnvEntry]:
                             "mapping of actions (set, append_path, ...)")
     out: list[EnvEntry] = []
     for action in ("set", "append_path", "prepend_path"):
-        node = child(section, action)
+        node = yaml_child(section, action)
         if node is None:
             continue
         if not isinstance(node, yaml.MappingNode):

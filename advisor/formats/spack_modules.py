@@ -41,14 +41,14 @@ block, line numbers from the YAML nodes.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from advisor.errors import BadInputError
 from advisor.formats.common import (EnvItem, env_items, header_lines, left_out_comment,
                                     refuse_unsafe)
 from advisor.formats.entry import EnvEntry, entry_or_problem, scalar_text, unreadable
 from advisor.formats.quoting import yaml_quote
-from advisor.formats.spack import SPACK_PATH_SEPARATOR, _spack_appendable
+from advisor.formats.spack import SPACK_PATH_SEPARATOR, _spack_appendable, yaml_child, yaml_root
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.emit import EmitOptions
@@ -131,16 +131,6 @@ def render(profile: "Profile", options: "EmitOptions") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _child(node: Any, key: str) -> Any:
-    import yaml
-
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == key:
-                return v
-    return None
-
-
 def parse(text: str, path: str) -> list[EnvEntry]:
     """Every ``environment`` assignment of a ``modules.yaml`` (all module sets, kinds and
     package blocks); ``unset`` and ``remove_path`` assign nothing and are skipped.
@@ -149,24 +139,18 @@ def parse(text: str, path: str) -> list[EnvEntry]:
     """
     import yaml
 
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else path
-        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise BadInputError(f"{where}: malformed YAML: {' '.join(str(what).split())}") from None
-    modules = _child(root, "modules")
+    root = yaml_root(text, path)
+    modules = yaml_child(root, "modules")
     if not isinstance(modules, yaml.MappingNode):
         raise BadInputError(f"{path}: YAML file has no 'modules' mapping (Spack modules.yaml)")
     out: list[EnvEntry] = []
     seen: set[tuple[str, str, str]] = set()
     for _set_key, mset in modules.value:
         for kind in MODULE_KINDS:
-            for _pkg, block in getattr(_child(mset, kind), "value", None) or []:
-                env = _child(block, "environment")
+            for _pkg, block in getattr(yaml_child(mset, kind), "value", None) or []:
+                env = yaml_child(block, "environment")
                 for action in ("set", "append_path", "prepend_path"):
-                    node = _child(env, action)
+                    node = yaml_child(env, action)
                     if not isinstance(node, yaml.MappingNode):
                         continue
                     for k, v in node.value:
