@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from advisor.errors import BadInputError
 from advisor.formats.common import (env_items, header_lines, left_out_comment, one_line,
                                     refuse_unsafe)
-from advisor.formats.entry import EnvEntry, entry_or_problem, is_scalar, scalar_text, unreadable
+from advisor.formats.entry import EnvEntry, literal_dict_entries, unreadable
 from advisor.formats.quoting import python_quote
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -128,17 +128,5 @@ def parse(text: str, path: str) -> list[EnvEntry]:
         if not isinstance(node.value, ast.Dict):
             out.append(unreadable(path, node.lineno, "modextravars is not a dict literal"))
             continue
-        for k, v in zip(node.value.keys, node.value.values):
-            line = (k or v).lineno
-            try:
-                name, value = ast.literal_eval(k), ast.literal_eval(v)
-            except (ValueError, TypeError, SyntaxError):
-                out.append(unreadable(path, line, "modextravars entry is not a literal"))
-                continue
-            if isinstance(value, dict):
-                value = value.get("value")
-            if not isinstance(name, str) or not is_scalar(value):
-                out.append(unreadable(path, line, "modextravars entry is not NAME: value"))
-                continue
-            out.append(entry_or_problem(name, scalar_text(value), path, line))
+        out += literal_dict_entries(node.value, path, "modextravars", unwrap_value=True)
     return out

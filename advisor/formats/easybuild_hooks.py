@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING
 from advisor.formats.common import (EnvItem, env_items, header_lines, left_out_comment, one_line,
                                     refuse_unsafe)
 from advisor.formats.easybuild import easybuild_unsafe
-from advisor.formats.entry import (EnvEntry, entry_or_problem, is_scalar, python_assignments,
-                                   scalar_text, unreadable)
+from advisor.formats.entry import EnvEntry, literal_dict_entries, python_assignments, unreadable
 from advisor.formats.quoting import python_quote
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -117,15 +116,5 @@ def parse(text: str, path: str) -> list[EnvEntry]:
             if not isinstance(sw, ast.Dict):
                 out.append(unreadable(path, sw.lineno, "SETTINGS entry is not a dict literal"))
                 continue
-            for k, v in zip(sw.keys, sw.values):
-                line = (k or v).lineno
-                try:
-                    name, value = ast.literal_eval(k), ast.literal_eval(v)
-                except (ValueError, TypeError, SyntaxError):
-                    out.append(unreadable(path, line, "SETTINGS entry is not a literal"))
-                    continue
-                if not isinstance(name, str) or not is_scalar(value):
-                    out.append(unreadable(path, line, "SETTINGS entry is not NAME: value"))
-                    continue
-                out.append(entry_or_problem(name, scalar_text(value), path, line))
+            out += literal_dict_entries(sw, path, "SETTINGS")
     return out

@@ -86,3 +86,31 @@ def python_assignments(text: str, path: str, target: str, what: str) -> list:
                             f"{exc.msg}") from None
     return [node for node in tree.body if isinstance(node, ast.Assign) and any(
         isinstance(t, ast.Name) and t.id == target for t in node.targets)]
+
+
+def literal_dict_entries(node: Any, path: str, what: str, *,
+                         unwrap_value: bool = False) -> list[EnvEntry]:
+    """The ``NAME: value`` pairs of a dict literal (``ast.Dict``) as entries, read with
+    ``ast.literal_eval`` (nothing runs); a pair that is not literal, or not a string name with a
+    scalar value, is an unreadable entry naming ``what`` (``modextravars``, ``SETTINGS``).
+
+    :param unwrap_value: a value ``{"value": v, ...}`` stands for ``v`` (EasyBuild's
+        modextravars allows that form).
+    """
+    import ast
+
+    out: list[EnvEntry] = []
+    for k, v in zip(node.keys, node.values):
+        line = (k or v).lineno
+        try:
+            name, value = ast.literal_eval(k), ast.literal_eval(v)
+        except (ValueError, TypeError, SyntaxError):
+            out.append(unreadable(path, line, f"{what} entry is not a literal"))
+            continue
+        if unwrap_value and isinstance(value, dict):
+            value = value.get("value")
+        if not isinstance(name, str) or not is_scalar(value):
+            out.append(unreadable(path, line, f"{what} entry is not NAME: value"))
+            continue
+        out.append(entry_or_problem(name, scalar_text(value), path, line))
+    return out
