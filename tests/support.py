@@ -156,3 +156,34 @@ def sample_profile(**overrides):
                 fingerprint=facts.fingerprint(), facts=facts, results=[res])
     data.update(overrides)
     return Profile(**data)
+
+
+def project_venv(venv: Path, packages: list[str], tools: tuple[str, ...], imports: str,
+                 label: str) -> Path:
+    """The ``bin/`` folder of a cached venv at ``venv`` holding ``packages`` (pip requirement
+    strings, e.g. ``mpich==4.3.2``) and this project (editable, with the dependencies its
+    pyproject.toml declares, so the list is never kept twice), built once under a file lock
+    and rebuilt when one of ``tools`` is missing from ``bin/`` or ``python -c "import
+    <imports>"`` fails there.  The check runs without PYTHONPATH: a test run's PYTHONPATH would
+    make an uninstalled checkout importable and hide a venv without this project in it.  Skips
+    the test, with pip's reason, when the venv cannot be built (no package index reachable)."""
+    import os
+    import subprocess
+
+    from filelock import FileLock
+
+    py = venv / "bin" / "python"
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(venv) + ".lock"):
+        clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        ok = all((venv / "bin" / t).exists() for t in tools) and subprocess.run(
+            [str(py), "-c", f"import {imports}"], capture_output=True, env=clean).returncode == 0
+        if not ok:
+            steps = [[sys.executable, "-m", "venv", str(venv)],
+                     [str(py), "-m", "pip", "install", "-q", *packages, "-e", str(REPO)]]
+            for step in steps:
+                done = subprocess.run(step, capture_output=True, text=True, timeout=900)
+                if done.returncode != 0:
+                    pytest.skip(f"cannot build the {label} venv ({' '.join(step[:4])}): "
+                                f"{done.stderr.strip()[-300:]}")
+    return venv / "bin"

@@ -5,9 +5,7 @@ Runs in a separate virtual environment with the ``mpich==4.3.2`` wheel, built on
 under ``build/venv-mpich-4.3.2`` (or ``$ADVISOR_MPICH432_VENV``).  CI pre-builds it::
 
     python -m venv build/venv-mpich-4.3.2
-    build/venv-mpich-4.3.2/bin/pip install mpich==4.3.2 mpi4py numpy pluggy pydantic typer \\
-        rich tomli-w archspec psutil platformdirs filelock packaging
-    build/venv-mpich-4.3.2/bin/pip install --no-deps -e .
+    build/venv-mpich-4.3.2/bin/pip install mpich==4.3.2 mpi4py -e .
 
 Skipped with the reason when the venv cannot be built (no package index reachable).
 """
@@ -17,21 +15,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma.identity import cvar_defaults
-from support import REPO
+from support import REPO, project_venv
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 VERSION = "4.3.2"
-DEPS = ["mpich==" + VERSION, "mpi4py", "numpy", "pluggy", "pydantic", "typer", "rich", "tomli-w",
-        "archspec", "psutil", "platformdirs", "filelock", "packaging"]
+#: Besides this project and its own dependencies (``support.project_venv``).
+DEPS = ["mpich==" + VERSION, "mpi4py"]
 
 
 def _venv_dir() -> Path:
@@ -41,22 +37,8 @@ def _venv_dir() -> Path:
 @pytest.fixture(scope="session")
 def mpich432() -> Path:
     """The bin/ folder of a venv with mpich 4.3.2 and this project (built once, cached)."""
-    venv = _venv_dir()
-    py = venv / "bin" / "python"
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(venv) + ".lock"):
-        ok = py.exists() and (venv / "bin" / "mpivars").exists() and subprocess.run(
-            [str(py), "-c", "import advisor_mpich_cma, mpi4py"], capture_output=True).returncode == 0
-        if not ok:
-            steps = [[sys.executable, "-m", "venv", str(venv)],
-                     [str(py), "-m", "pip", "install", "-q", *DEPS],
-                     [str(py), "-m", "pip", "install", "-q", "--no-deps", "-e", str(REPO)]]
-            for step in steps:
-                done = subprocess.run(step, capture_output=True, text=True, timeout=900)
-                if done.returncode != 0:
-                    pytest.skip(f"cannot build the mpich {VERSION} venv ({' '.join(step[:4])}): "
-                                f"{done.stderr.strip()[-300:]}")
-    return venv / "bin"
+    return project_venv(_venv_dir(), DEPS, ("mpivars", "advisor"), "advisor_mpich_cma, mpi4py",
+                        f"mpich {VERSION}")
 
 
 _PROBE = r"""
