@@ -11,7 +11,7 @@ from advisor.baseline import Baseline  # no models import: the CLI starts fast
 from advisor.cli import common
 from advisor.cli.boundary import boundary, err, exit_with, out, warn
 from advisor.cli.render import console, print_table, rich_table
-from advisor.errors import ExitCode
+from advisor.errors import BadInputError, ExitCode
 
 VerifyJsonOpt = typer.Option(False, "--json", help="Print the verdicts as JSON on stdout instead "
                              "of the profile's path (the tables still go to stderr).")
@@ -42,11 +42,57 @@ def verify(
     option: Optional[List[str]] = typer.Option(None, "--option", "-O", metavar="KEY=VALUE",
                                                help="Probe option KEY=VALUE (repeatable)."),
     seed: int = typer.Option(12345, "--seed", metavar="N", help="Seed for fills and bootstrap."),
+    app: bool = typer.Option(False, "--app", help="A/B-test your own command (given after "
+                             "'--') under the environment advisor emit writes (B) vs the "
+                             "baseline (A); docs/verify-app.md.", rich_help_panel="--app"),
+    command: Optional[List[str]] = typer.Argument(None, metavar="[-- CMD ...]", help="With "
+                                                  "--app: the command to run, as given."),
+    env_file: Optional[Path] = typer.Option(None, "--env", metavar="FILE", help="--app: B is "
+                                            "this env file's settings (any format advisor lint "
+                                            "reads) instead of the profile's.",
+                                            rich_help_panel="--app"),
+    metric: Optional[str] = typer.Option(None, "--metric", metavar="REGEX", help="--app: the "
+                                         "figure of merit is the number this regex captures "
+                                         "(last match, group 1) in the output; default: the "
+                                         "wall time.", rich_help_panel="--app"),
+    higher_is_better: Optional[bool] = typer.Option(
+        None, "--higher-is-better/--lower-is-better", help="--app: the metric's direction "
+        "(required with --metric).", rich_help_panel="--app"),
+    metric_file: Optional[str] = typer.Option(None, "--metric-file", metavar="GLOB",
+                                              help="--app: also read the metric from files "
+                                              "matching GLOB written during the run (HPCG, "
+                                              "HPCC).", rich_help_panel="--app"),
+    check: Optional[str] = typer.Option(None, "--check", metavar="REGEX", help="--app: a run "
+                                        "whose output does not match REGEX failed.",
+                                        rich_help_panel="--app"),
+    runs: int = typer.Option(20, "--runs", metavar="N", help="--app: at most N runs of each "
+                             "arm (rounds).", rich_help_panel="--app"),
+    aa_rounds: int = typer.Option(5, "--aa-rounds", metavar="N", help="--app: the first N "
+                                  "rounds add an A/A pair (the noise floor).",
+                                  rich_help_panel="--app"),
+    run_timeout: Optional[float] = typer.Option(None, "--run-timeout", metavar="SECONDS",
+                                                help="--app: a run still going after this "
+                                                "long failed (default: 10x the baseline's "
+                                                "warm-up, at least 10 s).",
+                                                rich_help_panel="--app"),
+    attribute: bool = typer.Option(False, "--attribute", help="--app: when B differs beyond "
+                                   "noise, measure B without each setting (or plugin) and say "
+                                   "which carry the gain or loss.", rich_help_panel="--app"),
+    attribute_by: str = typer.Option("setting", "--attribute-by", metavar="setting|plugin",
+                                     help="--app: leave-one-out groups.",
+                                     rich_help_panel="--app"),
+    no_bisect: bool = typer.Option(False, "--no-bisect", help="--app: do not bisect the "
+                                   "settings when B breaks the command.",
+                                   rich_help_panel="--app"),
 ) -> None:
     """Re-measure each recommendation here, advised vs library defaults, interleaved: alone, and
     in the joint environment advisor emit writes (every plugin's settings together, one verdict
     per plugin recommendation); store the verdicts in the profile.  Tables on stderr; --json on
-    stdout; exit 1 on a regression or a verdict that reverses jointly (finding joint-reversal)."""
+    stdout; exit 1 on a regression or a verdict that reverses jointly (finding joint-reversal).
+
+    With --app -- CMD ...: run your command under A (baseline) and B (the emitted environment),
+    interleaved with an A/A floor, until the ratio's CI decides; exit 1 when B is worse beyond
+    the floor or breaks the command (its breaking settings bisected)."""
 
     from advisor.facts import detect
     from advisor.facts.compare import machine_mismatch
@@ -57,6 +103,28 @@ def verify(
                                 verify_profile)
 
     baseline = Baseline.ENV if against_env else against
+    if app:
+        from advisor.cli.verify_app_cmd import run_app
+
+        if attribute_by not in ("setting", "plugin"):
+            raise BadInputError(f"--attribute-by {attribute_by!r}: setting or plugin")
+        micro = [name for name, given in (("--alone", alone), ("--quick", quick),
+                                          ("--launcher", launcher is not None),
+                                          ("--option", bool(option))) if given]
+        run_app(command=list(command or []), profile=profile, plugin=plugin,
+                baseline=baseline.value, env_file=env_file, metric=metric,
+                higher_is_better=higher_is_better, metric_file=metric_file, check=check,
+                runs=runs, aa_rounds=aa_rounds, time_budget=time_budget,
+                run_timeout=run_timeout, attribute=attribute, attribute_by=attribute_by,
+                bisect=not no_bisect, json_=json_, seed=seed, micro_options=micro)
+        return
+    app_only = [name for name, given in (
+        ("a command", bool(command)), ("--env", env_file is not None),
+        ("--metric", metric is not None), ("--check", check is not None),
+        ("--metric-file", metric_file is not None), ("--attribute", attribute),
+        ("--run-timeout", run_timeout is not None)) if given]
+    if app_only:
+        raise BadInputError(f"{', '.join(app_only)}: only with --app (verify --app -- CMD ...)")
     path = common.profile_path(profile, write=True)  # the verdicts are stored in it
     prof = common.load(profile)
     check_writable(path)  # the verdicts are stored in the profile: fail now, not after measuring
