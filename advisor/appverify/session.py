@@ -110,8 +110,10 @@ class Session:
                                 wall_s=round(out.wall_s, 6), returncode=out.returncode,
                                 failure=out.failure, settings=list(settings)))
         shown = (f"{out.value:.6g}" if out.ok else f"FAILED ({out.failure})")
-        self._say(f"{phase} {'warm-up' if rnd < 0 else f'round {rnd + 1}'}: {arm} {shown} "
-                  f"({out.wall_s:.2f} s)")
+        where = {"warmup": "warm-up", "compare": f"round {rnd + 1}",
+                 "attribute": f"attribution round {rnd + 1}", "bisect": f"bisect test {rnd + 1}"}
+        what = f"A + {', '.join(settings) or 'nothing'}" if phase == "bisect" else arm
+        self._say(f"{where[phase]}: {what}: {shown} ({out.wall_s:.2f} s)")
         return out
 
     def _fits(self, n_runs: int) -> bool:
@@ -129,10 +131,13 @@ class Session:
         """
         a = self.run("A", self.arms.baseline, "warmup", -1)
         if not a.ok:
-            last = a.tail.strip().splitlines()[-1:] or ["(no output)"]
+            last = (a.tail.strip().splitlines()[-1:] or ["(no output)"])[0][:200]
+            if a.returncode == 0 and self.cmd.metric is not None and "--metric" in (a.failure or ""):
+                raise BadInputError(f"--metric {self.cmd.metric.pattern!r} matches no number in "
+                                    f"the output of the baseline run A; its output ends: {last}")
             raise BadInputError(f"the command fails in the baseline environment A ({a.failure}); "
                                 f"it must work without the settings to compare them; its output "
-                                f"ends: {last[0][:200]}")
+                                f"ends: {last}")
         if self.run_timeout_s is None:
             self.run_timeout_s = max(RUN_TIMEOUT_MIN_S, RUN_TIMEOUT_FACTOR * a.wall_s)
         b = self.run("B", self.arms.advised, "warmup", -1)
