@@ -53,7 +53,8 @@ def _plots(prof) -> None:
 @boundary
 def show(profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonOpt,
          plot: bool = PlotOpt) -> None:
-    """Show a profile: recommendations, verifications, evidence summaries and findings."""
+    """Show a profile: recommendations, verifications (of the advice and of your own commands,
+    verify --app), evidence summaries and findings."""
     from advisor.report.tables import show_report
 
     if plot:
@@ -76,6 +77,9 @@ def show(profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonO
     else:
         con.print("Recommendations: none", style="italic", markup=False, highlight=False)
     print_table(con, rep.verifications)
+    if print_table(con, rep.app_verifications):
+        for line in rep.app_details:
+            print_line(con, line, soft_wrap=True)
     print_table(con, rep.evidence)
     # findings as lines, not table cells: remedies hold settings to copy, which a table would
     # break in the middle of a value

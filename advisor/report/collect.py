@@ -1,5 +1,6 @@
-"""Gather the figures of a report: each probe's own (its optional ``figures`` method) and the
-core's verify figure, with a warning for every figure left out.  Pure apart from calling the
+"""Gather the figures of a report: each probe's own (its optional ``figures`` method), the
+core's verify figure and one figure per ``verify --app`` record (``advisor.report.appfigure``,
+filed under ``APP_PROBE``), with a warning for every figure left out.  Pure apart from calling the
 probes' pure ``figures``; nothing is drawn here (``advisor.report.draw`` draws).
 
 A probe's ``figures(evidence, facts) -> list[FigureSpec]`` (documented in
@@ -16,12 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
+from advisor.report.appfigure import APP_PROBE, app_figures
 from advisor.report.figures import FigureMarker, FigureSeries, FigureSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile
 
-__all__ = ["Figures", "collect_figures", "verify_figure", "VERIFY_PROBE"]
+__all__ = ["APP_PROBE", "Figures", "collect_figures", "verify_figure", "VERIFY_PROBE"]
 
 #: The name under which the core's own figures are filed (files ``verify-<id>.png``).
 VERIFY_PROBE = "verify"
@@ -30,7 +32,8 @@ VERIFY_PROBE = "verify"
 @dataclass
 class Figures:
     """The figures of one report: ``by_probe`` maps a probe name to its specs in the probe's
-    order (``VERIFY_PROBE`` for the core's verify figure); ``warnings`` are one line each."""
+    order (``VERIFY_PROBE`` for the core's verify figure, ``APP_PROBE`` for the ``verify --app``
+    records'); ``warnings`` are one line each."""
 
     by_probe: dict[str, list[FigureSpec]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -79,7 +82,8 @@ def _probe_figures(probe: Any, name: str, result, facts, warnings: list[str]) ->
 def collect_figures(profile: "Profile", probes: Mapping[str, Any]) -> Figures:
     """The figures of ``profile``: for each result with evidence, its probe's ``figures``
     (``probes``: probe name -> probe, e.g. ``advisor.plugins.load().probes``), then the verify
-    figure when the profile holds verdicts with ratios.
+    figure when the profile holds verdicts with ratios, then each ``verify --app`` record's
+    figure of its runs (``APP_PROBE``).
 
     A result whose probe is not installed gives the warning ``figures of <probe> need its
     plugin (<plugin>)``; its recommendations and evidence are still in the report.
@@ -99,6 +103,9 @@ def collect_figures(profile: "Profile", probes: Mapping[str, Any]) -> Figures:
     vf = verify_figure(profile)
     if vf is not None:
         figs.by_probe[VERIFY_PROBE] = [vf]
+    apps = app_figures(profile)
+    if apps:
+        figs.by_probe[APP_PROBE] = apps
     return figs
 
 

@@ -1,10 +1,11 @@
 """Draw a :class:`~advisor.report.figures.FigureSpec` with matplotlib: SVG text or PNG bytes.
 
 The spec is drawn as it is, never reinterpreted: one curve per series (CI band ``lo..hi``
-shaded for lines and steps, error bars for points and bars), each marker a labelled vertical or
-horizontal line whose style says its role, each band a shaded span, a legend, axis labels with
-their unit, and tick labels in human units (``advisor.report.units``: KiB/MiB, ns/µs/ms,
-MB/s / GB/s).  Categorical x (``FigureSpec.names``) gets one tick per name.
+shaded for lines and steps, error bars for points and bars, strips spread sideways by a fixed
+pattern), each marker a labelled vertical or horizontal line whose style says its role, each
+band a shaded span, each mark (``FigureMark``) with its label beside it, a legend (one entry per
+label), axis labels with their unit, and tick labels in human units (``advisor.report.units``:
+KiB/MiB, ns/µs/ms, MB/s / GB/s).  Categorical x (``FigureSpec.names``) gets one tick per name.
 
 matplotlib is imported here only, lazily, with its non-interactive Agg canvas through the
 object API (``matplotlib.figure.Figure``; pyplot and its GUI backends are never touched).  Output
@@ -56,6 +57,22 @@ BAND_COLOURS = ("#fdb863", "#b2abd2", "#a6dba0", "#f4a582")
 HUMAN_UNITS = ("bytes", "B", "s", "bytes/s", "B/s", "ratio", "count")
 
 
+#: Half the width (in x units: categories are 1 apart) over which a strip's dots are spread; the
+#: median bar is a little wider, and the 0.6 left to the next category holds the bar's label.
+STRIP_HALF_WIDTH = 0.15
+MARK_BAR_HALF_WIDTH = 0.22
+#: Room right of the last category for a mark's label, x units ("median 1.23 s" at the
+#: legend's 7.5 pt font is about half a category wide at FIGSIZE_IN with four categories).
+MARK_LABEL_ROOM = 0.95
+#: Fractional offsets of a strip's dots: multiples of the golden ratio modulo 1 (a
+#: low-discrepancy sequence: any number of dots spread evenly, deterministically; no random
+#: jitter, so the same spec gives the same picture).
+GOLDEN = (5 ** 0.5 - 1) / 2
+#: Height of the crosses of ``shape="x"`` marks above the bottom edge, as a fraction of the plot
+#: height, and the room the y axis gets below its lowest value for them.
+CROSS_Y = 0.04
+CROSS_ROOM = 0.12
+
 #: A log axis spanning less than this ratio (two decades) gets ticks at 1, 2 and 5 of each decade
 #: (under one decade: linear "nice" steps); wider ones at the powers of ten.
 NARROW_LOG_SPAN = 100.0
@@ -72,7 +89,8 @@ def _axis(ax, which: str, spec: FigureSpec) -> None:
         axis.set_major_locator(ticker.FixedLocator(keys))
         axis.set_major_formatter(ticker.FixedFormatter([spec.names[k] for k in keys]))
         axis.set_minor_locator(ticker.NullLocator())
-        if sum(len(n) for n in spec.names.values()) > 60:
+        # the widest line of each (multi-line) tick label, summed: too wide for the axis?
+        if sum(max(len(ln) for ln in n.split("\n")) for n in spec.names.values()) > 60:
             for label in ax.get_xticklabels():
                 label.set_rotation(20)
                 label.set_horizontalalignment("right")
@@ -108,6 +126,13 @@ def _series(ax, spec: FigureSpec) -> None:
             xs = [x + (i - (len(bars) - 1) / 2) * width for x in s.x] if spec.names else s.x
             ax.bar(xs, s.y, width=width if spec.names else 0.8, color=colour, alpha=0.85,
                    label=s.label, zorder=2)
+        elif s.kind == "strip":
+            xs = [x + ((i * GOLDEN + 0.5) % 1.0 - 0.5) * 2 * STRIP_HALF_WIDTH
+                  for i, x in enumerate(s.x)]
+            ax.plot(xs, s.y, linestyle="none", marker="o", markersize=5, color=colour,
+                    alpha=0.8, markerfacecolor="none" if s.hollow else colour,
+                    markeredgewidth=1.3, label=s.label, zorder=3)
+            continue
         elif s.kind == "points":
             ax.plot(s.x, s.y, linestyle="none", marker="o", markersize=5, color=colour,
                     label=s.label, zorder=3)
@@ -143,9 +168,46 @@ def _overlays(ax, spec: FigureSpec) -> None:
         line(m.value, label=label, zorder=5, **MARKER_STYLES[m.role])
 
 
+def _marks(ax, spec: FigureSpec) -> None:
+    """Each mark with its label to its right: bars at their value, crosses on the bottom edge
+    (the y axis extended below the lowest value so no dot hides under a cross)."""
+    crosses = [m for m in spec.marks if m.shape == "x"]
+    if crosses:
+        lo, hi = ax.get_ylim()
+        if spec.y_scale == "log" and lo > 0:
+            ax.set_ylim(lo / (hi / lo) ** CROSS_ROOM, hi)
+        else:
+            ax.set_ylim(lo - CROSS_ROOM * (hi - lo), hi)
+    for m in spec.marks:
+        colour = SERIES_STYLES.get(m.role, {}).get("color", CYCLE[0])
+        if m.shape == "bar" and m.y is not None:
+            ax.hlines(m.y, m.x - MARK_BAR_HALF_WIDTH, m.x + MARK_BAR_HALF_WIDTH, color=colour,
+                      linewidth=2.4, zorder=6)
+            ax.annotate(m.label, (m.x + MARK_BAR_HALF_WIDTH, m.y), xytext=(3, 0),
+                        textcoords="offset points", va="center", ha="left", fontsize=7.5,
+                        color=colour, zorder=7)
+        else:
+            trans = ax.get_xaxis_transform()  # x in data, y in axes fraction
+            ax.plot([m.x], [CROSS_Y], linestyle="none", marker="x", markersize=8,
+                    markeredgewidth=2, color=colour, transform=trans, zorder=6, clip_on=False)
+            ax.annotate(m.label, (m.x, CROSS_Y), xycoords=trans, xytext=(7, 0),
+                        textcoords="offset points", va="center", ha="left", fontsize=7.5,
+                        color=colour, zorder=7)
+    if spec.names and spec.marks:  # half a category each side, room for a label on the right
+        last = max(spec.names)
+        room = MARK_LABEL_ROOM if any(m.x > last - 0.5 for m in spec.marks) else 0.5
+        ax.set_xlim(min(spec.names) - 0.5, last + room)
+
+
+#: Units whose tick labels carry the unit themselves (``64 KiB``, ``368 ms``, ``1.2x``): the axis
+#: label then names the quantity alone, so label and ticks never disagree ("(s)" over ms ticks).
+TICKS_CARRY_UNIT = ("bytes", "B", "s", "bytes/s", "B/s", "ratio")
+
+
 def _axis_label(label: str, unit: str) -> str:
-    """``"message size (bytes)"``; the label alone when the unit is empty or is the label."""
-    return f"{label} ({unit})" if unit and unit != label else label
+    """``"power (W)"``; the label alone when the unit is empty, is the label, or is written in
+    every tick (``TICKS_CARRY_UNIT``: ``"message size"`` over ticks ``64 KiB``)."""
+    return label if not unit or unit == label or unit in TICKS_CARRY_UNIT else f"{label} ({unit})"
 
 
 def _figure(spec: FigureSpec):
@@ -161,6 +223,7 @@ def _figure(spec: FigureSpec):
         ax.set_yscale("log", base=2 if spec.y_unit in ("bytes", "B") else 10)
     _series(ax, spec)
     _overlays(ax, spec)
+    _marks(ax, spec)
     _axis(ax, "x", spec)
     _axis(ax, "y", spec)
     ax.set_xlabel(_axis_label(spec.x_label, spec.x_unit))
@@ -168,8 +231,11 @@ def _figure(spec: FigureSpec):
     ax.set_title(spec.title, fontsize=11)
     ax.grid(True, which="major", color="#dddddd", linewidth=0.6, zorder=0)
     handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        ax.legend(fontsize=7.5, loc="best", framealpha=0.85)
+    first: dict = {}  # series sharing a label share one entry: the first one's
+    for handle, label in zip(handles, labels):
+        first.setdefault(label, handle)
+    if first:
+        ax.legend(list(first.values()), list(first), fontsize=7.5, loc="best", framealpha=0.85)
     if spec.notes:
         fig.get_layout_engine().set(h_pad=0.06)
         fig.supxlabel("\n".join(spec.notes), fontsize=7.5, x=0.01, ha="left", color="#333333")

@@ -20,8 +20,8 @@ from pydantic import Field, model_validator
 
 from advisor.models import Model
 
-__all__ = ["FigureSeries", "FigureMarker", "FigureBand", "FigureSpec", "series_from_points",
-           "series_pooled"]
+__all__ = ["FigureSeries", "FigureMarker", "FigureMark", "FigureBand", "FigureSpec",
+           "series_from_points", "series_pooled"]
 
 Scale = Literal["linear", "log"]
 
@@ -29,11 +29,15 @@ Scale = Literal["linear", "log"]
 class FigureSeries(Model):
     """One curve (or set of bars) of a figure.
 
-    :ivar label: legend text (e.g. ``"cma-on"``, ``"default"``).
+    :ivar label: legend text (e.g. ``"cma-on"``, ``"default"``); empty: no legend entry (a
+        strip whose category tick already names it).  Series sharing a label share one entry.
     :ivar x, y: equal-length lists, in the figure's ``x_unit`` / ``y_unit`` (medians for
         measured points).
     :ivar lo, hi: the confidence band of ``y`` (same length), or None when not measured.
-    :ivar kind: ``line`` (markers joined), ``points`` (markers only), ``bar``, ``step``.
+    :ivar kind: ``line`` (markers joined), ``points`` (markers only), ``bar``, ``step``,
+        ``strip`` (one dot per value at its category x, spread sideways by the renderer so
+        repeated values stay visible: every run of a configuration, not a summary).
+    :ivar hollow: markers drawn open (values shown but not counted, e.g. a discarded warm-up).
     :ivar role: how the renderer emphasises it: ``measured`` (default), ``default`` (the
         library default's curve), ``advised`` (the advice's curve), ``reference``.
     :ivar evidence: the evidence id the data was read from (``Evidence.id``).
@@ -45,8 +49,9 @@ class FigureSeries(Model):
     y: list[float]
     lo: Optional[list[float]] = None
     hi: Optional[list[float]] = None
-    kind: Literal["line", "points", "bar", "step"] = "line"
+    kind: Literal["line", "points", "bar", "step", "strip"] = "line"
     role: Literal["measured", "default", "advised", "reference"] = "measured"
+    hollow: bool = False
     evidence: Optional[str] = None
     series: Optional[str] = None
 
@@ -74,6 +79,20 @@ class FigureMarker(Model):
     role: Literal["default", "advised", "crossover", "limit", "note"] = "note"
 
 
+class FigureMark(Model):
+    """A mark at one place with its label drawn beside it (never in the legend): ``shape="bar"``
+    a short horizontal bar at ``(x, y)`` (a strip's median), ``shape="x"`` a cross at ``x`` on
+    the bottom edge of the plot (``y`` None: values that do not exist, e.g. failed runs, with
+    their count in ``label``).  ``x`` and ``y`` are in the axes' units; ``role`` picks the
+    colour as for a series."""
+
+    x: float
+    y: Optional[float] = None
+    label: str
+    shape: Literal["bar", "x"] = "bar"
+    role: Literal["measured", "default", "advised", "reference"] = "measured"
+
+
 class FigureBand(Model):
     """A shaded range on one axis (``low`` .. ``high`` in that axis' unit): a noise floor, a
     fleet's outlier band, a cliff."""
@@ -93,7 +112,9 @@ class FigureSpec(Model):
         kind, launches), one or two sentences - required, a figure without it is not shown.
     :ivar x_label, y_label: axis names; :ivar x_unit, y_unit: units (see module docstring).
     :ivar x_scale, y_scale: ``linear`` or ``log``.
-    :ivar names: for categorical x (bars per configuration): the tick label of each x value.
+    :ivar names: for categorical x (bars per configuration): the tick label of each x value
+        (may hold line breaks).
+    :ivar marks: labelled marks (``FigureMark``): medians of strips, counts of failed runs.
     :ivar notes: short lines drawn under the figure (e.g. "regret of the default: 1.8x at 64 KiB").
     """
 
@@ -109,6 +130,7 @@ class FigureSpec(Model):
     series: list[FigureSeries] = Field(default_factory=list)
     markers: list[FigureMarker] = Field(default_factory=list)
     bands: list[FigureBand] = Field(default_factory=list)
+    marks: list[FigureMark] = Field(default_factory=list)
     names: Optional[dict[float, str]] = None
     notes: list[str] = Field(default_factory=list)
 

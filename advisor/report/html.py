@@ -9,7 +9,9 @@ setting values) is HTML-escaped.
 
 Sections: Facts (summary and machine class, provenance), one per probe result (status,
 recommendations with the defaults they replace, figures with captions), Verify (verdicts and
-their figure), Findings and remedies, Fleet (when given), and the figures left out with why.
+their figure), Application verification (each ``verify --app`` record: verdict, the figure of
+its runs, CI and floor, both environments, bisection, attribution), Findings and remedies, Fleet
+(when given), and the figures left out with why.
 
 Public API: :func:`report_html`, :data:`CSP`.
 """
@@ -54,6 +56,9 @@ figcaption{font-size:.88em;color:#333;margin-top:.3em}
 table{max-width:100%}
 .findings li{margin:.4em 0}
 .remedy{margin:.2em 0 0 1em;font-size:.9em}
+.verdict-better{color:#1b7837;font-weight:bold}
+.verdict-regression,.verdict-breaks{color:#b2182b;font-weight:bold}
+.verdict-no-difference,.verdict-inconclusive{color:#555;font-weight:bold}
 """
 
 
@@ -172,6 +177,81 @@ def _verify(prof: "Profile", figs: "Figures", warnings: list[str]) -> str:
     return "\n".join(out)
 
 
+def _app_record(i: int, rec, figs: "Figures", warnings: list[str]) -> str:
+    """One ``verify --app`` record: verdict, figure of its runs, the numbers, both
+    environments, the bisection and the attribution."""
+    from advisor.report.appfigure import APP_PROBE, figure_id, metric_label
+    from advisor.report.appverify import command_text, run_counts
+
+    def f(x):
+        return "-" if x is None else f"{x:.3f}"
+
+    fid = figure_id(rec, i)
+    direction = "higher" if rec.higher_is_better else "lower"
+    out = [f"<h3 id=\"app-{_e(fid)}\">#{i + 1}: <code>{_e(command_text(rec.command))}</code></h3>",
+           f"<p><span class=\"verdict-{_e(rec.verdict)}\">{_e(rec.verdict.upper())}</span>: "
+           f"{_e(_without_verdict(rec.reason or '', rec.verdict))}</p>"]
+    out += [_figure(APP_PROBE, s, warnings) for s in figs.by_probe.get(APP_PROBE, [])
+            if s.id == fid]
+    rows = [("metric", f"{metric_label(rec)} ({direction} is better)"
+             + (f", read from {rec.metric_file}" if rec.metric_file else "")
+             + (f"; a run must match --check {rec.check!r}" if rec.check else "")),
+            ("ratio (> 1: B better)", f(rec.ratio)),
+            (f"{100 * rec.ci_level:.0f} % CI", f"[{f(rec.ci_low)}, {f(rec.ci_high)}]"
+             if rec.ci_low is not None else "-"),
+            ("A/A floor", f"±{rec.noise_floor:.1%}" if rec.noise_floor is not None else "-"),
+            ("rounds", f"{rec.rounds} ({rec.stop})" if rec.stop else str(rec.rounds)),
+            ("successful runs", run_counts(rec)),
+            ("where, when", f"{rec.hostname or '?'} (fingerprint {rec.fingerprint or '?'}), "
+             f"{rec.time}, in {rec.cwd or '?'}")]
+    out.append(_table(("figure", "value"), [(_e(k), _e(v)) for k, v in rows]))
+    a_name = "A: library defaults" if rec.against == "defaults" else "A: current environment"
+    b_name = "B: advisor emit" if rec.environment == "profile" else f"B: {rec.environment}"
+    env = [(f"<code>{_e(n)}</code>",
+            "<span class=\"note\">unset</span>" if n in rec.unset or n not in rec.baseline
+            else f"<code>{_e(rec.baseline[n])}</code>", f"<code>{_e(v)}</code>",
+            _e("; ".join(rec.sources.get(n, []))))
+           for n, v in sorted(rec.advised.items())]
+    out.append(_table(("variable", a_name, b_name, "set by"), env))
+    if rec.bisection is not None:
+        b = rec.bisection
+        out.append(f"<p><b>Bisection</b> ({b.tests} runs; "
+                   + ("reproduced on a rerun" if b.reproduced else "NOT reproduced on a rerun")
+                   + f"): the smallest set of B's settings that breaks the command fails with "
+                   f"{_e(b.failure)}:</p><ul>" + "".join(
+                       f"<li><code>{_e(n)}={_e(rec.advised.get(n, '?'))}</code> advised by "
+                       f"{_e('; '.join(b.sources.get(n, [])) or '?')}</li>" for n in b.settings)
+                   + "</ul>")
+    if rec.attribution:
+        what = {"gain": "carries gain", "loss": "carries loss", "none": "no measurable share",
+                "unknown": "undecided"}
+        out.append("<p><b>Attribution</b>: B against B without each group "
+                   "(&gt; 1: the group helps), same A/A floor.</p>" + _table(
+                       ("group", "settings", "share", "ratio", "CI", "rounds"),
+                       [(_e(a.group), _e(", ".join(a.settings)),
+                         _e(what[a.share] if a.ratio is not None else "not measured"),
+                         f(a.ratio), f"[{f(a.ci_low)}, {f(a.ci_high)}]"
+                         if a.ci_low is not None else "-", str(a.rounds))
+                        for a in rec.attribution]))
+    return "\n".join(out)
+
+
+def _without_verdict(reason: str, verdict: str) -> str:
+    """``reason`` without a leading repeat of the verdict (``inconclusive: the CI ...``)."""
+    word = verdict.replace("-", " ")
+    return reason[len(word) + 1:].lstrip() if reason.lower().startswith(word + ":") else reason
+
+
+def _app(prof: "Profile", figs: "Figures", warnings: list[str]) -> str:
+    head = "<h2 id=\"verify-app\">Application verification (verify --app)</h2>"
+    if not prof.app_verifications:
+        return (head + "<p class=\"note\">Not checked: no record stored. Run <code>advisor "
+                "verify --app -- CMD ...</code> to A/B your own command under the emitted "
+                "environment.</p>")
+    return "\n".join([head] + [_app_record(i, rec, figs, warnings)
+                               for i, rec in enumerate(prof.app_verifications)])
+
+
 def _findings(prof: "Profile") -> str:
     items = [f"<li><span class=\"sev-{_e(f.severity)}\">[{_e(f.severity)}]</span> "
              f"<b>{_e(r.probe)}</b>: {_e(sizes_in_text(f.message))}"
@@ -218,7 +298,8 @@ def report_html(profile: Optional["Profile"], figures: "Figures",
                  f"<p class=\"note\">Profile fingerprint {_e(profile.fingerprint)}, measured "
                  f"{_e(p.created)} by advisor {_e(p.advisor_version)}.</p>", _facts(profile)]
         body += [_result(r, figures, warnings) for r in profile.results]
-        body += [_verify(profile, figures, warnings), _findings(profile)]
+        body += [_verify(profile, figures, warnings), _app(profile, figures, warnings),
+                 _findings(profile)]
     else:
         body.append(f"<h1>{_e(title or 'hpc-advisor fleet report')}</h1>")
     if fleet is not None:

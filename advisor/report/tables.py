@@ -53,6 +53,10 @@ class ShowReport:
     :ivar evidence: ``advisor.report.evidence_rows``.
     :ivar findings: ``([severity] probe: message, remedy or "")`` pairs, printed as lines: a
         remedy holds settings to copy, which a table cell would break inside a value.
+    :ivar app_verifications: one row per ``verify --app`` record (``advisor.report.appverify``:
+        command, metric, verdict with ratio, CI and A/A floor, rounds, time; no rows: none).
+    :ivar app_details: lines under that table: a record's bisection (settings and what advised
+        them) and attribution shares, only where present.
     """
 
     heading: str
@@ -62,6 +66,8 @@ class ShowReport:
     verifications: Table
     evidence: Table
     findings: list[tuple[str, str]]
+    app_verifications: Table = field(default_factory=lambda: Table("", ()))
+    app_details: list[str] = field(default_factory=list)
 
 
 def _fixed(value, digits: int = 3) -> str:
@@ -81,6 +87,7 @@ def _setting_value(value, type_: str) -> str:
 
 def show_report(prof: "Profile") -> ShowReport:
     """The rows of ``advisor show`` for ``prof``."""
+    from advisor.report.appverify import SHOW_HEADERS, SHOW_TITLE, detail_lines, table_rows
     from advisor.report.evidence import EVIDENCE_HEADERS, evidence_rows
     from advisor.report.units import sizes_in_text
 
@@ -115,7 +122,10 @@ def show_report(prof: "Profile") -> ShowReport:
                      [tuple(str(c) for c in row) for row in evidence_rows(prof)])
     findings = [(f"[{f.severity}] {r.probe}: {sizes_in_text(f.message)}", f.remedy or "")
                 for r in prof.results for f in r.findings]
-    return ShowReport(heading, probes, recs, rationales, verifications, evidence, findings)
+    apps = Table(SHOW_TITLE, SHOW_HEADERS,
+                 table_rows(prof.app_verifications))
+    return ShowReport(heading, probes, recs, rationales, verifications, evidence, findings,
+                      apps, detail_lines(prof.app_verifications))
 
 
 #: The columns of ``advisor plugins`` (the table; ``--json`` gives ``plugin_rows``).

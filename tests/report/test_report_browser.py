@@ -150,3 +150,35 @@ def test_report_in_headless_chromium(tmp_path, listener):
     colour = (img.max(axis=-1) - img.min(axis=-1)) > 0.25
     assert colour.sum() > 2000 * len(expected)
     assert listener.page_requests() == [], "the page made network requests"
+
+
+def test_app_verify_section_in_headless_chromium(tmp_path, listener):
+    """The verify --app records' section as a browser renders it: every record's figure drawn
+    (dots are paths), the verdicts and environments present, no error, no request."""
+    from matplotlib.image import imread
+    from support import DATA
+
+    from advisor.profile import load_profile
+    from advisor.report.collect import APP_PROBE, collect_figures
+    from advisor.report.html import report_html
+
+    prof = load_profile(DATA / "appverify" / "profile.toml")
+    figs = collect_figures(prof, {})
+    path = tmp_path / "app.html"
+    path.write_text(report_html(prof, figs))
+    dom = chromium(path.as_uri(), tmp_path, listener.port, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert console_errors(dom.stderr) == []
+    section = dom.stdout.split('id="verify-app"', 1)[1]
+    for spec in figs.by_probe[APP_PROBE]:
+        m = re.search(rf'<figure id="fig-{APP_PROBE}-{spec.id}".*?</figure>', section, re.S)
+        assert m and m.group(0).count("<path") >= 20, spec.id
+    assert ">BETTER<" in section and ">BREAKS<" in section and "APP_WORK_SCALE" in section
+    shot = tmp_path / "app.png"
+    res = chromium(path.as_uri(), tmp_path, listener.port, f"--screenshot={shot}",
+                   "--window-size=1200,2000")  # facts, then the first record's figure
+    assert res.returncode == 0 and shot.is_file(), res.stderr[-2000:]
+    img = imread(shot)[..., :3]
+    colour = (img.max(axis=-1) - img.min(axis=-1)) > 0.25  # red and green dots (about 5000 px)
+    assert colour.sum() > 2000, f"only {colour.sum()} pixels in colour: no dots drawn"
+    assert listener.page_requests() == [], "the page made network requests"
