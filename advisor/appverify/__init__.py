@@ -19,7 +19,8 @@ from typing import Optional
 from advisor.appverify.arms import Arms, from_env_file, from_profile, same_arms
 from advisor.appverify.command import AppCommand, compile_pattern, read_metric, run_once
 from advisor.appverify.session import Design, Event, Session
-from advisor.models import AppVerification, Profile
+from advisor.models import Profile
+from advisor.models_app import AppVerification
 
 #: Default time budget of ``verify --app``, seconds: the whole verification (warm-up, rounds,
 #: bisection, attribution) fits in five minutes, the bound a site engineer waits at a terminal

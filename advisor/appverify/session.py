@@ -37,7 +37,7 @@ from advisor.appverify.bisect import ddmin
 from advisor.appverify.command import AppCommand, RunOutcome, run_once
 from advisor.errors import BadInputError
 from advisor.measure.stats import band_decision, noise_floor_from_pairs, paired_ratio
-from advisor.models import AppBisection, AppRun, AppShare
+from advisor.models_app import AppBisection, AppRun, AppShare
 
 #: A run is killed as hung after this many times the baseline warm-up's wall time.  The widest
 #: launch-to-launch spread measured here is x7.2 (background.md: five launches of one osu_bw

@@ -23,7 +23,7 @@ import re
 from statistics import median
 from typing import Optional
 
-from advisor.models import AppVerification
+from advisor.models_app import AppVerification
 from advisor.report.appverify import arm_values, command_text, headline
 from advisor.report.figures import FigureBand, FigureMark, FigureSeries, FigureSpec
 from advisor.report.units import format_value

@@ -11,7 +11,7 @@ import shlex
 from statistics import median
 from typing import Iterable, Optional
 
-from advisor.models import AppVerification
+from advisor.models_app import AppVerification
 
 
 def _fmt(value: Optional[float], unit: str) -> str:
