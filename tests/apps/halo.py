@@ -31,8 +31,9 @@ from mpi4py import MPI
 
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    # 2 MiB: the size where MPICH's intra-node path choice (CMA single copy or shared-memory
-    # cells) shows (tests/apps/README.md); 200 iterations: about 0.5 s with mpiexec -n 2 here
+    # 2 MiB: a size where MPICH's intra-node path (CMA single copy or shared-memory cells)
+    # shows in the time; 200 iterations: 0.65 s of wall time with mpiexec -n 2 on a quiet
+    # 2-core VM (both measured: tests/apps/README.md)
     ap.add_argument("--bytes", type=int, default=2 * 1024 * 1024, help="halo size in bytes")
     ap.add_argument("--iters", type=int, default=200, help="timed iterations")
     ap.add_argument("--warmup", type=int, default=5, help="untimed iterations before them")
