@@ -106,9 +106,9 @@ def from_profile(profile, *, against: str, environ: Optional[Mapping[str, str]] 
     for name, labels in joint.sources.items():
         found = sorted({owner.get(lab, lab.split("/", 1)[0]) for lab in labels})
         by_plugin[name] = "+".join(found)
-    return Arms(baseline={n: joint.baseline.get(n) for n in advised}, advised=advised,
-                sources={n: list(joint.sources.get(n, ())) for n in advised},
-                plugins=by_plugin, environment="profile")
+    return _differ(Arms(baseline={n: joint.baseline.get(n) for n in advised}, advised=advised,
+                        sources={n: list(joint.sources.get(n, ())) for n in advised},
+                        plugins=by_plugin, environment="profile"))
 
 
 def from_env_file(path: Path | str, *, against: str, environ: Optional[Mapping[str, str]] = None,
@@ -145,8 +145,20 @@ def from_env_file(path: Path | str, *, against: str, environ: Optional[Mapping[s
     for e in entries:
         sources.setdefault(e.name, []).append(f"{e.path}:{e.line}" if e.line else e.path)
     advised = {n: resolved[n] for n in names if n in resolved}
-    return Arms(baseline=_baseline(advised, against, env), advised=advised, sources=sources,
-                plugins={}, environment=str(path))
+    return _differ(Arms(baseline=_baseline(advised, against, env), advised=advised,
+                        sources=sources, plugins={}, environment=str(path)))
+
+
+def _differ(arms: Arms) -> Arms:
+    """``arms``, when B sets something A does not have.
+
+    :raises BadInputError: B equals A (the current environment already holds every value)."""
+    if not arms.names:
+        raise BadInputError(f"B equals A: the current environment already holds every value "
+                            f"of {arms.environment} ({', '.join(sorted(arms.advised))}); there "
+                            "is nothing to A/B (--against defaults compares with the libraries' "
+                            "defaults)")
+    return arms
 
 
 def same_arms(names: Sequence[str], value: str = "1") -> Arms:

@@ -108,6 +108,10 @@ def test_arms_from_an_env_file(tmp_path):
     assert env.without([]) == env.advised
     assert env.groups("setting") == {"GLIBC_TUNABLES": ["GLIBC_TUNABLES"],
                                      "MPIR_CVAR_CH4_CMA_ENABLE": ["MPIR_CVAR_CH4_CMA_ENABLE"]}
+    with pytest.raises(BadInputError, match="B equals A"):  # the environment has the values
+        (tmp_path / "same.sh").write_text("export MPIR_CVAR_CH4_CMA_ENABLE=0\n")
+        from_env_file(tmp_path / "same.sh", against="env",
+                      environ={"MPIR_CVAR_CH4_CMA_ENABLE": "0"})
     (tmp_path / "dyn.sh").write_text("export X=$(hostname)\n")
     with pytest.raises(BadInputError, match="dyn.sh:1"):
         from_env_file(tmp_path / "dyn.sh", against="defaults")
