@@ -25,12 +25,17 @@ pytestmark = [pytest.mark.integration, pytest.mark.slurm, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 #: A shipped profile, copied: --profile FILE is where the record is stored.
 PROFILE = ROOT / "profiles" / "x86_64-icelake-2core-vm.toml"
-#: Bound on one batch job: ~20 srun steps of ~0.3-1 s each on this 2-core machine (measured:
-#: 10-25 s for the whole job); 150 s leaves room for a machine shared with other test runs.
+#: Bound on one batch job: ~19 srun steps of 0.1-2 s each on this 2-core machine (measured:
+#: 18-26 s for the whole job); 150 s leaves room for a machine shared with other test runs.
 JOB_TIMEOUT_S = 150
-#: The user's program: says which step and node it ran on (what --check reads).
-PROGRAM = ("import os; print('step', os.environ['SLURM_STEP_ID'], 'on', "
-           "os.environ['SLURMD_NODENAME'])")
+#: The user's program: a fixed amount of work, timed by itself (the metric), and the step and
+#: node it ran on (what --check reads).  Its own timer, not the step's wall time, which carries
+#: Slurm's step start and end: measured in this test Slurm, steps of programs that timed
+#: themselves at 0.2-0.9 s took 2.0-4.0 s, and srun may wait for the previous step's resources
+#: ("step creation temporarily disabled, retrying").  300,000 squares: ~15-50 ms here.
+PROGRAM = ("import os, time; t = time.perf_counter(); sum(i * i for i in range(300000)); "
+           "print('step', os.environ['SLURM_STEP_ID'], 'on', os.environ['SLURMD_NODENAME'], "
+           "f'time_s={time.perf_counter() - t:.6f}')")
 SCRIPT = """\
 #!/bin/bash
 #SBATCH --job-name=verify-app
@@ -39,7 +44,8 @@ SCRIPT = """\
 #SBATCH --output=verify-%j.json
 #SBATCH --error=verify-%j.log
 {advisor} verify --app --profile {profile} --env aa.env --runs 6 --json \\
-    --check 'step [0-9]+ on node[1-4]' -- srun -n 1 {python} -c {program}
+    --metric 'time_s=([0-9.]+)' --lower-is-better --check 'step [0-9]+ on node[1-4]' \\
+    -- srun -n 1 {python} -c {program}
 """
 
 
