@@ -11,8 +11,9 @@ Design (docs/verify-app.md says it for users):
   ``aa_rounds`` rounds also run A a second time (A B A2, then A2 B A): the A/A pairs.
 * **Statistics.** Each round gives one pair; the ratio is the median of the pair ratios
   oriented > 1 = B better, with the percentile bootstrap CI of that median
-  (``advisor.measure.stats.paired_ratio``).  The A/A floor ``f`` is the largest disagreement of
-  an A/A pair (``noise_floor_from_pairs``): measured, never assumed.
+  (``advisor.measure.stats.paired_ratio``).  The A/A floor ``f`` is the disagreement two runs of
+  A exceed one time in twenty, from the A/A pairs' median absolute log ratio
+  (``noise_floor_from_pairs``): measured, never assumed.
 * **Stop** after each round from ``min_rounds`` on, when the CI lies wholly above the band
   ``[1/(1+f), 1+f]`` (better), wholly below it (regression) or wholly inside it (no
   difference); or when ``max_rounds`` rounds are done or the next round would overrun the time
