@@ -100,8 +100,12 @@ def summary(rec: AppVerification, *, failure: Optional[str] = None) -> str:
     floor = f"A/A floor ±{100 * (rec.noise_floor or 0):.1f} %"
     what = {"better": "B is better than A beyond the A/A floor",
             "regression": "B is worse than A beyond the A/A floor",
-            "no-difference": "no difference: the CI lies inside the A/A band",
-            "inconclusive": "inconclusive: the CI overlaps an edge of the A/A band"}[rec.verdict]
+            "no-difference": "the CI holds 1 and lies inside the A/A band",
+            "inconclusive": "the CI overlaps an edge of the A/A band"}[rec.verdict]
+    if rec.verdict == "inconclusive" and not rec.ci_low <= 1.0 <= rec.ci_high:
+        side = "better" if rec.ci_low > 1.0 else "worse"
+        what = (f"B is {side} than A (the CI excludes 1) by less than the run-to-run noise "
+                "(the A/A floor)")
     return f"{what}: ratio ×{rec.ratio:.3f}, {ci}, {floor}, {rec.rounds} rounds"
 
 

@@ -219,8 +219,13 @@ class Session:
                                      level=self.design.level)
         floor = noise_floor_from_pairs(aa, aa2)
         res.ratio, res.ci_low, res.ci_high, res.noise_floor = ratio, lo, hi, floor
+        decision = band_decision(lo, hi, floor)
+        if decision == "equivalent" and not lo <= 1.0 <= hi:
+            # inside the band but B and A differ (the CI excludes 1): a real difference smaller
+            # than the run-to-run noise is no "no difference"; measure on, and say so at the end
+            decision = "undecided"
         res.verdict = {"better": "better", "worse": "regression", "equivalent": "no-difference",
-                       "undecided": "inconclusive"}[band_decision(lo, hi, floor)]
+                       "undecided": "inconclusive"}[decision]
 
     def bisect(self, failure: str) -> Optional[AppBisection]:
         """The smallest set of B's settings that breaks the command (``ddmin``), or None when

@@ -35,7 +35,7 @@ def verify(
                                "60 s."),
     time_budget: Optional[float] = typer.Option(None, "--time-budget", metavar="SECONDS", min=1.0,
                                                 help="Total seconds for all verifications "
-                                                "(default 300)."),
+                                                "(default 300; with --app 270)."),
     launcher: Optional[str] = typer.Option(None, "--launcher", metavar="CMD", help="Command that "
                                            "starts a 2-rank MPI job (default: $ADVISOR_LAUNCHER "
                                            "or mpiexec -n 2)."),
