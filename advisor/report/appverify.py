@@ -100,7 +100,9 @@ def lines(rec: AppVerification) -> list[str]:
             continue
         what = {"gain": "carries gain", "loss": "carries loss", "none": "no measurable share",
                 "unknown": "undecided"}[share.share]
-        out.append(f"  share of {share.group} ({', '.join(share.settings)}): {what}: B / B "
+        which = ("" if share.settings == [share.group]
+                 else f" ({', '.join(share.settings)})")
+        out.append(f"  share of {share.group}{which}: {what}: B / B "
                    f"without it ×{share.ratio:.3f} [{share.ci_low:.3f}, {share.ci_high:.3f}], "
                    f"{share.rounds} rounds")
     return out
