@@ -121,7 +121,7 @@ def series(label: str, cmd: AppCommand, arms: Arms, reps: int, args) -> list[tup
     out = []
     for i in range(reps):
         design = Design(max_rounds=args.runs, aa_rounds=args.aa_rounds,
-                        min_rounds=min(args.aa_rounds, args.runs), seed=args.seed + i)
+                        seed=args.seed + i)
         rec, wall = one(cmd, arms, design, args.time_budget)
         out.append((rec, wall))
         ci = (f"x{rec.ratio:.3f} [{rec.ci_low:.3f}, {rec.ci_high:.3f}]" if rec.ratio is not None

@@ -100,7 +100,9 @@ def summary(rec: AppVerification, *, failure: Optional[str] = None) -> str:
     floor = f"A/A floor ±{100 * (rec.noise_floor or 0):.1f} %"
     what = {"better": "B is better than A beyond the A/A floor",
             "regression": "B is worse than A beyond the A/A floor",
-            "no-difference": "the CI holds 1 and lies inside the A/A band",
+            "no-difference": (f"no difference beyond ±{100 * (rec.noise_floor or 0):.1f} % (the "
+                              "A/A floor: how far two runs of A disagree here); the CI holds 1 "
+                              "and lies inside that band"),
             "inconclusive": "the CI overlaps an edge of the A/A band"}[rec.verdict]
     if rec.verdict == "inconclusive" and not rec.ci_low <= 1.0 <= rec.ci_high:
         side = "better" if rec.ci_low > 1.0 else "worse"

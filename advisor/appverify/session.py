@@ -14,7 +14,9 @@ Design (docs/verify-app.md says it for users):
   (``advisor.measure.stats.paired_ratio``).  The A/A floor ``f`` is the disagreement two runs of
   A exceed one time in twenty, from the A/A pairs' median absolute log ratio
   (``noise_floor_from_pairs``): measured, never assumed.
-* **Stop** after each round from ``min_rounds`` on, when the CI lies wholly above the band
+* **Stop** after each round once there are ``min_rounds`` pairs, and never before the fewest
+  pairs a distribution-free 95 % CI of the median needs (six:
+  ``stats.min_pairs_for_median_ci``), when the CI lies wholly above the band
   ``[1/(1+f), 1+f]`` (better), wholly below it (regression) or wholly inside it (no
   difference); or when ``max_rounds`` rounds are done or the next round would overrun the time
   budget (the mean run time so far predicts it): then the verdict is ``inconclusive`` unless the
@@ -37,7 +39,8 @@ from advisor.appverify.arms import Arms, Overlay
 from advisor.appverify.bisect import ddmin
 from advisor.appverify.command import AppCommand, RunOutcome, run_once
 from advisor.errors import BadInputError
-from advisor.measure.stats import band_decision, noise_floor_from_pairs, paired_ratio
+from advisor.measure.stats import (band_decision, min_pairs_for_median_ci,
+                                   noise_floor_from_pairs, paired_ratio)
 from advisor.models_app import AppBisection, AppRun, AppShare
 
 #: A run is killed as hung after this many times the baseline warm-up's wall time.  The widest
@@ -61,7 +64,7 @@ class Design:
 
     max_rounds: int = 20
     aa_rounds: int = 5
-    min_rounds: int = 5
+    min_rounds: int = 6
     level: float = 0.95
     seed: int = 12345
 
@@ -104,7 +107,7 @@ class Session:
             self.on_event(msg)
 
     def run(self, arm: str, overlay: Overlay, phase: str, rnd: int,
-            settings: tuple[str, ...] = ()) -> RunOutcome:
+            settings: tuple[str, ...] = (), quiet_failure: bool = False) -> RunOutcome:
         timeout = self.run_timeout_s or max(RUN_TIMEOUT_MIN_S, self.end - time.monotonic(), 1.0)
         out = run_once(self.cmd, overlay, timeout_s=timeout)
         self.runs.append(AppRun(arm=arm, phase=phase, round=rnd, value=out.value,
@@ -114,7 +117,8 @@ class Session:
         where = {"warmup": "warm-up", "compare": f"round {rnd + 1}",
                  "attribute": f"attribution round {rnd + 1}", "bisect": f"bisect test {rnd + 1}"}
         what = f"A + {', '.join(settings) or 'nothing'}" if phase == "bisect" else arm
-        self._say(f"{where[phase]}: {what}: {shown} ({out.wall_s:.2f} s)")
+        if out.ok or not quiet_failure:
+            self._say(f"{where[phase]}: {what}: {shown} ({out.wall_s:.2f} s)")
         return out
 
     def _fits(self, n_runs: int) -> bool:
@@ -130,7 +134,7 @@ class Session:
 
         :raises BadInputError: A fails, or its output lacks the metric (nothing to compare).
         """
-        a = self.run("A", self.arms.baseline, "warmup", -1)
+        a = self.run("A", self.arms.baseline, "warmup", -1, quiet_failure=True)  # the error says it
         if not a.ok:
             last = (a.tail.strip().splitlines()[-1:] or ["(no output)"])[0][:200]
             if a.returncode == 0 and self.cmd.metric is not None and "--metric" in (a.failure or ""):
@@ -201,7 +205,7 @@ class Session:
                 aa_a2.append(got["A2"].value)
             rnd += 1
             res.rounds = rnd
-            if len(pairs_a) >= max(1, min(d.min_rounds, d.max_rounds)) and aa_a:
+            if len(pairs_a) >= self.min_pairs and aa_a:
                 self._judge(res, pairs_a, pairs_b, aa_a, aa_a2)
                 if res.verdict not in ("inconclusive",):
                     res.stop = (f"decided after {rnd} rounds: the 95 % CI lies "
@@ -210,7 +214,17 @@ class Session:
         res.rounds = rnd
         if res.verdict == "inconclusive" and pairs_a and aa_a:
             self._judge(res, pairs_a, pairs_b, aa_a, aa_a2)
+            if len(pairs_a) < self.min_pairs:  # the figures are kept, no verdict is claimed
+                res.verdict = "inconclusive"
+                res.stop += (f"; {len(pairs_a)} complete pairs, fewer than the "
+                             f"{self.min_pairs} a 95 % CI of the median needs: no verdict")
         return res
+
+    @property
+    def min_pairs(self) -> int:
+        """Pairs before any verdict: ``min_rounds``, and at least the fewest a distribution-free
+        CI of the median at the design's level needs."""
+        return max(self.design.min_rounds, min_pairs_for_median_ci(self.design.level))
 
     def _judge(self, res: CompareResult, a: list[float], b: list[float], aa: list[float],
                aa2: list[float]) -> None:
@@ -242,10 +256,12 @@ class Session:
         culprit = ddmin(names, fails) if len(names) > 1 else list(names)
         again = self.run("bisect", self.arms.with_only(culprit), "bisect", tests, tuple(culprit))
         tests += 1
+        last = (again.tail.strip().splitlines() or [""])[-1].strip()[:200]
+        why = again.failure or failure
         return AppBisection(settings=culprit,
                             sources={n: self.arms.sources.get(n, []) for n in culprit},
-                            failure=(again.failure or failure), tests=tests,
-                            reproduced=not again.ok)
+                            failure=f"{why}; its output ends: {last}" if last else why,
+                            tests=tests, reproduced=not again.ok)
 
     def attribute(self, by: str, floor: float) -> list[AppShare]:
         """Leave-one-out rounds: B and B without each group, rotated; each group's share."""
@@ -269,7 +285,7 @@ class Session:
             for g in groups:
                 pairs = [(w, b) for w, b in zip(values[f"B-{g}"], values["B"])
                          if w is not None and b is not None]
-                if len(pairs) < d.min_rounds:
+                if len(pairs) < self.min_pairs:
                     decided = False
                     continue
                 ratio, lo, hi = paired_ratio([p[0] for p in pairs], [p[1] for p in pairs],

@@ -43,8 +43,7 @@ def run_app(*, command: List[str], profile: Optional[Path], plugin: Optional[Lis
                             "--higher-is-better (a rate, GFLOP/s) or --lower-is-better (a time)")
     if metric_file is not None and metric is None:
         raise BadInputError("--metric-file: only with --metric")
-    design = Design(max_rounds=runs, aa_rounds=aa_rounds, min_rounds=min(aa_rounds, runs),
-                    seed=seed)
+    design = Design(max_rounds=runs, aa_rounds=aa_rounds, seed=seed)
     cmd = AppCommand(argv=tuple(command), metric=compile_pattern("--metric", metric),
                      higher_is_better=bool(higher_is_better),
                      check=compile_pattern("--check", check), metric_file=metric_file,

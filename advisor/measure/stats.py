@@ -375,6 +375,17 @@ def noise_floor_from_pairs(a: Sequence[float], a2: Sequence[float], *,
     return float(np.exp(nd.inv_cdf(0.5 + level / 2) * sigma) - 1.0)
 
 
+def min_pairs_for_median_ci(level: float = LEVEL) -> int:
+    """The fewest values for which a distribution-free ``level`` CI of the median exists: with
+    ``n`` values the widest order-statistics interval ``(x_(1), x_(n))`` misses the median with
+    probability ``2 * 2**-n`` (all values on one side), so ``n >= 1 - log2(1 - level)``: 6 for
+    95 % (Le Boudec 2010, Theorem 2.1).  Fewer pairs give a bootstrap interval that claims
+    more than the data hold (two pairs below 1 give a "CI" that excludes 1)."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    return math.ceil(1 - math.log2(1 - level) - 1e-12)
+
+
 Decision = Literal["better", "worse", "equivalent", "undecided"]
 
 
@@ -395,5 +406,5 @@ def band_decision(ci_low: float, ci_high: float, noise_floor: float) -> Decision
 __all__ = ["N_BOOT", "LEVEL", "REL_PRECISION", "Verdict", "Comparison", "SeriesKind",
            "SeriesShape", "bootstrap_median_ci", "classify_series", "compare",
            "median_ci_order", "noise_floor_from_aa", "precise_enough", "split_warmup",
-           "summarize", "Decision", "band_decision", "noise_floor_from_pairs",
+           "summarize", "Decision", "band_decision", "min_pairs_for_median_ci", "noise_floor_from_pairs",
            "pair_log_ratios", "paired_ratio"]

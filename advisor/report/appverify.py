@@ -91,7 +91,8 @@ def lines(rec: AppVerification) -> list[str]:
         out.append(f"  finding app-breaks: the smallest set of settings that breaks it "
                    f"({b.tests} runs{'' if b.reproduced else ', NOT reproduced on a rerun'}):")
         for name in b.settings:
-            out.append(f"    {name}={rec.advised.get(name, '?')}  advised by "
+            verb = "advised by" if rec.environment == "profile" else "set in"
+            out.append(f"    {name}={rec.advised.get(name, '?')}  {verb} "
                        f"{'; '.join(b.sources.get(name, [])) or '?'}")
         out.append(f"    failure: {b.failure}")
     for share in rec.attribution:

@@ -203,3 +203,14 @@ def test_store_replaces_the_same_question_only():
 def test_design_refuses_zero_runs():
     with pytest.raises(BadInputError, match="--runs 0"):
         Design(max_rounds=0)
+
+
+def test_no_verdict_from_fewer_pairs_than_a_median_ci_needs():
+    from advisor.measure.stats import min_pairs_for_median_ci
+
+    assert min_pairs_for_median_ci(0.95) == 6 and min_pairs_for_median_ci(0.99) == 8
+    slow = Arms(baseline={"APPV_WORK": None}, advised={"APPV_WORK": "1.5"})
+    rec = verify_app(_cmd(), slow, against="defaults", design=Design(max_rounds=2),
+                     time_budget_s=60)
+    assert rec.verdict == "inconclusive" and rec.ratio == pytest.approx(1 / 1.5, rel=1e-3)
+    assert "fewer than the 6" in rec.stop
