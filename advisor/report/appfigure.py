@@ -166,8 +166,8 @@ def _caption(rec: AppVerification) -> str:
 
 def _notes(rec: AppVerification) -> list[str]:
     direction = "higher" if rec.higher_is_better else "lower"
-    notes = [_cut(f"{headline(rec)}; {rec.rounds} rounds, {direction} is better; {rec.stop}",
-                  NOTE_CHARS),
+    notes = [_cut(f"{headline(rec)}; {rec.rounds} rounds, {direction} is better", NOTE_CHARS),
+             _cut(f"stopped: {rec.stop}", NOTE_CHARS),
              _cut("B sets " + ", ".join(f"{n}={v}" for n, v in sorted(rec.advised.items())),
                   NOTE_CHARS)]
     if rec.bisection is not None:
