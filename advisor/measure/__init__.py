@@ -13,6 +13,10 @@
   ``forget_ceilings``), ``plausibility``, ``checked_point``;
 - placement and first touch: ``placed_pair`` (never a power of two apart), ``distance_facts``,
   ``aliasing_artefact``, ``first_touch_artefact``;
+- artefacts in recorded evidence (pure): ``artefact_point`` (a point that carries no
+  bandwidth), ``relabel`` / ``relabel_profile`` (labels re-derived from the record),
+  ``flags`` and ``veto`` (an artefact withdraws or lowers the advice drawn from its record),
+  ``implausible_threshold`` (a library-reported size below a page or above memory);
 - ``conditions`` -> ``models.Conditions``.
 
 numpy and psutil are imported inside the functions that need them, so importing this package
@@ -20,6 +24,19 @@ is cheap.  Nothing here prints; time budgets are ``deadline`` arguments (``time.
 seconds, e.g. ``MeasureContext.deadline``).
 """
 
+from advisor.measure.artefacts import (
+    ARTEFACT_LOWERED,
+    ARTEFACT_WITHDRAWN,
+    CEILING_PEAK_KEY,
+    artefact_kind,
+    artefact_point,
+    flags,
+    implausible_threshold,
+    relabel,
+    relabel_all,
+    relabel_profile,
+    veto,
+)
 from advisor.measure.buffers import (
     BufferInfo,
     Residency,
@@ -89,4 +106,7 @@ __all__ = [
     "Placement", "aliasing_artefact", "distance_facts", "first_touch_artefact",
     "near_power_of_two", "placed_pair", "placement_of", "shared_ceiling", "remember_ceiling",
     "forget_ceilings", "REL_PRECISION", "median_ci_order", "precise_enough",
+    "ARTEFACT_LOWERED", "ARTEFACT_WITHDRAWN", "CEILING_PEAK_KEY", "artefact_kind",
+    "artefact_point", "flags", "implausible_threshold", "relabel", "relabel_all",
+    "relabel_profile", "veto",
 ]
