@@ -19,8 +19,8 @@ same rules as a fresh measurement:
   (``artefact_point``).  ``show``, ``report`` and ``fleet`` read profiles through it, so a
   profile written before these rules (bandwidth samples on an artefact point) is shown with
   the label, not the figure.
-- ``flags(evidence)`` and ``veto(advice, evidence)``: what the artefacts of a record mean for
-  the recommendations that cite it (``Recommendation.evidence``, an id or its family
+- ``flags(evidence)``, ``veto(advice, evidence)`` and ``withheld(evidence, id, what)``: what
+  the artefacts of a record mean for the recommendations that cite it (``Recommendation.evidence``, an id or its family
   ``id.<suffix>``).  Severity, chosen per kind of artefact:
 
   * **withdrawn** (recommendation removed, finding ``ARTEFACT_WITHDRAWN`` names it and the
@@ -32,7 +32,9 @@ same rules as a fresh measurement:
     artefacts (above the copy ceiling, zero page): the run produced figures that are not
     bandwidths, so the rest of the record is not trusted beyond "low".
 
-``veto`` is idempotent: applying it twice gives the same advice.  ``implausible_threshold``
+``veto`` is idempotent: applying it twice gives the same advice.  A plugin whose ``recommend``
+would find nothing to derive from a record stripped of its artefacts asks ``withheld`` first,
+so the advice is said to be withdrawn rather than reported as "no effect".  ``implausible_threshold``
 bounds a size threshold a library reports about itself (below a page or above memory: not a
 threshold this machine can have).
 """
@@ -256,6 +258,21 @@ def veto(advice: Advice, evidence: Iterable[Evidence]) -> Advice:
             seen.add((finding.id, head))
             found.append(finding)
     return advice.model_copy(update={"recommendations": recs, "findings": found})
+
+
+def withheld(evidence: Iterable[Evidence], ev_id: str, what: str) -> Optional[Finding]:
+    """For a plugin's pure ``recommend`` before it derives ``what`` (e.g. "the glibc
+    non-temporal threshold advice") from the record ``ev_id`` (or its family): a finding
+    ``ARTEFACT_WITHDRAWN`` when that record holds an artefact that withdraws advice (module
+    docstring), so the advice is not derived at all and the reason is said; None otherwise."""
+    mine = [f for f in flags(e for e in evidence if _cites([ev_id], e.id)) if f.withdraw]
+    if not mine:
+        return None
+    return Finding(id=ARTEFACT_WITHDRAWN, severity="warning", remedy=REMEDY,
+                   evidence=list(dict.fromkeys(f.evidence for f in mine)),
+                   message=(f"no {what}: it would rest on "
+                            + "; ".join(f.text() for f in mine)
+                            + "; an artefact that touches the whole comparison leaves no advice"))
 
 
 def implausible_threshold(value: object, *, page_bytes: Optional[int],

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from advisor.measure import (ARTEFACT_LOWERED, ARTEFACT_WITHDRAWN, artefact_point, flags,
-                             implausible_threshold, relabel, summarize, veto)
+                             implausible_threshold, relabel, summarize, veto, withheld)
 from advisor.models import Advice, Conditions, Evidence, Point, Recommendation, Series, Setting
 
 MiB = 1 << 20
@@ -109,6 +109,16 @@ def test_artefact_flagged_sweep_yields_no_high_confidence_advice():
     assert veto(advice, [clean]) is advice and flags([clean]) == []
     assert not any(r.confidence == "high" for r in veto(advice, [part]).recommendations
                    if r.id == "tuned")
+
+
+def test_withheld_says_why_no_advice_is_derived():
+    assert withheld([_sweep({"dst_fill": "random"})], "sweep", "threshold advice") is None
+    f = withheld([_sweep({"placement_near_power_of_two": True}, ev_id="sweep.same-numa")],
+                 "sweep", "threshold advice")
+    assert f.id == ARTEFACT_WITHDRAWN and f.evidence == ["sweep.same-numa"]
+    assert f.message.startswith("no threshold advice") and "address aliasing" in f.message
+    # only lowering artefacts: the advice is derived (and then lowered by veto)
+    assert withheld([_sweep(values={"ceiling_bytes_per_s": 3e9})], "sweep", "x") is None
 
 
 def test_implausible_library_threshold():
