@@ -18,7 +18,8 @@ flagged as outliers, at most :data:`POOL_NODES` of them, evenly spaced in name o
 
 The advice is then the probe's own pure ``recommend(pooled evidence, facts)``, with the facts
 of the first pooled node, through ``advisor.measure.veto`` (an artefact in the pooled evidence
-withdraws or lowers the advice drawn from it); a probe not installed here keeps the first node's result as recorded.
+withdraws or lowers the advice drawn from it); a probe not installed here keeps the first
+node's result as recorded.
 
 Public API: :func:`pool_evidence`, :func:`class_profile`, :data:`POOL_NODES`.
 """

@@ -20,8 +20,8 @@ same rules as a fresh measurement:
   profile written before these rules (bandwidth samples on an artefact point) is shown with
   the label, not the figure.
 - ``flags(evidence)``, ``veto(advice, evidence)`` and ``withheld(evidence, id, what)``: what
-  the artefacts of a record mean for the recommendations that cite it (``Recommendation.evidence``, an id or its family
-  ``id.<suffix>``).  Severity, chosen per kind of artefact:
+  the artefacts of a record mean for the recommendations that cite it
+  (``Recommendation.evidence``, an id or its family ``id.<suffix>``).  Severity, chosen per kind of artefact:
 
   * **withdrawn** (recommendation removed, finding ``ARTEFACT_WITHDRAWN`` names it and the
     settings it would have set): address aliasing (the placement touches every figure of the
@@ -34,9 +34,10 @@ same rules as a fresh measurement:
 
 ``veto`` is idempotent: applying it twice gives the same advice.  A plugin whose ``recommend``
 would find nothing to derive from a record stripped of its artefacts asks ``withheld`` first,
-so the advice is said to be withdrawn rather than reported as "no effect".  ``implausible_threshold``
-bounds a size threshold a library reports about itself (below a page or above memory: not a
-threshold this machine can have).
+so the advice is said to be withdrawn rather than reported as "no effect".
+
+``implausible_threshold`` bounds a size threshold a library reports about itself (below a page
+or above memory: not a threshold this machine can have).
 """
 
 from __future__ import annotations

@@ -344,7 +344,8 @@ def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
                               buffer_fill="random", align_bytes=64,
                               notes={"cuda_device": info["device"], **_ceiling_notes(ceil)}),
         values={"nbytes": nbytes, **info, "ceiling_bytes_per_s": ceiling.median,
-                CEILING_PEAK_KEY: ceiling.max, "h2d.inflation": c.ratio, "h2d.inflation_ci_low": c.ci_low,
+                CEILING_PEAK_KEY: ceiling.max, "h2d.inflation": c.ratio,
+                "h2d.inflation_ci_low": c.ci_low,
                 "h2d.inflation_ci_high": c.ci_high},
     )
     return ZP.label_artefacts(ev, ceiling)

@@ -91,7 +91,8 @@ def test_artefact_flagged_sweep_yields_no_high_confidence_advice():
     rec = {r.id: r for r in got.recommendations}
     assert rec["tuned"].confidence == "low" and rec["unrelated"].confidence == "high"
     (f,) = [f for f in got.findings if f.id == ARTEFACT_LOWERED]
-    assert "tuned" in f.message and "above the copy ceiling" in f.message and f.evidence == ["sweep"]
+    assert "tuned" in f.message and "above the copy ceiling" in f.message
+    assert f.evidence == ["sweep"]
     # aliasing or first touch: withdrawn, the finding names the settings it would have set
     for notes in ({"placement_near_power_of_two": True}, {"dst_fill": "untouched"}):
         got = veto(advice, [_sweep(notes)])
