@@ -5,6 +5,10 @@ Stages, each skipped (and recorded as skipped) when the budget left is short:
 1. ``zero-page-memcpy``: copy bandwidth of one large buffer from untouched (base pages and
    MADV_HUGEPAGE: the 4 KiB and the huge zero page), zero-filled and random-filled sources, the
    inflation untouched/random with its bootstrap CI; the random point is this run's copy ceiling.
+   Untouched points are stored with their label and no bandwidth, the zeros point is judged
+   against the ceiling (``checked_point``), and the random copy is timed again into a view of
+   its destination 0 mod 4 KiB away, A B A B, judged by ``aliasing_artefact``
+   (:mod:`advisor_host_buffer.aliasing`).
 2. ``first-touch``: allocate + first touch + free of a buffer with MADV_NOHUGEPAGE vs
    MADV_HUGEPAGE; page-fault cost per GiB (first use minus a plain rewrite) and the speed-up.
 3. ``zero-page-opencl``: OpenCL transfers (see :mod:`advisor_host_buffer.ocl`); on a CUDA
@@ -16,10 +20,14 @@ Stages, each skipped (and recorded as skipped) when the budget left is short:
    and the plateau (``followup_sizes``).  ``--quick`` stops after the first sweep: the cliff
    and the candidate threshold are recorded (value ``ab_skipped``), but no setting is advised
    from a quick probe, since the A/B needs four fresh processes (two per setting for the A/A
-   floor) and a quick sweep does not find the same cliff every time on a noisy VM.
+   floor) and a quick sweep does not find the same cliff every time on a noisy VM.  The record
+   goes through ``advisor.measure.relabel`` (first touch into the destination, placement),
+   never a ceiling: it times the ceiling's own kernel, and its cache-resident sizes are
+   legitimately faster than a streaming copy.
 5. ``malloc-hugetlb``: first touch of malloc'ed memory with and without
    ``glibc.malloc.hugetlb=1`` (THP madvise mode and glibc >= 2.35 only), fresh processes.
-6. ``numa-placement``: with more than one NUMA node, first touch on node 0, copy from each node.
+6. ``numa-placement``: with more than one NUMA node, first touch on node 0, copy from each node;
+   each copy judged against the ceiling and by where its destination landed (``relabel``).
 7. ``reference-bandwidth``: (value, lower, upper, unit) of this machine for ``advisor verify``.
 
 Options (``--option key=value``): ``nbytes`` (bytes of the single-size stages),
