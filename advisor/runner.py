@@ -16,6 +16,8 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Sequence
 
 from advisor import __version__, steps
+from advisor.measure.artefacts import (ARTEFACT_LOWERED, ARTEFACT_WITHDRAWN, relabel,
+                                       relabel_all, veto)
 from advisor.models import (Advice, Evidence, Facts, Finding, PluginResult, Profile,
                             Provenance)
 from advisor.probe import Applicability, MeasureContext
@@ -110,7 +112,7 @@ def run_probe(
         status, reason = "failed", checked.error
     else:
         findings.extend(app.findings)
-        evidence.extend(app.evidence)
+        evidence.extend(relabel(e) for e in app.evidence)
         if not app.usable:
             status = "failed" if app.failed else "not-applicable"
             reason = app.reason or "not usable here"
@@ -122,7 +124,8 @@ def run_probe(
             measured = runner.run(lambda: probe.measure(ctx), step="measure", owner=name,
                                   deadline=deadline, each=Evidence)
             if measured.ok:
-                evidence.extend(thin_evidence(e) for e in measured.value)
+                # stored artefact points carry no bandwidth, whatever the plugin wrote
+                evidence.extend(thin_evidence(relabel(e)) for e in measured.value)
             else:
                 status, reason = "failed", measured.error
 
@@ -131,8 +134,10 @@ def run_probe(
     advice = runner.run(lambda: probe.recommend(list(evidence), facts), step="recommend",
                         owner=name, timeout_s=runner.grace_s, expect=Advice)
     if advice.ok:
-        findings.extend(advice.value.findings)
-        recs = list(advice.value.recommendations)
+        # an artefact in the evidence withdraws or lowers the advice drawn from it
+        vetoed = veto(advice.value, evidence)
+        findings.extend(vetoed.findings)
+        recs = list(vetoed.recommendations)
     elif status != "failed":
         status, reason = "failed", advice.error
     left = runner.reap()
@@ -264,8 +269,14 @@ def rerecommend(profile: Profile, probes: dict[str, Any]) -> Profile:
         if probe is None:
             out.append(res)
             continue
-        advice: Advice = probe.recommend(list(res.evidence), profile.facts)
-        out.append(res.model_copy(update={"recommendations": advice.recommendations}))
+        evidence = relabel_all(res.evidence)
+        advice: Advice = veto(probe.recommend(list(evidence), profile.facts), evidence)
+        # the veto's findings say why a recommendation is gone or lowered: never silently
+        said = {(f.id, f.message) for f in res.findings}
+        added = [f for f in advice.findings if f.id in (ARTEFACT_WITHDRAWN, ARTEFACT_LOWERED)
+                 and (f.id, f.message) not in said]
+        out.append(res.model_copy(update={"recommendations": advice.recommendations,
+                                          "findings": [*res.findings, *added]}))
     return profile.model_copy(update={"results": out})
 
 

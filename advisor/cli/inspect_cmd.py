@@ -61,7 +61,11 @@ def show(profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonO
         if json_:
             raise BadInputError("--plot draws text: it cannot be combined with --json")
         _need_plotext()
-    prof = common.load(profile)
+    from advisor.measure.artefacts import relabel_profile
+
+    # artefact labels re-derived from the recorded conditions: a profile written before a rule
+    # existed is shown with the label, never with the figure as a bandwidth
+    prof = relabel_profile(common.load(profile))
     if json_:
         out(prof.model_dump_json(indent=2, exclude_none=True) + "\n")
         return

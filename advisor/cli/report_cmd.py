@@ -66,7 +66,9 @@ def report(
         raise BadInputError(f"--fleet {fleet}: not a directory of node profiles")
     prof = None
     if profile is not None or fleet is None:
-        prof = common.load(profile)
+        from advisor.measure.artefacts import relabel_profile
+
+        prof = relabel_profile(common.load(profile))  # labels from the record, see show
         if output is not None and output.exists() and format == "html":
             try:
                 same = os.path.samefile(output, common.profile_path(profile))

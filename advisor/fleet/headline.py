@@ -37,12 +37,15 @@ def headlines_of(probe: Any, evidence: Iterable[Evidence]) -> dict[str, float]:
     """``probe.headline(evidence)`` with non-finite and non-numeric values dropped; empty when the
     probe has no ``headline`` method.  A headline that raises is treated as having none (the
     evidence came from an untrusted node file); the report records that node as having no
-    figures, never stops."""
+    figures, never stops.  The evidence is read through ``advisor.measure.relabel``: a point
+    that its record shows to be an artefact is never a headline figure."""
     fn = getattr(probe, "headline", None)
     if fn is None:
         return {}
+    from advisor.measure.artefacts import relabel_all
+
     try:
-        got = fn(list(evidence))
+        got = fn(relabel_all(evidence))
     except Exception:  # noqa: BLE001 - untrusted evidence must not stop the report
         return {}
     out = {}

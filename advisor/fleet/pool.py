@@ -7,15 +7,19 @@ flagged as outliers, at most :data:`POOL_NODES` of them, evenly spaced in name o
 * a pooled point's samples are the nodes' samples concatenated in node order, then thinned
   (``runner.thin_evidence``: every k-th) to ``runner.MAX_SAMPLES_PER_POINT``, so every node
   contributes; warm-up samples the same way;
-* a node's artefact point (not a physical measurement) adds no samples; the pooled point is an
-  artefact only when every node's is;
+* each node's records are read through ``advisor.measure.relabel`` (artefact labels re-derived
+  from what the node recorded, artefact points without samples), so a node's artefact point
+  (not a physical measurement) adds no samples; the pooled point is an artefact only when
+  every node's is;
 * ``stats`` are recomputed on all pooled samples (n, median, mean, p5, p95, min, max; no CI:
   the samples of different nodes are not one run);
 * ``values`` and ``conditions`` are the first pooled node's (they describe how it was measured:
   sizes, rounds, ceilings, which the nodes of one class share).
 
 The advice is then the probe's own pure ``recommend(pooled evidence, facts)``, with the facts
-of the first pooled node; a probe not installed here keeps the first node's result as recorded.
+of the first pooled node, through ``advisor.measure.veto`` (an artefact in the pooled evidence
+withdraws or lowers the advice drawn from it); a probe not installed here keeps the first
+node's result as recorded.
 
 Public API: :func:`pool_evidence`, :func:`class_profile`, :data:`POOL_NODES`.
 """
@@ -48,13 +52,14 @@ def _stats(samples: list[float], n_taken: int):
 
 def pool_evidence(per_node: Sequence[Sequence["Evidence"]]) -> list["Evidence"]:
     """The pooled evidence of several nodes' records of one probe (see the module docstring)."""
+    from advisor.measure.artefacts import relabel
     from advisor.models import Point
     from advisor.runner import thin_evidence
 
     order: list[str] = []
     groups: dict[str, list] = {}
     for evs in per_node:
-        for e in evs:
+        for e in map(relabel, evs):  # a node's artefact labels re-derived from its record
             if e.id not in groups:
                 order.append(e.id)
                 groups[e.id] = []
@@ -107,6 +112,7 @@ def class_profile(class_id: str, profiles: Sequence["Profile"], probes: Mapping[
     A ``recommend`` that raises on the pooled evidence gives a ``failed`` result naming it.
     """
     from advisor import __version__
+    from advisor.measure.artefacts import veto
     from advisor.models import PluginResult, Profile, Provenance
 
     rep = profiles[0]
@@ -119,7 +125,7 @@ def class_profile(class_id: str, profiles: Sequence["Profile"], probes: Mapping[
             continue
         evidence = pool_evidence([r.evidence for r in oks])
         try:
-            advice = probe.recommend(list(evidence), rep.facts)
+            advice = veto(probe.recommend(list(evidence), rep.facts), evidence)
         except Exception as exc:  # noqa: BLE001 - pooled untrusted evidence
             results.append(PluginResult(plugin=res.plugin, probe=res.probe, status="failed",
                                         reason=f"recommend on the pooled evidence: "

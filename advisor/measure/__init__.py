@@ -11,8 +11,14 @@
 - plausibility: ``copy_ceiling`` / ``measure_ceiling``, ``shared_ceiling`` (measured once per
   process, reused by the next caller with the same parameters: ``remember_ceiling``,
   ``forget_ceilings``), ``plausibility``, ``checked_point``;
-- placement and first touch: ``placed_pair`` (never a power of two apart), ``distance_facts``,
+- placement and first touch: ``placed_pair`` (never a power of two apart),
+  ``placed_pair_with_control`` (plus a view 0 mod 4 KiB away, for ``aliasing_artefact``), ``distance_facts``,
   ``aliasing_artefact``, ``first_touch_artefact``;
+- artefacts in recorded evidence (pure): ``artefact_point`` (a point that carries no
+  bandwidth), ``relabel`` / ``relabel_profile`` (labels re-derived from the record),
+  ``flags``, ``veto`` and ``withheld`` (an artefact withdraws or lowers the advice drawn from
+  its record),
+  ``implausible_threshold`` (a library-reported size below a page or above memory);
 - ``conditions`` -> ``models.Conditions``.
 
 numpy and psutil are imported inside the functions that need them, so importing this package
@@ -20,6 +26,20 @@ is cheap.  Nothing here prints; time budgets are ``deadline`` arguments (``time.
 seconds, e.g. ``MeasureContext.deadline``).
 """
 
+from advisor.measure.artefacts import (
+    ARTEFACT_LOWERED,
+    ARTEFACT_WITHDRAWN,
+    CEILING_PEAK_KEY,
+    artefact_kind,
+    artefact_point,
+    flags,
+    implausible_threshold,
+    relabel,
+    relabel_all,
+    relabel_profile,
+    veto,
+    withheld,
+)
 from advisor.measure.buffers import (
     BufferInfo,
     Residency,
@@ -60,6 +80,7 @@ from advisor.measure.placement import (
     first_touch_artefact,
     near_power_of_two,
     placed_pair,
+    placed_pair_with_control,
     placement_of,
 )
 from advisor.measure.sampling import SampleResult, sample, timer_overhead_ns
@@ -87,6 +108,9 @@ __all__ = [
     "bootstrap_median_ci", "classify_series", "compare", "noise_floor_from_aa", "split_warmup",
     "summarize", "report", "Ceiling", "measure_ceiling", "ALIAS_SKEW_BYTES", "ALIAS_WINDOW_BYTES",
     "Placement", "aliasing_artefact", "distance_facts", "first_touch_artefact",
-    "near_power_of_two", "placed_pair", "placement_of", "shared_ceiling", "remember_ceiling",
+    "near_power_of_two", "placed_pair", "placed_pair_with_control", "placement_of", "shared_ceiling", "remember_ceiling",
     "forget_ceilings", "REL_PRECISION", "median_ci_order", "precise_enough",
+    "ARTEFACT_LOWERED", "ARTEFACT_WITHDRAWN", "CEILING_PEAK_KEY", "artefact_kind",
+    "artefact_point", "flags", "implausible_threshold", "relabel", "relabel_all",
+    "relabel_profile", "veto", "withheld",
 ]

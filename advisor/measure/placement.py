@@ -129,6 +129,35 @@ def placed_pair(nbytes: int, *, src_fill: str = "random", dst_fill: str = "rando
         search covers more offsets than there are powers of two near the distance) or a
         buffer not resident (see ``host_buffer``).
     """
+    src, dst, notes, _ = _placed(nbytes, src_fill=src_fill, dst_fill=dst_fill,
+                                 hugepages=hugepages, seed=seed, skew_bytes=skew_bytes,
+                                 src_hugepages=src_hugepages, control=False)
+    return src, dst, notes
+
+
+def placed_pair_with_control(nbytes: int, *, src_fill: str = "random",
+                             dst_fill: str = "random", hugepages: Optional[bool] = None,
+                             seed: int = 0) -> tuple["np.ndarray", "np.ndarray", "np.ndarray",
+                                                     dict[str, Any]]:
+    """``placed_pair`` plus an aliasing control: ``(src, dst, aliased, notes)``.
+
+    ``aliased`` is a second view into the destination's mapping (same fill, already touched: no
+    extra allocation or fill) whose distance from ``src`` is a multiple of 4 KiB, the placement
+    4K aliasing needs (equal address bits 11:0).  Timing the same copy into ``dst`` and into
+    ``aliased`` and judging them with ``aliasing_artefact`` measures whether this machine
+    aliases.  ``dst`` and ``aliased`` overlap: time them one after the other, never together.
+    ``notes`` are ``placed_pair``'s (they describe ``dst``) plus ``control_distance_bytes`` and
+    ``control_distance_mod_4096`` (0) for ``aliased``.  Arguments and errors: ``placed_pair``.
+    """
+    src, dst, notes, control = _placed(nbytes, src_fill=src_fill, dst_fill=dst_fill,
+                                       hugepages=hugepages, seed=seed,
+                                       skew_bytes=ALIAS_SKEW_BYTES, src_hugepages="same",
+                                       control=True)
+    return src, dst, control, notes
+
+
+def _placed(nbytes: int, *, src_fill: str, dst_fill: str, hugepages: Optional[bool], seed: int,
+            skew_bytes: int, src_hugepages: Any, control: bool):
     from advisor.measure.buffers import host_buffer
 
     if not 0 < skew_bytes < ALIAS_PERIOD_BYTES or skew_bytes % 64:
@@ -142,12 +171,24 @@ def placed_pair(nbytes: int, *, src_fill: str = "random", dst_fill: str = "rando
                         seed=seed + 1)
     s_addr = src.__array_interface__["data"][0]
     w_addr = whole.__array_interface__["data"][0]
+    found = None
     for off in range(0, slack + 1, 64):
         p = distance_facts(s_addr, w_addr + off)
         if p.distance_mod_4096 == skew_bytes and not p.near_power_of_two:
-            dst = whole[off:off + nbytes]
-            return src, dst, {"src_fill": src_fill, "dst_fill": dst_fill, **p.notes()}
-    raise RuntimeError("placed_pair: no offset within the slack avoids a power-of-two distance")
+            found = (whole[off:off + nbytes], p)
+            break
+    if found is None:
+        raise RuntimeError("placed_pair: no offset within the slack avoids a power-of-two distance")
+    dst, p = found
+    notes = {"src_fill": src_fill, "dst_fill": dst_fill, **p.notes()}
+    if not control:
+        return src, dst, notes, None
+    # one period of offsets always holds a multiple of 4096 from the source (64 B steps)
+    off = next(o for o in range(0, ALIAS_PERIOD_BYTES + 1, 64)
+               if distance_facts(s_addr, w_addr + o).distance_mod_4096 == 0)
+    c = distance_facts(s_addr, w_addr + off)
+    notes.update(control_distance_bytes=c.distance_bytes, control_distance_mod_4096=0)
+    return src, dst, notes, whole[off:off + nbytes]
 
 
 def aliasing_artefact(a: Sequence[float], b: Sequence[float], *, noise_floor: float,

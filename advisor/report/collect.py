@@ -86,8 +86,13 @@ def collect_figures(profile: "Profile", probes: Mapping[str, Any]) -> Figures:
     figure of its runs (``APP_PROBE``).
 
     A result whose probe is not installed gives the warning ``figures of <probe> need its
-    plugin (<plugin>)``; its recommendations and evidence are still in the report.
+    plugin (<plugin>)``; its recommendations and evidence are still in the report.  Probes
+    get their evidence through ``advisor.measure.relabel``: an artefact point reaches a figure
+    as a label without samples, never as a bandwidth.
     """
+    from advisor.measure.artefacts import relabel_profile
+
+    profile = relabel_profile(profile)  # artefact labels from the record, whenever written
     figs = Figures()
     for r in profile.results:
         if not r.evidence:

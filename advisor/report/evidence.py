@@ -5,7 +5,9 @@ Quantities are human-readable (``advisor.report.units``): sizes in KiB/MiB, dura
 
 An artefact point (``Point.artefact`` set: zero page, address aliasing, first touch in the
 timed region, above the copy ceiling) is never a bandwidth: its figure is left out of every
-range shown here, and the row says how many points of the series are artefacts and why.
+range shown here, and the row says how many points of the series are artefacts and why.  The
+labels are re-derived from the recorded conditions (``advisor.measure.relabel``), so a profile
+written before a rule existed is shown by today's rules.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import statistics
 from typing import Optional
 
+from advisor.measure.artefacts import ARTEFACT_KINDS, artefact_kind  # noqa: F401  (re-exported)
 from advisor.models import Point, Profile, Scalar
 from advisor.report.units import format_value
 
@@ -27,21 +30,6 @@ def point_median(p: Point) -> Optional[float]:
     if p.stats is not None:
         return p.stats.median
     return statistics.median(p.samples) if p.samples else None
-
-
-#: Kinds of artefact, matched in ``Point.artefact`` (the labels written by
-#: ``advisor.measure.plausibility`` / ``placement`` and the plugins), in this order.
-#: "ceiling" comes first: the above-ceiling label also lists zero pages among its causes.
-ARTEFACT_KINDS = (("ceiling", "above the copy ceiling"), ("aliasing", "address aliasing"),
-                  ("first touch", "first touch"), ("zero page", "zero page"),
-                  ("zero-page", "zero page"), ("untouched", "zero page"))
-
-
-def artefact_kind(label: str) -> str:
-    """A short kind for an artefact label ("zero page", "address aliasing", "first touch",
-    "above the copy ceiling", else "artefact"); never a figure from the label."""
-    low = label.lower()
-    return next((kind for key, kind in ARTEFACT_KINDS if key in low), "artefact")
 
 
 def artefact_summary(points: list[Point]) -> str:
@@ -61,8 +49,13 @@ def evidence_rows(profile: Profile) -> list[list[str]]:
     """One row per series (and one per series-less evidence) in ``EVIDENCE_HEADERS`` order.
 
     ``median range`` spans only the physical points (artefacts excluded); a series whose every
-    point is an artefact shows ``"none (artefacts only)"``.
+    point is an artefact shows ``"none (artefacts only)"``.  The profile is read through
+    ``advisor.measure.relabel_profile``: a point its record shows to be an artefact is labelled
+    and left out, whenever the profile was written.
     """
+    from advisor.measure.artefacts import relabel_profile
+
+    profile = relabel_profile(profile)
     rows: list[list[str]] = []
     for r in profile.results:
         for ev in r.evidence:

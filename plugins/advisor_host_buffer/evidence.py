@@ -30,6 +30,9 @@ EV_NUMA = "numa-placement"
 EV_REFERENCE = "reference-bandwidth"
 EV_TUNABLES = "glibc-tunables"
 
+#: The ``glibc-tunables`` value of glibc's memcpy non-temporal threshold (bytes).
+NT_VALUE = "glibc.cpu.x86_non_temporal_threshold.value"
+
 #: Point labels of a zero-page series: the fill of the *source* buffer.
 UNTOUCHED, ZEROS, RANDOM = "untouched", "zeros", "random"
 
@@ -116,6 +119,20 @@ def reference_bandwidths(evidence: Iterable[Evidence]) -> dict[str, tuple[float,
                 str(ev.values.get(f"{name}.unit", BPS)),
             )
     return out
+
+
+def implausible_nt(tunables: Optional[Evidence], facts: Facts) -> Optional[str]:
+    """Why the non-temporal threshold ``ld.so --list-tunables`` reported (``glibc-tunables``
+    evidence) cannot be this machine's (below a page, above the memory:
+    ``advisor.measure.implausible_threshold``), or None (plausible, or not reported)."""
+    from advisor.measure import implausible_threshold
+
+    v = tunables.values.get(NT_VALUE) if tunables is not None else None
+    if v is None:
+        return None
+    why = implausible_threshold(v, page_bytes=facts.memory.page_size_bytes,
+                                memory_bytes=facts.memory.total_bytes)
+    return f"{NT_VALUE} = {v!r}: {why}" if why else None
 
 
 def glibc_at_least(facts: Facts, version: str) -> Optional[bool]:

@@ -5,6 +5,10 @@ Stages, each skipped (and recorded as skipped) when the budget left is short:
 1. ``zero-page-memcpy``: copy bandwidth of one large buffer from untouched (base pages and
    MADV_HUGEPAGE: the 4 KiB and the huge zero page), zero-filled and random-filled sources, the
    inflation untouched/random with its bootstrap CI; the random point is this run's copy ceiling.
+   Untouched points are stored with their label and no bandwidth, the zeros point is judged
+   against the ceiling (``checked_point``), and the random copy is timed again into a view of
+   its destination 0 mod 4 KiB away, A B A B, judged by ``aliasing_artefact``
+   (:mod:`advisor_host_buffer.aliasing`).
 2. ``first-touch``: allocate + first touch + free of a buffer with MADV_NOHUGEPAGE vs
    MADV_HUGEPAGE; page-fault cost per GiB (first use minus a plain rewrite) and the speed-up.
 3. ``zero-page-opencl``: OpenCL transfers (see :mod:`advisor_host_buffer.ocl`); on a CUDA
@@ -16,10 +20,14 @@ Stages, each skipped (and recorded as skipped) when the budget left is short:
    and the plateau (``followup_sizes``).  ``--quick`` stops after the first sweep: the cliff
    and the candidate threshold are recorded (value ``ab_skipped``), but no setting is advised
    from a quick probe, since the A/B needs four fresh processes (two per setting for the A/A
-   floor) and a quick sweep does not find the same cliff every time on a noisy VM.
+   floor) and a quick sweep does not find the same cliff every time on a noisy VM.  The record
+   goes through ``advisor.measure.relabel`` (first touch into the destination, placement),
+   never a ceiling: it times the ceiling's own kernel, and its cache-resident sizes are
+   legitimately faster than a streaming copy.
 5. ``malloc-hugetlb``: first touch of malloc'ed memory with and without
    ``glibc.malloc.hugetlb=1`` (THP madvise mode and glibc >= 2.35 only), fresh processes.
-6. ``numa-placement``: with more than one NUMA node, first touch on node 0, copy from each node.
+6. ``numa-placement``: with more than one NUMA node, first touch on node 0, copy from each node;
+   each copy judged against the ceiling and by where its destination landed (``relabel``).
 7. ``reference-bandwidth``: (value, lower, upper, unit) of this machine for ``advisor verify``.
 
 Options (``--option key=value``): ``nbytes`` (bytes of the single-size stages),
@@ -56,8 +64,11 @@ import time
 from typing import Any, Callable, Optional
 
 from advisor.measure import (
+    CEILING_PEAK_KEY,
     REL_PRECISION,
     Ceiling,
+    artefact_point,
+    checked_point,
     buffer_conditions,
     compare,
     conditions,
@@ -65,6 +76,8 @@ from advisor.measure import (
     interleave,
     noise_floor_from_aa,
     placed_pair,
+    placed_pair_with_control,
+    relabel,
     remember_ceiling,
     run_python,
     sample,
@@ -76,6 +89,7 @@ from advisor.measure.launch import child_env
 from advisor.models import Evidence, Facts, Point, Series
 from advisor.probe import Applicability, MeasureContext
 
+from . import aliasing as AL
 from . import cliff as CL
 from . import evidence as E
 from . import thp as THP
@@ -179,15 +193,23 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
     points: list[Point] = []
     conds = {}
     notes = {}
+    control: dict[str, Any] = {}
     for label, fill, huge in ((E.UNTOUCHED, "untouched", False), ("untouched-huge", "untouched", True),
                               (E.ZEROS, "zeros", None), (E.RANDOM, "random", None)):
         # a fresh placed pair per source: the destination is random-filled (touched) before
         # timing and never a power of two from the source (no 4K aliasing); see placed_pair
-        src, dst, notes[label] = placed_pair(nbytes, src_fill=fill, dst_fill="random",
-                                             src_hugepages=huge, seed=ctx.seed)
+        if label == E.RANDOM:  # plus the aliasing control (a view of the same destination)
+            src, dst, aliased, notes[label] = placed_pair_with_control(nbytes, seed=ctx.seed)
+        else:
+            src, dst, notes[label] = placed_pair(nbytes, src_fill=fill, dst_fill="random",
+                                                 src_hugepages=huge, seed=ctx.seed)
         conds[label] = buffer_conditions(src)
         points.append(smp(lambda src=src, dst=dst: np.copyto(dst, src)).to_point(
             x=float(nbytes), label=label, per_call_bytes=nbytes, seed=ctx.seed))
+        if label == E.RANDOM:
+            control = AL.measure_control(smp, src, dst, aliased, points[-1].samples, nbytes,
+                                         ctx.seed)
+            del aliased
         del src, dst
     by = {p.label: p for p in points}
     ceiling = by[E.RANDOM].stats
@@ -203,10 +225,16 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
         values[f"{key}.inflation_ci_low"] = c.ci_low
         values[f"{key}.inflation_ci_high"] = c.ci_high
     values["ceiling_bytes_per_s"] = ceiling.median
+    values[CEILING_PEAK_KEY] = ceiling.max
+    values.update(control)
+    # untouched sources read the zero page: stored with the label and no bandwidth (their
+    # inflation is recorded above); a zero-filled source is judged against the ceiling
     pts = []
     for p in points:
         if p.label.startswith(E.UNTOUCHED):
-            p = p.model_copy(update={"artefact": E.ZERO_PAGE_ARTEFACT})
+            p = artefact_point(p, E.ZERO_PAGE_ARTEFACT)
+        elif p.label != E.RANDOM:
+            p = checked_point(p, ceiling)
         pts.append(p)
     ev = Evidence(
         id=E.EV_ZERO_MEMCPY,
@@ -285,7 +313,8 @@ def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
     ceiling = ceil.stats
     h2d = (Evidence(id="x", series=series)).series_named("h2d")
     u, r = (h2d).point(E.UNTOUCHED), (h2d).point(E.RANDOM)
-    values: dict[str, Any] = {"nbytes": nbytes, **info, "ceiling_bytes_per_s": ceiling.median}
+    values: dict[str, Any] = {"nbytes": nbytes, **info, "ceiling_bytes_per_s": ceiling.median,
+                              CEILING_PEAK_KEY: ceiling.max}
     c = compare(r.samples, u.samples, higher_is_better=True, seed=ctx.seed)
     values.update({"h2d.inflation": c.ratio, "h2d.inflation_ci_low": c.ci_low,
                    "h2d.inflation_ci_high": c.ci_high})
@@ -323,7 +352,8 @@ def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
                               buffer_fill="random", align_bytes=64,
                               notes={"cuda_device": info["device"], **_ceiling_notes(ceil)}),
         values={"nbytes": nbytes, **info, "ceiling_bytes_per_s": ceiling.median,
-                "h2d.inflation": c.ratio, "h2d.inflation_ci_low": c.ci_low,
+                CEILING_PEAK_KEY: ceiling.max, "h2d.inflation": c.ratio,
+                "h2d.inflation_ci_low": c.ci_low,
                 "h2d.inflation_ci_high": c.ci_high},
     )
     return ZP.label_artefacts(ev, ceiling)
@@ -403,6 +433,11 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     if total:
         sizes = [s for s in sizes if 2 * s <= total // MEMORY_FRACTION]
     current = tun.values.get("glibc.cpu.x86_non_temporal_threshold.value")
+    # a threshold glibc lists below a page or above the memory is not one this machine can
+    # have: flagged (value nt_threshold.implausible, a finding in recommend) and not used
+    bad_nt = E.implausible_nt(tun, ctx.facts)
+    if bad_nt:
+        current = None
     if not opt and current is not None:
         sizes = plateau_capped(sizes, int(current))
     timeout = max(5.0, min(120.0, ctx.remaining_s()))
@@ -413,6 +448,8 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     one_run_s = time.monotonic() - t0
     first = runs["default"][0]
     values: dict[str, Any] = {"sweep_run_s": one_run_s}
+    if bad_nt:
+        values["nt_threshold.implausible"] = bad_nt
     floor = within_run_floor(passes)
     if floor is not None:
         values["noise_floor.within_run"] = floor
@@ -513,7 +550,12 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
             tuned_b = values.get("nt_threshold.tuned_bytes")
             if tuned_b is not None and current is not None:
                 values[f"gain.{n}.affected"] = int(tuned_b) <= n < int(current)
-    return Evidence(
+    # the harness' artefact rules on what this sweep recorded (first_touch_artefact on the
+    # destination's fill, the placement's distance): a labelled point keeps no bandwidth.  No
+    # ceiling check here: the sweep times the ceiling's own kernel (numpy.copyto between
+    # touched, placed buffers), and its small copies run from cache, legitimately above a
+    # memory-streaming ceiling
+    return relabel(Evidence(
         id=E.EV_SWEEP,
         description="memcpy (numpy.copyto, random-filled 64 B-aligned buffers) across sizes, "
                     "one fresh process per run: current GLIBC_TUNABLES ('default') vs a tuned "
@@ -524,7 +566,7 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
                               notes={**placement, **({"tuned_env": env_tuned["GLIBC_TUNABLES"]}
                                                      if env_tuned else {})}),
         values=values,
-    )
+    ))
 
 
 def malloc_hugetlb(ctx: MeasureContext, budget: Budget) -> Optional[Evidence]:
@@ -588,24 +630,37 @@ def numa(ctx: MeasureContext, nbytes: int) -> Optional[Evidence]:
     out = run_python(WORKER, [req], timeout_s=max(5.0, min(60.0, ctx.remaining_s())))
     for k, v in out["pages"].items():
         values[f"pages.{k}"] = v
-    for node, raw in zip((nodes[0], nodes[-1]), out["points"]):
-        p = Point.model_validate(raw).model_copy(update={"label": f"run-node{node}"})
+    # every copy judged against this run's copy ceiling (stage 1's, shared) and by where its
+    # destination landed (the worker's placement notes: relabel below)
+    ceil = _ceiling(ctx, nbytes, E.EV_NUMA)
+    values.update({"ceiling_bytes_per_s": ceil.stats.median, CEILING_PEAK_KEY: ceil.stats.max})
+    notes: dict[str, Any] = {}
+    places = out.get("placements") or []
+    for i, (node, raw) in enumerate(zip((nodes[0], nodes[-1]), out["points"])):
+        label = f"run-node{node}"
+        p = checked_point(Point.model_validate(raw).model_copy(update={"label": label}),
+                          ceil.stats)
         pts.append(p)
-        values["local_bps" if node == nodes[0] else "remote_bps"] = p.stats.median
+        for k, v in (places[i] if i < len(places) else {}).items():
+            if k.startswith("placement_"):
+                notes[f"{label}.{k}"] = v
+        if p.stats is not None:
+            values["local_bps" if node == nodes[0] else "remote_bps"] = p.stats.median
     try:
         aff = os.sched_getaffinity(0)
         values["pinned"] = len(aff) < (os.cpu_count() or len(aff)) or bool(
             os.environ.get("OMP_PROC_BIND") or os.environ.get("OMP_PLACES"))
     except OSError:
         pass
-    return Evidence(
+    return relabel(Evidence(
         id=E.EV_NUMA, description="first touch by one pinned thread, copies from a thread on "
                                   "the same and on another NUMA node; pages per node from numa_maps",
         series=[Series(name="copy", unit=E.BPS, points=pts)],
         conditions=conditions(thp_enabled=_thp(ctx.facts), buffer_kind="pageable",
-                              buffer_fill="random", align_bytes=64),
+                              buffer_fill="random", align_bytes=64,
+                              notes={**notes, **_ceiling_notes(ceil)}),
         values=values,
-    )
+    ))
 
 
 def reference(evidence: list[Evidence]) -> Optional[Evidence]:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from advisor.measure import classify_series, first_touch_artefact
+from advisor.measure import (classify_series, first_touch_artefact, relabel_all, veto,
+                             withheld)
+from advisor.measure.placement import FIRST_TOUCH_LABEL
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
+from . import aliasing as AL
 from . import cliff as CL
 from . import evidence as E
 from . import thp as THP
@@ -72,19 +75,22 @@ def recommend(evidence: Sequence[Evidence], facts: Facts, *, noise_floor: float 
         ``advisor.measure.noise_floor_from_aa``); 0.0 lets the confidence intervals decide.
     :return: ``Advice``; never raises on missing evidence (it simply gives less advice).
     """
-    ev = list(evidence)
+    # labels re-derived from what each record holds, artefact points without a bandwidth
+    ev = relabel_all(evidence)
     nf = _noise_floor(ev, noise_floor)
     findings: list[Finding] = []
     recs: list[Recommendation] = []
 
     _zero_page(ev, findings)
+    findings += AL.findings(ev)
     _placement_and_touch(ev, findings, nf)
     _first_use(ev, findings, nf)
     _thp(ev, facts, findings, recs)
     _nt_cache_size(ev, facts, findings)
     _sweep(ev, facts, findings, recs, nf)
     _numa(ev, facts, findings)
-    return Advice(recommendations=recs, findings=findings)
+    # an artefact in a record withdraws or lowers the advice drawn from it (harness veto)
+    return veto(Advice(recommendations=recs, findings=findings), ev)
 
 
 # --------------------------------------------------------------------------- zero page
@@ -119,9 +125,10 @@ def _zero_page(ev: list[Evidence], findings: list[Finding]) -> None:
                 message=(
                     f"{what} from an untouched host buffer reads {inf.ratio:.2f}x faster"
                     f"{_ci(inf.ci_low, inf.ci_high)} than from a random-filled one "
-                    f"({E.fmt_bw(inf.untouched_bps)} vs {E.fmt_bw(inf.touched_bps)}): untouched "
+                    f"({E.fmt_bw(inf.touched_bps)}): untouched "
                     "pages map the shared zero page, so benchmarks that skip initialisation "
-                    "overstate bandwidth; the untouched figure is labelled a zero-page artefact"
+                    "overstate bandwidth; the untouched figure is a zero-page artefact, stored "
+                    "with its label and no bandwidth"
                 ),
                 remedy=PREFAULT_REMEDY,
                 evidence=[ev_id],
@@ -193,7 +200,10 @@ def _placement_and_touch(ev: list[Evidence], findings: list[Finding], nf: float)
         for s in e.series:
             if s.unit != E.BPS:
                 continue
-            label = first_touch_artefact(
+            # labelled when the record was read (relabel), or judged here on the samples
+            label = next((p.artefact for p in s.points
+                          if p.artefact and p.artefact.startswith(FIRST_TOUCH_LABEL)), None)
+            label = label or first_touch_artefact(
                 [(p.x, p.samples) for p in s.points if p.x is not None and not p.artefact],
                 dst_fill=str(dst_fill), noise_floor=nf)
             if label:
@@ -382,9 +392,23 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
     d = (e).series_named("default")
     if d is None:
         return
+    gone = withheld(ev, E.EV_SWEEP, "glibc non-temporal threshold advice")
+    if gone is not None:  # aliasing, first touch or nothing physical left: no cliff to judge
+        findings.append(gone)
+        return
     # the cliff is a candidate (CIs and the within-process A/A floor decide); the advice needs
     # the A/B gain beyond the A/A noise floor measured between processes at each size
     current = e.values.get("nt_threshold.default_bytes")
+    bad = E.implausible_nt(Evidence.find(ev, E.EV_TUNABLES), facts) or e.values.get(
+        "nt_threshold.implausible")
+    if bad:  # a threshold no machine can have: flagged, never used as the default
+        findings.append(Finding(
+            id="glibc-nt-threshold-implausible", severity="warning", evidence=[E.EV_SWEEP],
+            message=(f"ld.so --list-tunables reports {bad}: not a threshold this machine can "
+                     "have, so it is not used as the default the advice replaces"),
+            remedy="check the glibc this process loads (ld.so --list-tunables) and "
+                   "GLIBC_TUNABLES in the environment"))
+        current = None
     cliff = CL.find_cliff(E.sweep_points(d),
                          noise_floor=float(e.values.get("noise_floor.within_run", 0.0)),
                          threshold_bytes=int(current) if current is not None else None)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 KiB = 1 << 10
 MiB = 1 << 20
@@ -306,7 +306,8 @@ def candidate_configs(requests: Sequence[int], large_page: int, grow_by: int,
 
 
 def choose(requests: Sequence[int], large_page: int, *, budget: Optional[int] = None,
-           base_alignment: int = UMPIRE_ALIGNMENT_BYTES, peak: Optional[int] = None) -> Choice:
+           base_alignment: int = UMPIRE_ALIGNMENT_BYTES, peak: Optional[int] = None,
+           rounded: Optional[Mapping[int, int]] = None) -> Choice:
     """Pick the Umpire configuration whose backing blocks are all large-page multiples at the
     least waste, with the grow-by the budget allows, among those whose reserved bytes fit the
     budget (``Choice.fits`` False when none does).
@@ -316,6 +317,8 @@ def choose(requests: Sequence[int], large_page: int, *, budget: Optional[int] = 
     :param budget: bytes one rank's pool may hold (see ``memory_budget``), or None.
     :param base_alignment: the alignment kept by the compensated-block candidate (bytes).
     :param peak: bytes live at once when not every request is (see ``reserved_at_peak``).
+    :param rounded: alignment (bytes) -> the most rounded bytes live at once with it (an
+        allocation trace's peak per unit); a candidate needs at least that much.
     :raises ValueError: empty workload.
     """
     if not requests:
@@ -324,7 +327,9 @@ def choose(requests: Sequence[int], large_page: int, *, budget: Optional[int] = 
     configs = candidate_configs(requests, large_page, grow.bytes or large_page, base_alignment)
     reports = [evaluate(c, requests, large_page) for c in configs]
     # never a configuration whose reserved bytes exceed the budget (not even as an alternative)
-    need = {r.config.label: reserved_at_peak(r.config, requests, peak) for r in reports}
+    need = {r.config.label: max(reserved_at_peak(r.config, requests, peak),
+                                (rounded or {}).get(r.config.alignment_bytes, 0))
+            for r in reports}
     rejected = {r.config.label: (f"reserves {need[r.config.label]} B at the peak, more than the "
                                  f"{budget} B budget")
                 for r in reports if fits(need[r.config.label], budget) is False}

@@ -8,6 +8,7 @@ Evidence ids read (all optional) are described in ``advisor_memory_pool.evidence
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from typing import Optional, Sequence
 
@@ -17,6 +18,7 @@ from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Set
 from . import knobs, model
 from .evidence import (DEVICE_ALLOC, DEVICE_FIRST_USE, DEVICE_FREE, HOST_FIRST_TOUCH,
                        device_large_page, host_large_page)
+from .demand import oom_findings, trace_findings
 from .workload import WORKLOAD_ID, Workload, from_evidence
 
 #: CuPy versions whose MemoryPool raises OutOfMemoryError under a limit without first freeing its
@@ -88,10 +90,11 @@ def _pool_findings(side: str, w: Workload, choice: model.Choice, large_page: int
                     f"of the {budget} B budget) fit before the pool is full")
         out.append(Finding(
             id=f"{side}-alignment-waste", severity="warning" if r.waste_ratio >= 1 or budget else "info",
-            message=(f"{r.config.label} (alignment {r.config.alignment_bytes} B) would round the "
-                     f"workload's {len(r.requests)} allocation size(s) up by up to "
-                     f"{r.max_waste_per_request} B each: estimated waste {r.waste_ratio:.2%} of "
-                     f"requested bytes{risk}"),
+            message=(f"{r.config.label} (alignment {r.config.alignment_bytes} B) would round each "
+                     f"of the workload's {len(r.requests)} live allocation(s) "
+                     f"({len(set(r.requests))} distinct size(s)) up by up to "
+                     f"{r.max_waste_per_request} B: {r.waste_bytes} B over all of them, "
+                     f"estimated waste {r.waste_ratio:.2%} of requested bytes{risk}"),
             remedy=f"prefer '{choice.best.config.label}' (waste {choice.best.waste_ratio:.2%})",
             evidence=ev_ids))
     return out + _grow_findings(side, choice, ev_ids)
@@ -108,82 +111,6 @@ def _grow_findings(side: str, choice: model.Choice, ev_ids: list[str]) -> list[F
                 if not (choice.grow.feasible and choice.fits)
                 else "the recommended grow-by is lowered to fit; raise the limit to grow by 1 GiB"),
         evidence=ev_ids)]
-
-
-def _capacity_text(side: str, budget: int, w: Workload) -> str:
-    what = "device memory" if side == "device" else "host memory"
-    parts = []
-    if w.pool_limit_bytes is not None or w.pool_limit_fraction is not None:
-        parts.append("the pool limit")
-    if w.ranks_per_gpu > 1 and side == "device":
-        parts.append(f"{what} shared by {w.ranks_per_gpu} ranks")
-    return f"{budget} B ({', '.join(parts) or what})"
-
-
-def oom_findings(side: str, w: Workload, choice: model.Choice, large_page: int,
-                 budget: Optional[int], ev_ids: list[str]) -> list[Finding]:
-    """The out-of-memory verdicts (``pool-oom``, ``pool-oom-current``) and the waste of the
-    user's own settings (``<side>-current-pool-waste``), all pure.
-
-    ``pool-oom`` (error): the workload's requests, all live at once, exceed the capacity
-    (``budget``, bytes: device or host memory per rank, or the pool limit), or every candidate
-    configuration reserves more than it.  ``pool-oom-current`` (error): the settings the user
-    gave (``--option pool-alignment/pool-first-block/pool-next-block``) reserve more than it.
-    ``<side>-current-pool-waste``: what those settings reserve beyond the requests (warning
-    when that is more than the recommended configuration reserves beyond them, else info).
-    No capacity known -> no OOM verdict.
-    """
-    out: list[Finding] = []
-    demand = w.demand_bytes
-    cur = model.evaluate(w.current, w.sizes, large_page)
-    cur_need = model.reserved_at_peak(w.current, w.sizes, w.peak_bytes)
-    live = "at its peak" if w.peak_bytes is not None else "live at once"
-    given = w.current.label == "current"
-    if budget is not None:
-        cap = _capacity_text(side, budget, w)
-        if model.fits(demand, budget) is False:
-            out.append(Finding(
-                id="pool-oom", severity="error", evidence=ev_ids,
-                message=(f"{side} pool: out of memory: the workload's {len(w.sizes)} "
-                         f"allocation(s) need {demand} B {live}, more than the capacity "
-                         f"of {cap}, whatever the pool settings"),
-                remedy=("use fewer or smaller allocations per rank, fewer ranks per GPU, or a "
-                        "larger pool limit / more memory")))
-        elif not choice.fits:
-            out.append(Finding(
-                id="pool-oom", severity="error", evidence=ev_ids,
-                message=(f"{side} pool: out of memory: the requests ({demand} B) fit the "
-                         f"capacity of {cap}, but every large-page pool configuration reserves "
-                         f"more ({'; '.join(f'{k}: {v}' for k, v in choice.rejected.items())}); "
-                         "no pool setting is recommended"),
-                remedy=("raise the capacity or lower the demand; a pool cannot hold this "
-                        "workload with large-page blocks")))
-        if given and model.fits(cur_need, budget) is False:
-            out.append(Finding(
-                id="pool-oom-current", severity="error", evidence=ev_ids,
-                message=(f"{side} pool: your settings (alignment {w.current.alignment_bytes} B, "
-                         f"first block {w.current.first_block_bytes} B, next block "
-                         f"{w.current.next_block_bytes} B) reserve {cur_need} B {live}, more "
-                         f"than the capacity of {cap}: out of memory"),
-                remedy="lower the block sizes (see this plugin's recommendation, if any)"))
-    if given:
-        over = model.overhead_bytes(cur)
-        best = choice.best
-        usable = choice.fits and model.fits(demand, budget) is not False
-        heavy = usable and over > model.overhead_bytes(best)
-        cmp_txt = ("" if not usable
-                   else f"; the recommended '{best.config.label}' reserves {best.reserved_bytes} B "
-                        f"({model.overhead_bytes(best)} B beyond the requests)")
-        out.append(Finding(
-            id=f"{side}-current-pool-waste", severity="warning" if heavy else "info",
-            evidence=ev_ids,
-            message=(f"{side} pool with your settings (alignment {w.current.alignment_bytes} B, "
-                     f"first block {w.current.first_block_bytes} B, next block "
-                     f"{w.current.next_block_bytes} B): reserves {cur.reserved_bytes} B for "
-                     f"{demand} B of requests: {over} B beyond them ({over / demand:.2%}), of "
-                     f"which {cur.waste_bytes} B is rounding to the alignment"
-                     + (f"; {over / budget:.1%} of the capacity" if budget else "") + cmp_txt)))
-    return out
 
 
 def _pool_recommendation(side: str, choice: model.Choice, large_page: int, lp_source: str,
@@ -225,7 +152,8 @@ def host_choice(evidence: Sequence[Evidence], facts: Facts) -> tuple[Workload, i
     if limit is None and w.pool_limit_fraction is not None and facts.memory.total_bytes:
         limit = int(facts.memory.total_bytes * w.pool_limit_fraction)
     budget = model.memory_budget(device_total=facts.memory.total_bytes, pool_limit=limit)
-    return w, lp, model.choose(w.sizes, lp, budget=budget, peak=w.peak_bytes)
+    return w, lp, model.choose(w.sizes, lp, budget=budget, peak=w.peak_bytes,
+                               rounded={u: r for u, r, _ in w.trace_peaks})
 
 
 def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
@@ -244,7 +172,7 @@ def recommend_host(evidence: Sequence[Evidence], facts: Facts) -> Advice:
 
     budget = choice.grow.budget_bytes
     oom = oom_findings("host", w, choice, lp, budget, ev_ids)
-    findings += oom
+    findings += oom + trace_findings("host", w, choice, lp, ev_ids)
     nothing_fits = any(f.id == "pool-oom" for f in oom)
 
     if mode == "never":
@@ -344,11 +272,11 @@ def recommend_device(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     sizes = list(w.sizes)
     if churn is not None:
         sizes.append(churn["largest_bytes"])
-    w = Workload(tuple(sizes), w.source, w.ranks_per_gpu, w.pool_limit_bytes,
-                 w.pool_limit_fraction, w.current, w.peak_bytes)
-    choice = model.choose(w.sizes, lp, budget=budget, peak=w.peak_bytes)
+    w = dataclasses.replace(w, sizes=tuple(sizes))
+    choice = model.choose(w.sizes, lp, budget=budget, peak=w.peak_bytes,
+                          rounded={u: r for u, r, _ in w.trace_peaks})
     oom = oom_findings("device", w, choice, lp, budget, ev_ids)
-    findings += oom
+    findings += oom + trace_findings("device", w, choice, lp, ev_ids)
     if any(f.id == "pool-oom" for f in oom):
         # nothing fits: no pool setting, no persistent pool, only the verdict (and CuPy facts)
         findings += _grow_findings("device", choice, ev_ids) + _cupy_findings(facts, w, choice, budget)

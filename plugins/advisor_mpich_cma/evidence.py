@@ -123,6 +123,28 @@ def library_of(evidence: Iterable[Evidence], facts: Facts) -> Library:
     return Library(impl, flavour, version, _int(enable), _int(thr), src, mode)
 
 
+def sane_library(lib: Library, facts: Facts) -> tuple[Library, Optional[str]]:
+    """``(lib, None)`` when its threshold default is plausible; else ``lib`` with the knob
+    table's default in its place (source labelled) and why the reported one was not used: a
+    threshold the library reported (``mpivars``) below a page or above the memory
+    (``advisor.measure.implausible_threshold``) is not a threshold this machine can have."""
+    import dataclasses
+
+    from advisor.measure import implausible_threshold
+
+    if lib.threshold_default is None:
+        return lib, None
+    why = implausible_threshold(lib.threshold_default, page_bytes=facts.memory.page_size_bytes,
+                                memory_bytes=facts.memory.total_bytes)
+    if why is None:
+        return lib, None
+    name = K.CRAY_SIZE if lib.flavour == K.CRAY else K.CMA_THRESHOLD
+    table = _int(K.knob(name).default_for(lib.version))
+    why = f"{name} default reported by {lib.defaults_source}: {why}"
+    return dataclasses.replace(lib, threshold_default=table, defaults_source=(
+        f"built-in table ({lib.defaults_source} reported an implausible threshold)")), why
+
+
 def _int(v) -> Optional[int]:
     try:
         return int(v) if v is not None and v != "" else None

@@ -15,6 +15,7 @@ import json
 import time
 from typing import Optional
 
+from advisor.measure import shared_ceiling
 from advisor.models import Conditions, Evidence, Facts, MpiFacts, Point, Series
 from advisor.probe import Applicability, MeasureContext
 
@@ -238,7 +239,7 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
     Raises ``advisor.measure.LaunchError`` when a sweep launch fails for another reason than a
     CMA failure (the runner records the probe as failed).
     """
-    from advisor.measure import conditions, copy_ceiling, interleave, plausibility, run_mpi
+    from advisor.measure import conditions, interleave, plausibility, run_mpi
 
     out: list[Evidence] = []
     flavour = mpi.flavour
@@ -259,15 +260,18 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
     p = plan(ctx)
     sizes, target = p["sizes"], p["target_s"]
     todo = pairs(ctx.facts)
+    # the copy ceiling of this run at the largest message: every bandwidth point, paired or
+    # not, is judged against it (clpeak's 3x rule, advisor.measure.plausibility)
+    t_ceiling = time.monotonic()
+    ceiling = shared_ceiling(max(sizes), source="mpich-cma", max_time_s=0.5 if ctx.quick else 1.0,
+                             deadline=ctx.deadline, seed=ctx.seed).stats
+    t_ceiling = time.monotonic() - t_ceiling
     if flavour != K.CRAY and ctx.options.get("paired", "1") != "0":
         paired, why_not = run_paired(ctx, mpi, p, todo)
         if paired:
+            paired = [judged(e, ceiling, t_ceiling) for e in paired]
             return out + paired + decision_evidence(paired, ctx)
         ctx.progress(f"paired MPI_T mode unavailable ({why_not}): separate launches", 0.0)
-    t_ceiling = time.monotonic()
-    ceiling = copy_ceiling(max(sizes), max_time_s=0.5 if ctx.quick else 1.0,
-                           deadline=ctx.deadline, seed=ctx.seed)
-    t_ceiling = time.monotonic() - t_ceiling
     est = launch_estimate(sizes, target)
     configs = (ON, OFF)
     for idx, (pair, cpus) in enumerate(todo):
@@ -297,27 +301,41 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
     return out
 
 
+def judged(ev: Evidence, ceiling, seconds: float) -> Evidence:
+    """``ev`` with its bandwidth points judged during measurement by the harness: above 3x the
+    copy ceiling ``ceiling`` (``Stats``, bytes/s) -> ``checked_point`` (label, no samples, no
+    warm-up, no statistics); then ``relabel`` (first touch into the receive buffer when its
+    recorded fill is untouched, ``first_touch_artefact``).  Records the ceiling (median and
+    peak, bytes/s), the seconds it took and ``artefact_points``."""
+    from advisor.measure import CEILING_PEAK_KEY, checked_point, relabel
+
+    series = [s.model_copy(update={"points": [checked_point(p, ceiling) for p in s.points]})
+              if s.unit == "bytes/s" else s for s in ev.series]
+    out = relabel(ev.model_copy(update={"series": series}))
+    n = sum(1 for s in out.series for p in s.points if p.artefact)
+    return out.model_copy(update={"values": {
+        **out.values, "copy_ceiling_bytes_per_s": float(ceiling.median),
+        CEILING_PEAK_KEY: float(ceiling.max), "copy_ceiling_seconds": round(seconds, 3),
+        "artefact_points": n}})
+
+
 def to_evidence(pair, raw, rounds, sizes, envs, ceiling, plausibility, conditions, ctx, cpus,
                  p, t_ceiling) -> Evidence:
     series: dict[str, list[Point]] = {}
     buffer = {}
-    artefacts = 0
+    dst_fill = None
     for (config, rnd), res in sorted(raw.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         buffer = res.get("buffer") or buffer
+        dst_fill = res.get("dst_fill") or dst_fill
         for s in res["sizes"]:
             n = int(s["bytes"])
             series.setdefault(f"{LAT}:{config}", []).append(Point(
                 x=n, label=f"run{rnd}", samples=s["lat_s"], warmup=s["lat_warmup_s"]))
             bw = [n * s["window"] / t for t in s["bw_window_s"] if t > 0]
             bw_warm = [n * s["window"] / t for t in s["bw_warmup_s"] if t > 0]
-            import statistics
-
-            label = plausibility(statistics.median(bw), ceiling) if bw else None
-            if label:
-                artefacts += 1
+            # judged against the ceiling below (judged): an artefact keeps no bandwidth
             series.setdefault(f"{BW}:{config}", []).append(Point(
-                x=n, label=f"run{rnd}", samples=[] if label else bw, warmup=bw_warm,
-                artefact=label))
+                x=n, label=f"run{rnd}", samples=bw, warmup=bw_warm))
     sers = [Series(name=name, unit="s" if name.startswith(LAT) else "bytes/s",
                    x_name="message size", x_unit="bytes", points=pts)
             for name, pts in sorted(series.items())]
@@ -327,14 +345,12 @@ def to_evidence(pair, raw, rounds, sizes, envs, ceiling, plausibility, condition
     cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
                       notes={"pair": pair or "default", "cpus": cpus or "unbound",
                              "configs": "cma-on: CMA forced at every size; cma-off: CMA disabled",
-                             **env_note},
+                             **({"dst_fill": dst_fill} if dst_fill else {}), **env_note},
                       **cond_fields)
-    return Evidence(
+    return judged(Evidence(
         id=SWEEP + (f".{pair}" if pair else ""),
         description="CMA forced on at every size vs off: one-way ping-pong latency and "
                     "osu_bw-style streaming bandwidth, interleaved across independent launches",
         series=sers, conditions=cond,
         values={"rounds": rounds, "sizes": len(sizes), "target_s_per_size": p["target_s"],
-                "copy_ceiling_bytes_per_s": float(ceiling.median),
-                "copy_ceiling_seconds": round(t_ceiling, 3),
-                "artefact_points": artefacts, "quick": bool(ctx.quick)})
+                "quick": bool(ctx.quick)}), ceiling, t_ceiling)

@@ -236,6 +236,7 @@ def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: in
                              "configs": f"one launch with CMA enabled; MPI_T threshold "
                                         f"{thr.get('on')} (cma-on) / {thr.get('off')} (cma-off)",
                              **{k: v for k, v in env.items() if v is not None},
+                             **({"dst_fill": res["dst_fill"]} if res.get("dst_fill") else {}),
                              **state_notes, "buffer_pages": kind},
                       **cond_fields)
     per_rank = [v for v in (res.get("thp_backed_bytes_per_rank") or []) if v is not None]

@@ -13,14 +13,16 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from advisor.knobs import version_in
+from advisor.measure import relabel_all, veto, withheld
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
 from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma import minimax as R
 from advisor_mpich_cma.causes import mpich_init_keeps_cma, remedies_of
 from advisor_mpich_cma.decision import decision_of, kind_values
-from advisor_mpich_cma.evidence import (KIND_NAMES, Library, buffer_pages, library_of, paired,
-                                        sweeps, usable_kinds)
+from advisor_mpich_cma.evidence import (KIND_NAMES, LIBRARY, PAIRED, SWEEP, Library,
+                                        buffer_pages, library_of, paired, sane_library, sweeps,
+                                        usable_kinds)
 from advisor_mpich_cma.threshold import (Threshold, analyse_sweep, around, fmt_bytes,
                                          threshold_from, verdict_table)
 from advisor_mpich_cma.usability import usability
@@ -63,12 +65,20 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
         explicit disable where the library would otherwise use CMA.  Usable CMA with a sweep:
         the threshold recommendation (or "keep the default", or "no measurable effect").
     """
-    evidence = list(evidence)
-    lib = library_of(evidence, facts)
+    # labels re-derived from each record; artefact points carry no bandwidth (harness)
+    evidence = relabel_all(evidence)
+    lib, bad_thr = sane_library(library_of(evidence, facts), facts)
     findings: list[Finding] = []
     recs: list[Recommendation] = []
     use = usability(evidence, facts)
     ev_ids = list(use.evidence)
+    if bad_thr:
+        findings.append(Finding(
+            id="cma-library-threshold-implausible", severity="warning", evidence=[LIBRARY],
+            message=(f"{bad_thr}: not a threshold this machine can have, so it is not used; the "
+                     f"knob table's default ({lib.threshold_default}) stands in for it"),
+            remedy="check the MPICH the job loads (mpivars next to its mpiexec) and any "
+                   "MPIR_CVAR_/MPICH_ threshold already in the environment"))
     if lib.implementation and not lib.mpich:
         pass  # findings below still explain a blocked CMA to users of any MPI
     if not use.usable and use.causes:
@@ -118,7 +128,11 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     elif use.usable and lib.mpich:
         sweep_evs = sweeps(evidence)
         paired_evs = paired(evidence)
-        if paired_evs:
+        # a record whose artefacts touch the whole comparison gives no advice, and says so
+        gone = withheld(evidence, PAIRED if paired_evs else SWEEP, "CMA threshold advice")
+        if gone is not None and (paired_evs or sweep_evs):
+            findings.append(gone)
+        elif paired_evs:
             r, f = minimax_advice(paired_evs, lib, ev_ids)
             recs += r
             findings += f
@@ -134,7 +148,8 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
                 message="the sweep used pinned host buffers: CMA from pinned memory can be much "
                         "slower than from pageable memory (eth-cscs/alps-gh200-reproducers); "
                         "the threshold holds for pinned buffers only"))
-    return Advice(recommendations=recs, findings=findings)
+    # an artefact in a record lowers (some points) or withdraws the advice drawn from it
+    return veto(Advice(recommendations=recs, findings=findings), evidence)
 
 
 def state_findings(evidence: Sequence[Evidence]) -> list[Finding]:

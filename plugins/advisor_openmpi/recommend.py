@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from advisor.measure import relabel_all, veto
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
 from advisor_openmpi import knobs as K
@@ -197,8 +198,10 @@ def _limit_advice(evidence, version) -> list[Recommendation]:
 
 
 def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
-    """Findings and recommendations (pure; see the module docstring)."""
-    evidence = list(evidence)
+    """Findings and recommendations (pure; see the module docstring).  The evidence is read
+    through ``advisor.measure.relabel`` (artefact points carry no bandwidth) and the advice goes
+    through ``advisor.measure.veto`` (an artefact lowers or withdraws what rests on it)."""
+    evidence = relabel_all(evidence)
     version = _version(evidence, facts)
     findings = _sel_findings(evidence)
     cma_ok = cma_usable(evidence) is not False
@@ -210,4 +213,4 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     if not cma_ok:
         recs = [r.model_copy(update={"settings": [s for s in r.settings if not names_cma(s)]})
                 for r in recs]
-    return Advice(recommendations=recs, findings=findings)
+    return veto(Advice(recommendations=recs, findings=findings), evidence)

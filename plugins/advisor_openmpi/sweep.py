@@ -30,7 +30,8 @@ def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[st
     """Interleave the configurations ``envs`` (name -> env overlay) across launches of the
     ping-pong sweep and record them as one evidence (layout: ``advisor_openmpi.evidence``).
     Raises ``LaunchError`` when a launch fails (the runner records the probe as failed)."""
-    from advisor.measure import conditions, interleave, run_mpi
+    from advisor.measure import (CEILING_PEAK_KEY, checked_point, conditions, interleave, relabel,
+                                 run_mpi, shared_ceiling)
 
     raw: dict[tuple[str, int], dict] = {}
     args = ["sweep", "--sizes", ",".join(map(str, sizes)), "--target-s", str(target)]
@@ -47,24 +48,33 @@ def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[st
     deadline = ctx.deadline - est * len(envs)
     res = interleave(list(envs), run_one, repeats=repeats, deadline=deadline,
                      max_extra_rounds=max_extra_rounds, progress=ctx.progress)
+    # this run's copy ceiling at the largest message: a bandwidth above 3x it is an artefact
+    # (clpeak's rule, advisor.measure.plausibility), stored with its label and no samples
+    ceiling = shared_ceiling(max(sizes), source="openmpi", min_samples=5, max_time_s=0.3,
+                             deadline=ctx.deadline, seed=ctx.seed).stats
     series: dict[str, list[Point]] = {}
+    dst_fill = None
     for (config, rnd), r in sorted(raw.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        dst_fill = r.get("dst_fill") or dst_fill
         for s in r["sizes"]:
             n = int(s["bytes"])
             series.setdefault(f"{LAT}:{config}", []).append(Point(
                 x=n, label=f"run{rnd}", samples=s["lat_s"], warmup=s["lat_warmup_s"]))
             bw = [n * s["window"] / t for t in s["bw_window_s"] if t > 0]
-            series.setdefault(f"{BW}:{config}", []).append(Point(
+            series.setdefault(f"{BW}:{config}", []).append(checked_point(Point(
                 x=n, label=f"run{rnd}", samples=bw,
-                warmup=[n * s["window"] / t for t in s["bw_warmup_s"] if t > 0]))
+                warmup=[n * s["window"] / t for t in s["bw_warmup_s"] if t > 0]), ceiling))
     sers = [Series(name=k, unit="s" if k.startswith(LAT) else "bytes/s", x_name="message size",
                    x_unit="bytes", points=v) for k, v in series.items()]
     env_note = {f"{c}:{k}": ("" if v is None else str(v)) for c, e in envs.items()
                 for k, v in e.items() if v is not None}
     cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
-                      env=root_env(), notes=env_note)
+                      env=root_env(), notes={**env_note,
+                                             **({"dst_fill": dst_fill} if dst_fill else {})})
     vals = {"paths": ",".join(envs), "rounds": res.rounds, "sizes": len(sizes),
-            "target_s_per_size": target, "truncated": res.truncated, "quick": bool(ctx.quick)}
+            "target_s_per_size": target, "truncated": res.truncated, "quick": bool(ctx.quick),
+            "copy_ceiling_bytes_per_s": float(ceiling.median), CEILING_PEAK_KEY: ceiling.max}
     vals.update(values or {})
-    return Evidence(id=ev_id, description=description, series=sers, conditions=cond,
-                    values=vals)
+    # first touch into the receive buffer, when its recorded fill says untouched (relabel)
+    return relabel(Evidence(id=ev_id, description=description, series=sers, conditions=cond,
+                            values=vals))

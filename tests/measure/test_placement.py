@@ -14,6 +14,7 @@ from advisor.measure import (
     measure_ceiling,
     near_power_of_two,
     placed_pair,
+    placed_pair_with_control,
     placement_of,
     residency,
 )
@@ -97,6 +98,19 @@ def test_placed_pair_is_never_a_power_of_two_apart(nbytes):
     r = residency(dst)
     assert r.present == r.pages and r.private in (None, r.pages)
     assert np.all(dst != 0) and np.all(src != 0)
+
+
+@pytest.mark.parametrize("nbytes", [64, 1 * MiB])
+def test_placed_pair_with_control_adds_a_view_0_mod_4k_away(nbytes):
+    src, dst, aliased, notes = placed_pair_with_control(nbytes, seed=3)
+    p, c = placement_of(src, dst), placement_of(src, aliased)
+    assert not p.near_power_of_two and p.distance_mod_4096 == ALIAS_SKEW_BYTES
+    assert c.distance_mod_4096 == 0 and aliased.nbytes == nbytes
+    assert notes == {"src_fill": "random", "dst_fill": "random", **p.notes(),
+                     "control_distance_bytes": c.distance_bytes, "control_distance_mod_4096": 0}
+    # a view of the destination's mapping: already touched, nothing more allocated or filled
+    r = residency(aliased)
+    assert r.present == r.pages and np.all(aliased != 0)
 
 
 def test_placed_pair_records_an_untouched_destination():

@@ -17,7 +17,8 @@ JSON-able dict; :func:`run` dispatches ``{"task": name, **kwargs}``.  Tasks:
 - ``numa_placement(nbytes, init_cpus, run_cpus, min_samples, max_time_s, seed, more_run_cpus)``:
   first touch by a thread pinned to ``init_cpus``, page placement from ``/proc/self/numa_maps``,
   copy bandwidth from a thread pinned to ``run_cpus`` (and to each of ``more_run_cpus`` in turn)
-  -> ``{"pages": {node: n}, "point": Point dict[, "points": [Point dict, ...]]}``.
+  -> ``{"pages": {node: n}, "point": Point dict[, "points": [Point dict, ...]],
+  "placements": [placed notes per copy]}``.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def numa_placement(nbytes: int, init_cpus: Sequence[int], run_cpus: Sequence[int
     """
     import numpy as np
 
-    from advisor.measure import host_buffer, sample
+    from advisor.measure import host_buffer, placement_of, sample
 
     box: dict[str, Any] = {}
 
@@ -146,10 +147,14 @@ def numa_placement(nbytes: int, init_cpus: Sequence[int], run_cpus: Sequence[int
         pages = parse_numa_maps(fh.read(), src.__array_interface__["data"][0])
 
     points: list[dict[str, Any]] = []
+    placements: list[dict[str, Any]] = []
 
     def run(cpus: Sequence[int]) -> None:
         os.sched_setaffinity(0, set(cpus))
         dst = host_buffer(nbytes, fill="random", seed=seed + 1)
+        # two separate mappings: where the kernel put them is recorded (a power-of-two
+        # distance would measure 4K aliasing; advisor.measure.relabel reads these notes)
+        placements.append({"dst_fill": "random", **placement_of(src, dst).notes()})
         res = sample(lambda: np.copyto(dst, src), min_samples=min_samples, max_time_s=max_time_s)
         points.append(res.to_point(x=float(nbytes), per_call_bytes=nbytes).model_dump(mode="json"))
 
@@ -157,7 +162,7 @@ def numa_placement(nbytes: int, init_cpus: Sequence[int], run_cpus: Sequence[int
         t = threading.Thread(target=run, args=(cpus,))
         t.start()
         t.join()
-    out: dict[str, Any] = {"pages": pages, "point": points[0]}
+    out: dict[str, Any] = {"pages": pages, "point": points[0], "placements": placements}
     if more_run_cpus:
         out["points"] = points
     return out

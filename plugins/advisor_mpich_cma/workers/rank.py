@@ -207,7 +207,10 @@ def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
             bw.append(time.perf_counter() - t0)
         out.append({"bytes": n, "lat_s": lat, "lat_warmup_s": warm_lat, "lat_batch": batch,
                     "window": window, "bw_window_s": bw, "bw_warmup_s": warm_bw})
-    return {"sizes": out, "buffer": buffer_conditions(sbuf)}
+    # the receive buffer's fill: a destination untouched before timing would put first-touch
+    # page faults in the timed region (advisor.measure.first_touch_artefact reads it)
+    return {"sizes": out, "buffer": buffer_conditions(sbuf),
+            "dst_fill": buffer_conditions(rbuf).get("buffer_fill")}
 
 
 def thp_pmd_bytes(path: str = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size") -> int:
@@ -332,6 +335,7 @@ def _paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: i
                     "window": window, **res})
     return {"sizes": out, "rounds": rounds, "thresholds": values,
             "buffer": buffer_conditions(sbuf), "pages": pages,
+            "dst_fill": buffer_conditions(rbuf).get("buffer_fill"),
             "buffer_bytes": int(sbuf.nbytes + rbuf.nbytes),
             "thp_backed_bytes_per_rank": thp_all}
 
