@@ -12,6 +12,7 @@ from advisor.models import Evidence
 
 from advisor_mpich_cma import minimax as R
 from advisor_mpich_cma.evidence import Library, buffer_pages
+from advisor_mpich_cma.story import DecisionRecord, default_measured
 
 def default_candidate(lib: Library) -> Optional[int]:
     """The library's default as a ``minimax.decide`` candidate: its threshold in bytes when it
@@ -28,6 +29,18 @@ def decision_of(evs: Sequence[Evidence], lib: Library):
         return R.decide(data, default_candidate(lib))
     except ValueError:
         return None
+
+
+def record_of(evs: Sequence[Evidence], lib: Library,
+              substituted: Optional[str] = None) -> Optional[DecisionRecord]:
+    """The ``DecisionRecord`` (decision, buffer kinds, whether the default is measured as itself)
+    that the advice's texts and the ``cma-decision`` evidence are both drawn from; None when no
+    size has paired results.  ``substituted``: why ``sane_library`` replaced the default."""
+    d = decision_of(evs, lib)
+    if d is None:
+        return None
+    ok, note = default_measured(lib, substituted)
+    return DecisionRecord(d, tuple(sorted({buffer_pages(e) for e in evs})), ok, note)
 
 
 def kind_values(evs: Sequence[Evidence], lib: Library) -> dict:

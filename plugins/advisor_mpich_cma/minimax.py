@@ -15,12 +15,14 @@ Rule (DESIGN.md "Advice (what makes it trustworthy)"):
   scores ``min(1, ratio)``, one that does not ``min(1, 1/ratio)`` (its performance over the best
   of the two paths: 1 = best); its score at the size is the smaller of latency and bandwidth, and
   its worst ratio the smallest over sizes and rank pairs (regret = 1 - worst ratio).
-* The advice is the candidate with the highest worst ratio (ties: the default, then the smaller
-  threshold).  The default is kept when its worst ratio is within noise of the advice: the 95 %
-  percentile-bootstrap CI (pairs resampled per size) of ``worst(advice) - worst(default)``
-  reaches 0.
-* Stability: the share of ``N_STABILITY`` bootstrap resamples whose decision (same rule, the
-  default kept when within the CI half-width found on the full data) equals the advice.
+* ``best`` is the candidate with the highest worst ratio (exact ties: the default, then the
+  smaller threshold).  The **tie band** is every candidate within noise of it: the 95 %
+  percentile-bootstrap CI (pairs resampled per size) of ``worst(best) - worst(c)`` reaches 0.
+  The advice is the tie's member nearest the library default (fewest measured sizes routed
+  differently from it; then the higher worst ratio): the default itself whenever it is in the
+  band (``kept_default``), so the default is kept when it is within noise of the best.
+* Stability: the share of ``N_STABILITY`` bootstrap resamples whose decision (same rule, "within
+  noise" = the CI half-width found on the full data) equals the advice.
 * A loss no threshold can fix (the advice measurably below the best at a size: the bootstrap CI
   of its ratio there ends below 1, e.g. CMA losing at the largest sizes where MPICH has no upper
   CMA threshold) is reported as ``losses``, not a reason to give no advice.
@@ -75,8 +77,12 @@ class Decision:
     Attributes:
         advice: chosen threshold in bytes (None: CMA off everywhere).
         default: the library default as a candidate (None: CMA off by default).
-        kept_default: the default was kept because it is within noise of the best candidate.
-        best: the candidate with the highest worst ratio (== advice unless the default was kept).
+        kept_default: the advice is the default (it is the best, or within noise of it).
+        best: the candidate with the highest worst ratio (== advice unless the tie band holds a
+            member nearer the default).
+        tie: the tie band (candidates within noise of ``best``), nearest the default first.
+        ratios: ``(pair, bytes) -> (latency off/on, bandwidth on/off)`` median per-pair ratios
+            (> 1: CMA better), the input of the scores; for per-traffic-kind winners.
         worst: candidate -> worst ratio over sizes and pairs (1 - regret), full data.
         per_size_default, per_size_advice: ``(pair, bytes) -> ratio`` to the per-size best.
         improvement_ci: 95 % CI of ``worst(best) - worst(default)``.
@@ -96,6 +102,8 @@ class Decision:
     stability: float
     losses: tuple[tuple[str, int, float, float], ...] = field(default_factory=tuple)
     pairs: int = 0
+    tie: tuple[Optional[int], ...] = field(default_factory=tuple)
+    ratios: Mapping[tuple[str, int], tuple[float, float]] = field(default_factory=dict)
 
     @property
     def regret_default(self) -> float:
@@ -121,7 +129,8 @@ class Decision:
                    "improvement_ci_low": self.improvement_ci[0],
                    "improvement_ci_high": self.improvement_ci[1],
                    "stability": self.stability, "stability_resamples": N_STABILITY,
-                   "paired_rounds": self.pairs, "unfixable_losses": len(self.losses)}
+                   "paired_rounds": self.pairs, "unfixable_losses": len(self.losses),
+                   "tie_band_bytes": ",".join(str(thr(t)) for t in self.tie)}
         for (pair, n), r in sorted(self.per_size_default.items()):
             v[f"ratio_default:{pair or 'default'}:{n}"] = r
         for (pair, n), r in sorted(self.per_size_advice.items()):
@@ -220,16 +229,27 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
     boot = _scores(cands, sizes, blat, bbw)          # (B, C, S)
     bworst = boot.min(axis=2)                        # (B, C)
     alpha = (1 - level) / 2
-    delta = bworst[:, b] - bworst[:, 0]
-    lo, hi = (float(x) for x in np.quantile(delta, [alpha, 1 - alpha]))
-    kept = b != 0 and lo <= 0.0
-    chosen = 0 if kept else b
-    # stability: the same rule on every resample; "within noise" = the CI half-width found above
-    tol = (hi - lo) / 2 if b != 0 else 0.0
-    picks = np.argmax(bworst, axis=1)
-    best_w = bworst[np.arange(n_boot), picks]
-    picks = np.where(bworst[:, 0] >= best_w - tol, 0, picks)
-    stability = float(np.mean(picks == chosen))
+    # CI of worst(best) - worst(c) for every candidate c; c ties with best when it reaches 0
+    gap_lo, gap_hi = np.quantile(bworst[:, [b]] - bworst, [alpha, 1 - alpha], axis=0)
+    lo, hi = float(gap_lo[0]), float(gap_hi[0])   # the improvement over the default
+    in_tie = [c for c in range(len(cands)) if c == b or gap_lo[c] <= 0.0]
+    use = [[t is not None and n >= t for n in sizes] for t in cands]
+    dist = [sum(u != d for u, d in zip(row, use[0])) for row in use]  # sizes routed unlike default
+
+    def nearest(members, w) -> int:
+        return min(members, key=lambda c: (dist[c], -w[c], c))
+
+    chosen = nearest(in_tie, worst)
+    tie = tuple(cands[c] for c in sorted(in_tie, key=lambda c: (dist[c], -worst[c], c)))
+    # stability: the same rule on every resample; "within noise" = the CI half-width of the
+    # best-vs-default gap found above (no gap when the default is the best: the median one)
+    halves = (gap_hi - gap_lo) / 2
+    tol = float(halves[0]) if b != 0 else float(np.median(halves[1:])) if len(cands) > 1 else 0.0
+    picks = []
+    for row in bworst:
+        top = row.max()
+        picks.append(nearest([c for c in range(len(cands)) if row[c] >= top - tol], row))
+    stability = float(np.mean(np.asarray(picks) == chosen))
     # losses of the advice no threshold fixes: its ratio's CI at a size ends below 1
     losses = []
     for j, (pair, n, _, _) in enumerate(cols):
@@ -238,12 +258,13 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
         if r_hi < 1.0:
             losses.append((pair, n, r, r_hi))
     return Decision(
-        advice=cands[chosen], default=default, kept_default=kept, best=cands[b],
+        advice=cands[chosen], default=default, kept_default=chosen == 0, best=cands[b],
         worst={t: float(w) for t, w in zip(cands, worst)},
         per_size_default={(c[0], c[1]): float(full[0, j]) for j, c in enumerate(cols)},
         per_size_advice={(c[0], c[1]): float(full[chosen, j]) for j, c in enumerate(cols)},
         improvement_ci=(lo, hi), stability=stability, losses=tuple(losses),
-        pairs=int(min(min(c[2].size, c[3].size) for c in cols)))
+        pairs=int(min(min(c[2].size, c[3].size) for c in cols)), tie=tie,
+        ratios={(c[0], c[1]): (float(lat[j]), float(bw[j])) for j, c in enumerate(cols)})
 
 
 def paired_from_evidence(ev: "Evidence", *, on: str = "cma-on", off: str = "cma-off",

@@ -10,8 +10,9 @@ from advisor.models import Evidence, MpiFacts, Point, Series
 from advisor.probe import MeasureContext
 
 from advisor_mpich_cma import minimax as R
-from advisor_mpich_cma.decision import decision_of, default_candidate, kind_values
+from advisor_mpich_cma.decision import default_candidate, kind_values, record_of
 from advisor_mpich_cma.evidence import (BW, DECISION, LAT, OFF, ON, PAIRED, library_of,
+                                        sane_library,
                                         usable_kinds)
 from advisor_mpich_cma.launch import LAUNCH_OVERHEAD_S, PER_SIZE_FACTOR, config_env, launch_estimate
 from advisor_mpich_cma.workers import RANK
@@ -262,12 +263,12 @@ def decision_evidence(paired: list[Evidence], ctx: MeasureContext) -> list[Evide
     default and of the advice, per-size ratios, stability), computed by the same pure function
     ``recommend`` uses, so the profile records them."""
     evs = list(ctx.applicability.evidence) if ctx.applicability else []
-    lib = library_of(evs, ctx.facts)
+    lib, bad_thr = sane_library(library_of(evs, ctx.facts), ctx.facts)  # as recommend reads it
     used, _ = usable_kinds(paired)
-    d = decision_of(used, lib)
-    if d is None:
+    rec = record_of(used, lib, bad_thr)  # the same record recommend's texts are drawn from
+    if rec is None:
         return []
-    values = {**d.as_values(), **kind_values(used, lib)}
+    values = {**rec.as_values(), **kind_values(used, lib)}
     return [Evidence(id=DECISION, description="minimax-regret decision on the paired "
                      "evidence of every buffer kind together: ratios are performance over the "
                      "per-size best of CMA on/off (1 = best), regret = 1 - worst ratio; "

@@ -17,14 +17,14 @@ from advisor.measure import relabel_all, veto, withheld
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
 from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma import minimax as R
 from advisor_mpich_cma.causes import mpich_init_keeps_cma, remedies_of
-from advisor_mpich_cma.decision import decision_of, kind_values
+from advisor_mpich_cma.decision import kind_values, record_of
 from advisor_mpich_cma.evidence import (KIND_NAMES, LIBRARY, PAIRED, SWEEP, Library,
                                         buffer_pages, library_of, paired, sane_library, sweeps,
                                         usable_kinds)
 from advisor_mpich_cma.threshold import (Threshold, analyse_sweep, around, fmt_bytes,
                                          threshold_from, verdict_table)
+from advisor_mpich_cma.story import LEVELS, default_measured, thr_name
 from advisor_mpich_cma.usability import usability
 
 def _disable_settings(lib: Library) -> list[Setting]:
@@ -133,11 +133,11 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
         if gone is not None and (paired_evs or sweep_evs):
             findings.append(gone)
         elif paired_evs:
-            r, f = minimax_advice(paired_evs, lib, ev_ids)
+            r, f = minimax_advice(paired_evs, lib, ev_ids, bad_thr)
             recs += r
             findings += f
         elif sweep_evs:
-            r, f = _threshold_advice(sweep_evs, lib, facts, ev_ids)
+            r, f = _threshold_advice(sweep_evs, lib, facts, ev_ids, bad_thr)
             recs += r
             findings += f
     findings += state_findings(evidence)
@@ -201,7 +201,8 @@ def _keep_default_below(per_pair: Sequence[tuple[Evidence, "Threshold"]], lib: L
 
 
 def _threshold_advice(sweeps: Sequence[Evidence], lib: Library, facts: Facts,
-                      base_ids: list[str]) -> tuple[list[Recommendation], list[Finding]]:
+                      base_ids: list[str], substituted: Optional[str] = None
+                      ) -> tuple[list[Recommendation], list[Finding]]:
     recs: list[Recommendation] = []
     findings: list[Finding] = []
     per_pair: list[tuple[Evidence, Threshold]] = []
@@ -220,6 +221,13 @@ def _threshold_advice(sweeps: Sequence[Evidence], lib: Library, facts: Facts,
         strict = all(t.strict for t in found)
         runs = min(v.runs for t in found for v in t.verdicts)
         confidence = ("high" if strict else "medium") if runs >= 3 else "low"
+        measured, note = default_measured(lib, substituted)
+        if not measured:  # issue 25 item 8: the comparison did not hold the default as it is
+            confidence = LEVELS[max(0, LEVELS.index(confidence) - 1)]
+            findings.append(Finding(
+                id="cma-default-not-measured", severity="warning", evidence=ids,
+                message=f"the library default is not measured as itself: {note}; the "
+                        f"confidence is one step lower ({confidence})"))
         pairs = f" for all {len(per_pair)} rank pairs" if len(per_pair) > 1 else ""
         if not strict:
             findings.append(Finding(
@@ -279,7 +287,7 @@ def _threshold_advice(sweeps: Sequence[Evidence], lib: Library, facts: Facts,
     else:
         # CMA wins at some sizes and loses at larger ones: no threshold wins everywhere, but one
         # still loses least; decide by minimax regret over the rounds (issue 13)
-        r, f = minimax_advice([ev for ev, _ in per_pair], lib, base_ids)
+        r, f = minimax_advice([ev for ev, _ in per_pair], lib, base_ids, substituted)
         recs += r
         findings += f
         findings.append(Finding(
@@ -294,12 +302,9 @@ def _none(t) -> Optional[int]:
     return None if t is None or int(t) < 0 else int(t)
 
 
-def _thr_name(t: Optional[int]) -> str:
-    return "CMA off" if t is None else f"threshold {fmt_bytes(t)}"
-
-
-def minimax_advice(evs: Sequence[Evidence], lib: Library,
-                   base_ids: list[str]) -> tuple[list[Recommendation], list[Finding]]:
+def minimax_advice(evs: Sequence[Evidence], lib: Library, base_ids: list[str],
+                   substituted: Optional[str] = None
+                   ) -> tuple[list[Recommendation], list[Finding]]:
     """Recommendation and findings of the minimax-regret rule (``advisor_mpich_cma.minimax``)
     on paired evidence.  The title and rationale carry the stability; a stability under
     ``minimax.STABLE_SHARE`` makes the confidence "low" and says why.
@@ -319,9 +324,16 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library,
     decision is reported (finding ``cma-threshold-per-kind``, ``cma-decision`` values
     ``advice_threshold_bytes:<kind>``) so a site that knows its buffers are all THP-backed can
     use that one; THP evidence where the kernel gave no huge pages is dropped with the finding
-    ``cma-thp-not-given``."""
+    ``cma-thp-not-given``.
+
+    Every text (title, rationale, ``cma-regret-left``, ``cma-traffic-split``,
+    ``cma-advice-unstable``, ``cma-default-not-measured``) comes from one
+    ``advisor_mpich_cma.story.DecisionRecord``, the record ``paired`` stores as ``cma-decision``;
+    ``substituted`` (why ``sane_library`` replaced the default) marks the default as not
+    measured as itself."""
     evs, dropped = usable_kinds(evs)
-    d = decision_of(evs, lib)
+    story = record_of(evs, lib, substituted)
+    d = story.d if story is not None else None
     ids = base_ids + [ev.id for ev in evs]
     if d is None:
         return [], [Finding(id="cma-no-pairs", severity="warning", evidence=ids,
@@ -342,67 +354,26 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library,
             id="cma-threshold-per-kind", severity="info", evidence=ids,
             message="each buffer kind decided alone: " + "; ".join(
                 f"{KIND_NAMES.get(k, k)}: "
-                f"{_thr_name(_none(per_kind.get(f'advice_threshold_bytes:{k}')))}"
+                f"{thr_name(_none(per_kind.get(f'advice_threshold_bytes:{k}')))}"
                 f" (stability {float(per_kind.get(f'stability:{k}', 0.0)):.2f})" for k in kinds)
             + ". The recommendation loses least over both kinds: one threshold serves a "
               "process whose buffers are of both kinds (with glibc.malloc.hugetlb=1 only "
               "malloc's mmap'ed chunks are THP-backed)"))
-    default_name = K.CRAY_SIZE if lib.cray else K.CMA_THRESHOLD
-    stable = d.stability >= R.STABLE_SHARE
-    confidence = ("high" if d.pairs >= 3 else "medium") if stable else "low"
-    per_size = ", ".join(
-        f"{(p + ' ') if p else ''}{fmt_bytes(n)}: default x{d.per_size_default[(p, n)]:.2f}, "
-        f"advice x{d.per_size_advice[(p, n)]:.2f}" for (p, n) in sorted(d.per_size_advice))
-    stab = (f"the same advice in {d.stability:.0%} of {R.N_STABILITY} bootstrap resamples of "
-            f"the paired rounds")
-    why = (f"Buffers: {kind_txt}. "
-           f"Minimax regret over {len(d.per_size_advice)} measured sizes ({d.pairs}+ paired "
-           f"rounds each; ratio = performance over the per-size best of CMA on/off, the smaller "
-           f"of latency and bandwidth): worst ratio of the default "
-           f"({_thr_name(d.default)}) {d.worst[d.default]:.2f}, of {_thr_name(d.best)} "
-           f"{d.worst[d.best]:.2f} (improvement 95 % CI [{d.improvement_ci[0]:.3f}, "
-           f"{d.improvement_ci[1]:.3f}]). Per size: {per_size}. Stability: {stab}")
-    if not stable:
-        why += (f"; below {R.STABLE_SHARE:.0%} the advice flips on noise (candidates tie within "
-                f"the measured noise), so the confidence is low")
-    why += "."
-    if d.kept_default:
-        why = (f"{_thr_name(d.best)} has the best worst ratio, but the default is within noise "
-               f"of it (the CI of the improvement reaches 0), so the default stays. " + why)
-    title_tail = f" (stability {d.stability:.2f}; {'+'.join(kinds)} pages)"
+    # title, rationale, findings and the cma-decision values: all from the one record
+    title, why, confidence = story.title(), story.rationale(lib), story.confidence
     if d.advice is None:
         if _library_uses_cma_by_default(lib, None):
             recs.append(Recommendation(
-                id="cma-disable", title="Disable CMA: it loses least with CMA off" + title_tail,
-                settings=_disable_settings(lib), confidence=confidence, evidence=ids,
-                verifiable=True, rationale=why))
+                id="cma-disable", title=title, settings=_disable_settings(lib),
+                confidence=confidence, evidence=ids, verifiable=True, rationale=why))
         else:
             findings.append(Finding(id="cma-slower", severity="info", evidence=ids,
                                     message="keeping CMA off (the default) loses least. " + why))
     else:
-        is_default = d.advice == d.default
-        title = (f"Keep the default CMA threshold {d.advice} bytes: measured to lose least here"
-                 if is_default else f"Use CMA from {d.advice} bytes ({fmt_bytes(d.advice)})")
         recs.append(Recommendation(
-            id="cma-threshold", title=title + title_tail,
-            settings=_enable_settings(lib, d.advice), confidence=confidence, evidence=ids,
-            verifiable=True, rationale=why + f" It replaces the default {default_name}="
-            f"{lib.threshold_default} (from {lib.defaults_source})."))
-    if d.losses:
-        lost = "; ".join(f"{(p + ' ') if p else ''}{fmt_bytes(n)}: x{r:.2f} of the best "
-                         f"(CI up to {hi:.2f})" for p, n, r, hi in d.losses)
-        upper = any(d.advice is not None and n >= d.advice for _, n, _, _ in d.losses)
-        findings.append(Finding(
-            id="cma-regret-left", severity="warning", evidence=ids,
-            message=(f"the advice ({_thr_name(d.advice)}) is measurably beaten at some sizes, "
-                     f"and no threshold fixes that without losing more elsewhere: {lost}"
-                     + ("; CMA loses there but MPICH has no upper CMA threshold"
-                        if upper else ""))))
-    if not stable:
-        findings.append(Finding(
-            id="cma-advice-unstable", severity="warning", evidence=ids,
-            message=f"the CMA advice is unstable: {stab} (policy: at least "
-                    f"{R.STABLE_SHARE:.0%}); candidates tie within noise, measure longer"))
+            id="cma-threshold", title=title, settings=_enable_settings(lib, d.advice),
+            confidence=confidence, evidence=ids, verifiable=True, rationale=why))
+    findings += story.findings(ids)
     return recs, findings
 
 
