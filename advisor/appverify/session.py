@@ -11,12 +11,12 @@ Design (docs/verify-app.md says it for users):
   ``aa_rounds`` rounds also run A a second time (A B A2, then A2 B A): the A/A pairs.
 * **Statistics.** Each round gives one pair; the ratio is the median of the pair ratios
   oriented > 1 = B better, with the percentile bootstrap CI of that median
-  (``advisor.measure.stats.paired_ratio``).  The A/A floor ``f`` is the disagreement two runs of
+  (``advisor.measure.pairs.paired_ratio``).  The A/A floor ``f`` is the disagreement two runs of
   A exceed one time in twenty, from the A/A pairs' median absolute log ratio
   (``noise_floor_from_pairs``): measured, never assumed.
 * **Stop** after each round once there are ``min_rounds`` pairs, and never before the fewest
   pairs a distribution-free 95 % CI of the median needs (six:
-  ``stats.min_pairs_for_median_ci``), when the CI lies wholly above the band
+  ``pairs.min_pairs_for_median_ci``), when the CI lies wholly above the band
   ``[1/(1+f), 1+f]`` (better), wholly below it (regression) or wholly inside it (no
   difference); or when ``max_rounds`` rounds are done or the next round would overrun the time
   budget (the mean run time so far predicts it): then the verdict is ``inconclusive`` unless the
@@ -39,7 +39,7 @@ from advisor.appverify.arms import Arms, Overlay
 from advisor.appverify.bisect import ddmin
 from advisor.appverify.command import AppCommand, RunOutcome, run_once
 from advisor.errors import BadInputError
-from advisor.measure.stats import (band_decision, min_pairs_for_median_ci,
+from advisor.measure.pairs import (band_decision, min_pairs_for_median_ci,
                                    noise_floor_from_pairs, paired_ratio)
 from advisor.models_app import AppBisection, AppRun, AppShare
 

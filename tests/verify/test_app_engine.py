@@ -18,7 +18,7 @@ from advisor.appverify import (AppCommand, Design, compile_pattern, from_env_fil
 from advisor.appverify.arms import Arms
 from advisor.appverify.bisect import ddmin
 from advisor.errors import BadInputError
-from advisor.measure.stats import (band_decision, noise_floor_from_pairs, pair_log_ratios,
+from advisor.measure.pairs import (band_decision, noise_floor_from_pairs, pair_log_ratios,
                                    paired_ratio)
 
 # --------------------------------------------------------------------------- statistics
@@ -206,7 +206,7 @@ def test_design_refuses_zero_runs():
 
 
 def test_no_verdict_from_fewer_pairs_than_a_median_ci_needs():
-    from advisor.measure.stats import min_pairs_for_median_ci
+    from advisor.measure.pairs import min_pairs_for_median_ci
 
     assert min_pairs_for_median_ci(0.95) == 6 and min_pairs_for_median_ci(0.99) == 8
     slow = Arms(baseline={"APPV_WORK": None}, advised={"APPV_WORK": "1.5"})
