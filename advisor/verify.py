@@ -47,8 +47,8 @@ regression does not keep a recommendation out of its own re-test).
 
 The host's rule on a probe's figures: a CI wholly below 1 beyond the noise floor
 (``ci_high < 1/(1 + noise_floor)``) is stored as ``regression``, whatever the probe called it,
-with a note.  The rows of the tables and ``--json`` are in ``advisor.report.verify``
-(re-exported here).
+with a note; the probes judge many sizes as one family (``advisor.measure.family``).  The rows
+of the tables and ``--json`` are in ``advisor.report.verify`` (re-exported here).
 """
 
 from __future__ import annotations

@@ -25,9 +25,10 @@ Usage::
 * ``paired``: CMA on vs off at each size inside ONE launch, switched at run time through MPI_T
   (``advisor_mpich_cma.mpit``): launched with CMA enabled, it writes the threshold
   ``MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD`` = 1 (CMA at every size: ``cma-on``) or 2**30 (the copy
-  path: ``cma-off``) on both ranks, and runs one small timed batch per configuration, round after
-  round (on off on off ...; the order inside a round alternates too), first for latency then for
-  bandwidth.  Returns per size ``lat_on_s``/``lat_off_s`` (one-way seconds, mean of a batch of
+  path: ``cma-off``) on both ranks (``--values ON,OFF``: other thresholds; ``advisor verify``
+  writes the advised and the baseline threshold), and runs one small timed batch per
+  configuration, round after round (on off on off ...; the order inside a round alternates
+  too), first for latency then for bandwidth.  Returns per size ``lat_on_s``/``lat_off_s`` (one-way seconds, mean of a batch of
   ping-pongs) and ``bw_on_Bps``/``bw_off_Bps`` (bytes/s of a batch of osu_bw windows), one value
   per round and index-aligned, so a ratio is taken per round between two adjacent batches and the
   machine's fast/slow state cancels.  ``--pages base|thp`` picks the buffer kind (base 4 KiB
@@ -54,7 +55,7 @@ import json
 import os
 import sys
 import time
-from typing import Sequence
+from typing import Optional, Sequence
 
 #: Marker of the per-rank security line on stderr.
 RANK_SECURITY_MARK = "advisor-rank-security "
@@ -236,18 +237,20 @@ def _paired_buffers(top: int, rank: int, pages: str):
 
 
 def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int,
-            pages: str = "default") -> dict:
+            pages: str = "default", values: Optional[dict] = None) -> dict:
     """The paired measurement of one buffer kind (see the module docstring)."""
-    res = _paired_kinds(MPI, comm, [(pages, sizes, target_s, rounds)])
+    res = _paired_kinds(MPI, comm, [(pages, sizes, target_s, rounds)], values)
     if "kinds" in res:
         res.update(res.pop("kinds")[0])
     return res
 
 
-def _paired_kinds(MPI, comm, jobs: Sequence[tuple]) -> dict:
+def _paired_kinds(MPI, comm, jobs: Sequence[tuple], values: Optional[dict] = None) -> dict:
     """The paired measurement of several buffer kinds in this one launch, one after the other:
     ``jobs`` = ``[(pages, sizes, target_s, rounds), ...]`` -> ``{"kinds": [result per job]}``
-    (each as ``_paired`` returns it), or ``{"mpit_error": ...}``.  Each kind allocates and
+    (each as ``_paired`` returns it), or ``{"mpit_error": ...}``.  ``values``: the threshold
+    (bytes) written for ``on`` and ``off`` (default ``THRESHOLD_ON`` / ``THRESHOLD_OFF``;
+    ``advisor verify`` passes the advised and the baseline threshold).  Each kind allocates and
     fills its own buffers and pairs its own on/off batches round by round, exactly as a launch
     of its own would; what is shared is only the MPI start (``LAUNCH_OVERHEAD_S`` in the probe)
     and the MPI_T session (the switch is verified once)."""
@@ -268,7 +271,7 @@ def _paired_kinds(MPI, comm, jobs: Sequence[tuple]) -> dict:
     errs = comm.allgather(err)
     if any(errs):
         return {"mpit_error": "; ".join(f"rank {i}: {e}" for i, e in enumerate(errs) if e)}
-    out = [_paired_one(MPI, comm, thr, sizes, target_s, rounds, pages)
+    out = [_paired_one(MPI, comm, thr, sizes, target_s, rounds, pages, values)
            for pages, sizes, target_s, rounds in jobs]
     thr.write(initial)
     mpit.close()
@@ -278,13 +281,13 @@ def _paired_kinds(MPI, comm, jobs: Sequence[tuple]) -> dict:
 
 
 def _paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: int,
-                pages: str) -> dict:
+                pages: str, values: Optional[dict] = None) -> dict:
     """One buffer kind of the paired measurement, the threshold CVAR ``thr`` open."""
     from advisor.measure import buffer_conditions, thp_backed_bytes
 
     rank = comm.Get_rank()
     rounds = max(2, min(MAX_ROUNDS, rounds))
-    values = {"on": THRESHOLD_ON, "off": THRESHOLD_OFF}
+    values = dict(values or {"on": THRESHOLD_ON, "off": THRESHOLD_OFF})
     sbuf, rbuf = _paired_buffers(max(sizes), rank, pages)
     # what the kernel really gave (AnonHugePages of the mappings), both buffers, every rank
     thp = [thp_backed_bytes(b) for b in (sbuf, rbuf)]
@@ -355,6 +358,9 @@ def main(argv: Sequence[str]) -> int:
                          "comma-separated, measured one after the other in this launch, with "
                          "--sizes, --target-s and --rounds then ';'-separated per kind; the "
                          "result then has 'kinds' (one paired result per kind)")
+    ap.add_argument("--values", default=None, metavar="ON,OFF",
+                    help="paired mode: the threshold bytes written for 'on' and 'off' (default "
+                         f"{THRESHOLD_ON},{THRESHOLD_OFF}; advisor verify: advised,baseline)")
     ap.add_argument("--cpus", default=None,
                     help="per-rank CPU lists 'A/B' (rank 0 on A, rank 1 on B), e.g. '0/8-15'")
     args = ap.parse_args(list(argv))
@@ -393,10 +399,15 @@ def main(argv: Sequence[str]) -> int:
         jobs = [(k, [int(x) for x in sz.split(",") if x], float(t), int(r))
                 for k, sz, t, r in zip(kinds, per_kind(args.sizes), per_kind(args.target_s),
                                        per_kind(args.rounds))]
+        values = None
+        if args.values:
+            on, off = (int(x) for x in args.values.split(","))
+            values = {"on": on, "off": off}
         if len(jobs) == 1:
-            result.update(_paired(MPI, comm, jobs[0][1], jobs[0][2], jobs[0][3], jobs[0][0]))
+            result.update(_paired(MPI, comm, jobs[0][1], jobs[0][2], jobs[0][3], jobs[0][0],
+                                  values))
         else:
-            result.update(_paired_kinds(MPI, comm, jobs))
+            result.update(_paired_kinds(MPI, comm, jobs, values))
     else:
         sizes = [int(x) for x in args.sizes.split(",") if x]
         result.update(_sweep(MPI, comm, sizes, float(args.target_s), args.warmup,
