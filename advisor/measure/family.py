@@ -24,6 +24,7 @@ below 1 but not beyond the floor: a loss neither shown nor ruled out).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -107,6 +108,15 @@ def family_verdict(tests: Sequence[Contrast], level: Optional[float] = None
     return "no-effect", t, f"none of {family} beyond the A/A floor; lowest: {t.text()}: {why}"
 
 
+def floor_from_ci(ci_low: float, ci_high: float) -> float:
+    """The A/A floor a CI of an A/A ratio gives: the largest relative difference it cannot rule
+    out, ``exp(max(|log low|, |log high|)) - 1`` (>= 0).  :raises ValueError: a bound that is
+    not positive and finite."""
+    if not (ci_low > 0 and ci_high > 0 and math.isfinite(ci_low) and math.isfinite(ci_high)):
+        raise ValueError(f"an A/A CI needs positive finite bounds, got [{ci_low}, {ci_high}]")
+    return math.exp(max(abs(math.log(ci_low)), abs(math.log(ci_high)))) - 1.0
+
+
 def launch_contrast(label: str, baseline: Sequence[Sequence[float]],
                     advised: Sequence[Sequence[float]], *, higher_is_better: bool,
                     level: float, seed: int = 0) -> tuple[Contrast, list[float]]:
@@ -136,4 +146,5 @@ def launch_contrast(label: str, baseline: Sequence[Sequence[float]],
     return Contrast(label, ratio, min([lo, *own]), max([hi, *own]), floor), own
 
 
-__all__ = ["ALPHA", "Contrast", "family_level", "family_verdict", "launch_contrast"]
+__all__ = ["ALPHA", "Contrast", "family_level", "family_verdict", "floor_from_ci",
+           "launch_contrast"]

@@ -15,15 +15,10 @@ Two layouts of the ``cma-verify`` evidence (evidence value ``mode``):
     (a bootstrap that resamples K <= 3 launches spans exactly their range);
   - A/A floor: adjacent batches of the *same* configuration in one launch are A/A pairs (the
     worker's order on off | off on | on off ... puts baseline rounds 2j, 2j+1 and advised
-    rounds 2j+1, 2j+2 side by side); the floor is how far their median ratio lies from 1
-    (``exp(|median log ratio|) - 1``): the difference identical configurations showed with the
-    same statistic, as ``noise_floor_from_aa`` is for separate runs.  Its sampling noise is
-    already in the A/B CI, so the floor is not a second interval: on the recorded bench runs
-    (bench/bench_verify_aa.py) a floor at the far end of the A/A pairs' 95 % CI found a planted
-    10 % loss in 16 of 20 full and 5 of 10 quick runs, this one in 19 of 20 and 8 of 10, both
-    without a false alarm.  The two configurations' pairs are oriented oppositely
-    (earlier/later vs later/earlier), so a cost of the switch itself cancels in the A/A median
-    as it does in the A/B one.
+    rounds 2j+1, 2j+2 side by side); the floor is the largest ratio the 95 % CI of their
+    median cannot rule out (``family.floor_from_ci``).  The two configurations' pairs are
+    oriented oppositely (earlier/later vs later/earlier), so a cost of the switch itself cancels
+    in the A/A median as it does in the A/B one.  It shrinks with more rounds, as the CI does.
 
 * ``launches`` (no trusted switch: Cray MPICH, a joint environment with other variables,
   MPI_T unavailable): interleaved launches, one advised and one baseline per round (series as
@@ -86,13 +81,13 @@ def _paired_test(label: str, adv: dict, base: dict, n: int, higher: bool, level:
 
 
 def aa_floor(a: list[float], a2: list[float], higher: bool) -> float:
-    """The A/A floor (relative, >= 0) of A/A pairs ``(a[i], a2[i])``: ``exp(|m|) - 1`` for
-    ``m`` the median of their log ratios (``stats.pair_log_ratios``; module docstring)."""
-    import numpy as np
+    """The A/A floor of A/A pairs ``(a[i], a2[i])``: ``family.floor_from_ci`` of the 95 % CI
+    of their median ratio (``paired_ratio``)."""
+    from advisor.measure.family import floor_from_ci
+    from advisor.measure.stats import paired_ratio
 
-    from advisor.measure.stats import pair_log_ratios
-
-    return float(np.exp(abs(np.median(pair_log_ratios(a, a2, higher_is_better=higher)))) - 1.0)
+    _, lo, hi = paired_ratio(a, a2, higher_is_better=higher, seed=SEED)
+    return floor_from_ci(lo, hi)
 
 
 def _launch_test(label: str, adv: dict, base: dict, n: int, higher: bool, level: float):

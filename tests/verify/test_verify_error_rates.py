@@ -18,7 +18,7 @@ import json
 import pytest
 from support import DATA
 
-from advisor.measure.family import Contrast, family_level, family_verdict
+from advisor.measure.family import Contrast, family_level, family_verdict, floor_from_ci
 from advisor.models import Evidence
 
 RECORDED = DATA / "mpich_cma" / "verify-paired-5.0.2.json"
@@ -65,12 +65,11 @@ def test_a_loss_within_the_floor_is_not_ruled_out():
     assert family_verdict([narrow])[0] == "regression"
 
 
-def test_aa_floor_is_the_aa_median_ratio():
-    from advisor_mpich_cma.verdict import aa_floor
-
-    assert aa_floor([1.0, 1.0, 1.0], [1.02, 1.0, 1.05], False) == pytest.approx(0.02)
-    assert aa_floor([1.0, 1.0, 1.0], [1.02, 1.0, 1.05], True) == pytest.approx(0.02)
-    assert aa_floor([2.0, 4.0], [2.0, 4.0], True) == 0.0
+def test_floor_from_ci_is_the_far_end():
+    assert floor_from_ci(0.98, 1.01) == pytest.approx(1 / 0.98 - 1)
+    assert floor_from_ci(0.99, 1.03) == pytest.approx(0.03)
+    with pytest.raises(ValueError):
+        floor_from_ci(0.0, 1.0)
 
 
 def test_recorded_aa_is_no_effect_and_a_planted_loss_is_found(recorded):
