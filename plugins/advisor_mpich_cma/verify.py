@@ -44,7 +44,7 @@ from advisor_mpich_cma.evidence import BW, LAT, ON
 from advisor_mpich_cma.launch import (LAUNCH_OVERHEAD_S, clear, config_env, launch_estimate,
                                       shown)
 from advisor_mpich_cma.measure import QUICK_TARGET_S, library_evidence, mpi_facts, to_evidence
-from advisor_mpich_cma.paired import FULL_ROUNDS, QUICK_ROUNDS
+from advisor_mpich_cma.paired import FULL_ROUNDS
 from advisor_mpich_cma.verdict import ADVISED, BASELINE, LAUNCHES, PAIRED, decide
 from advisor_mpich_cma.workers import RANK
 from advisor_mpich_cma.workers.rank import THRESHOLD_OFF
@@ -64,9 +64,14 @@ ONE_SIDED = (1, 4, 64)
 #: contradiction).  ~5 s per launch of 3 sizes.
 REPEATS, QUICK_REPEATS = 5, 3
 #: Seconds of timed batches per size, metric and configuration in one paired launch (the
-#: worker spreads them over the rounds).  Measured on the 2-core VM (bench/bench_verify_aa.py):
-#: at 0.25 s and 32 rounds the A/A floors were 0.5-4 %, a launch of 3 sizes took ~5 s.
-PAIRED_TARGET_S, QUICK_PAIRED_TARGET_S = 0.25, 0.1
+#: worker spreads them over ``ROUNDS`` rounds), the same with ``--quick`` (which saves on
+#: launches and sizes instead).  Measured on the 2-core VM (bench/bench_verify_aa.py, load
+#: average 1-5): at 0.25 s and 32 rounds a launch of 3 sizes took ~5 s, none of 60 A/A runs
+#: gave a false alarm and a planted 10 % loss was found in 55 of 60 (16, 19, 20 of 20 in three
+#: benches); quick runs with 0.1 s and 16 rounds found it in 15 of 20 (the A/A floor is wider
+#: with fewer, shorter batches), quick runs with these batches in 20 of 20, no false alarm.
+PAIRED_TARGET_S = 0.25
+ROUNDS = FULL_ROUNDS
 
 
 def _cma_state(env: Mapping[str, Optional[str]], flavour: Optional[str],
@@ -190,15 +195,15 @@ def measure_paired(ctx: MeasureContext, sizes: list[int], values: tuple[int, int
     ``env``: :func:`paired_env`.  ``values`` equal is an A/A (bench/bench_verify_aa.py)."""
     from advisor.measure import LaunchError, conditions, run_mpi
 
-    rounds = int(ctx.options.get("rounds", QUICK_ROUNDS if ctx.quick else FULL_ROUNDS))
-    target = QUICK_PAIRED_TARGET_S if ctx.quick else PAIRED_TARGET_S
+    rounds = int(ctx.options.get("rounds", ROUNDS))
+    target = PAIRED_TARGET_S
     # the planning estimate of one launch (2 configurations per size and metric)
     est = launch_estimate(sizes, 2 * target)
     share = ctx.remaining_s() / max(1, repeats)
     if est > share:  # shorter batches, so that every launch fits its share, but no shorter
         # than the probe's paired mode lets them get (paired.run_paired: a quarter of its target)
         timed = max(0.0, share - LAUNCH_OVERHEAD_S) / (est - LAUNCH_OVERHEAD_S)
-        target = max(QUICK_PAIRED_TARGET_S / 4, target * timed)
+        target = max(PAIRED_TARGET_S / 4, target * timed)
         est = launch_estimate(sizes, 2 * target)
     args = ["paired", "--sizes", ",".join(map(str, sizes)), "--target-s", f"{target:.4f}",
             "--rounds", str(rounds), "--values", f"{values[0]},{values[1]}"]
