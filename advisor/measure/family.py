@@ -14,7 +14,8 @@ the m intervals misses its true ratio is at most alpha, whatever the dependence 
 (Holm, "A simple sequentially rejective multiple test procedure", Scand. J. Statist. 6, 1979,
 whose first step this is; Holm's later steps need p-values, which percentile bootstrap
 intervals do not give).  alpha is ``1 - stats.LEVEL`` (5 %): design, "A/A runs must pass 19
-times in 20".  Requiring the interval to clear the floor as well only lowers that rate.
+times in 20".  Requiring the interval to clear the floor as well only lowers that rate.  The
+m intervals are thus simultaneous 95 % intervals: what tables label "95 % CI".
 
 Verdict (:func:`family_verdict`): ``regression`` when any test is worse; ``confirmed`` when
 some test is better and none worse; otherwise ``no-effect``, whose figures are those of the test
