@@ -5,6 +5,8 @@
 #   make wheel   build dist/hpc_advisor-*.whl (python -m build in build/venv-wheel), the file sites pip install
 #   make bench   print the benchmark figures (bench/bench_*.py, bench_fleet.py: 10,000 node profiles)
 #   make bench-advice  judge the mpich-cma advice against an oracle (PROBES=5, ~10 min; not in bench)
+#   make bench-verify  verify's false-alarm and detection rates on A/A runs (RUNS=20, ~10-20 min;
+#                not in bench)
 #   make test-loaded  the whole suite three times with one core kept busy (RUNS=3)
 PY      ?= python3
 VENV    ?= .venv
@@ -12,10 +14,11 @@ TVENV   ?= .venv-test
 PROFILE ?= out/profile.toml
 PROBE_ARGS  ?=
 PROBES      ?= 5
+RUNS        ?= 20
 ADVICE_ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: probe test test-loaded bench bench-advice system-deps wheel clean
+.PHONY: probe test test-loaded bench bench-advice bench-verify system-deps wheel clean
 
 probe: $(VENV)/.installed
 	@mkdir -p $(dir $(PROFILE))
@@ -56,11 +59,17 @@ wheel:
 	build/venv-wheel/bin/python -m build --wheel --outdir dist .
 
 bench: $(VENV)/.installed
-	@for b in bench/bench_*.py; do echo "== $$b"; $(VENV)/bin/python $$b || exit 1; done
+	@for b in $(filter-out bench/bench_verify_aa.py,$(wildcard bench/bench_*.py)); do \
+		echo "== $$b"; $(VENV)/bin/python $$b || exit 1; done
 
 # Long (about 10 minutes at PROBES=5): N probes of mpich-cma against an exhaustive oracle.
 bench-advice: $(VENV)/.installed
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python bench/advice_quality.py --probes $(PROBES) $(ADVICE_ARGS)
+
+# Long (about 30-50 s per run on a 2-core VM): verify's A/A false-alarm rate and the detection
+# rate of a planted 10 % regression (bench/bench_verify_aa.py --help).
+bench-verify: $(VENV)/.installed
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python bench/bench_verify_aa.py --runs $(RUNS)
 
 clean:
 	rm -rf $(VENV) $(TVENV) out build dist *.egg-info

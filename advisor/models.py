@@ -368,6 +368,8 @@ class Verification(Model):
     reason: Optional[str] = Field(None, description="why this verdict, e.g. equals the default")
     evidence: list[Evidence] = Field(default_factory=list)
     time: Optional[str] = None
+    class_fingerprint: Optional[str] = Field(None, description="Facts.class_fingerprint() of "
+                                             "the machine verify ran on (None: not recorded)")
 
 
 class Provenance(Model):

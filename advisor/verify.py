@@ -34,9 +34,21 @@ gets an equal share of what is left.  A probe's ``check`` and ``verify`` run thr
 the wrong type or overruns its share (plus ``advisor.steps.GRACE_S``) gives ``not-measurable``
 with ``VerifyOutcome.error`` set to the same text ``advisor probe`` records for that fault, and
 the processes an abandoned step started are killed; the others still run.  The verifications
-are returned in an updated profile (older verifications of the same recommendation are
-replaced) for the caller to save.  The rows of the tables and ``--json`` are in
-``advisor.report.verify`` (re-exported here).
+are returned in an updated profile for the caller to save.
+
+Where a verdict holds (design: "verify's verdicts feed emit"): every verification records
+``Verification.class_fingerprint``, the machine class of ``facts`` (where it was measured).
+One verification is kept per recommendation and class: older ones of the same class (or of no
+recorded class) are replaced, those of other classes kept.  A regression on the profile's own
+class makes ``advisor emit`` leave the recommendation out (``advisor.emit.veto``); a verdict
+measured on another class says so in its note and vetoes nothing.  The joint environment is
+built as emit would write it once this run's verdicts replace the stored ones (a stored
+regression does not keep a recommendation out of its own re-test).
+
+The host's rule on a probe's figures: a CI wholly below 1 beyond the noise floor
+(``ci_high < 1/(1 + noise_floor)``) is stored as ``regression``, whatever the probe called it,
+with a note; the probes judge many sizes as one family (``advisor.measure.family``).  The rows
+of the tables and ``--json`` are in ``advisor.report.verify`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -160,11 +172,14 @@ def verify_profile(
         outcomes[key] = VerifyOutcome(res.probe, rec.id, rec.title, Verification(
             recommendation=key, verdict=verdict, time=_now()), note, error, scope)
 
+    here_class = facts.class_fingerprint()
     plan: Optional[JointEnv] = None
     plan_error: Optional[str] = None
     if joint:
-        try:
-            plan = joint_environment(profile, against=against, environ=env)
+        try:  # what emit writes once this run's verdicts replace the stored ones (a regression
+            # stored for a recommendation verified now does not keep it out of its own test)
+            plan = joint_environment(_without_verdicts(profile, plugins), against=against,
+                                     environ=env)
         except AdvisorError as exc:
             plan_error = f"the profile's settings cannot be emitted together: {exc}"
 
@@ -288,6 +303,8 @@ def verify_profile(
         outcomes[key] = VerifyOutcome(res.probe, rec.id, rec.title, alone.verification.model_copy(
             update={"recommendation": key}), why, alone.error, "joint", redo)
 
+    other_class = here_class != profile.facts.class_fingerprint()
+    outcomes = {k: _on_class(o, here_class, other_class) for k, o in outcomes.items()}
     findings: dict[str, list[Finding]] = {}
     for jkey in joint_order:
         j = outcomes[jkey]
@@ -302,7 +319,10 @@ def verify_profile(
 
     result = [outcomes[k] for k in order + joint_order]
     new = {o.verification.recommendation for o in result}
-    kept = [v for v in profile.verifications if v.recommendation not in new]
+    # one verdict per recommendation and machine class: a verdict taken on another class
+    # (advisor.emit.veto: it vetoes nothing) does not replace the profile class's
+    kept = [v for v in profile.verifications if v.recommendation not in new
+            or v.class_fingerprint not in (None, here_class)]
     stored = [o.verification.model_copy(update={"reason": o.error or o.note or None})
               for o in result]
     verified = {(o.probe, o.recommendation) for o in result if o.scope == "joint"}
@@ -316,6 +336,33 @@ def verify_profile(
         results.append(r)
     updated = profile.model_copy(update={"verifications": kept + stored, "results": results})
     return updated, result
+
+
+def _without_verdicts(profile: Profile, plugins: Optional[set[str]]) -> Profile:
+    """``profile`` without the stored verdicts of the recommendations this run verifies (all,
+    or those of ``plugins``): they are about to be replaced."""
+    mine = {f"{r.probe}:" for r in profile.results
+            if not plugins or r.probe in plugins or r.plugin in plugins}
+    return profile.model_copy(update={"verifications": [
+        v for v in profile.verifications if not any(v.recommendation.startswith(p)
+                                                    for p in mine)]})
+
+
+def _on_class(o: VerifyOutcome, here: str, other: bool) -> VerifyOutcome:
+    """``o`` with the machine class it was judged on (``Verification.class_fingerprint``), a
+    note when that is not the profile's class, and the host's rule on the figures: a CI wholly
+    below 1 beyond the noise floor is a ``regression``, whatever the probe called it."""
+    v = o.verification.model_copy(update={"class_fingerprint": here})
+    note = o.note
+    if (v.verdict in ("no-effect", "confirmed") and v.ci_high is not None
+            and v.ci_high < 1.0 / (1.0 + (v.noise_floor or 0.0))):
+        note = (f"the probe said {v.verdict}, but its CI [{v.ci_low:.3f}, {v.ci_high:.3f}] "
+                f"lies wholly below 1 beyond the noise floor: a regression; {note}")
+        v = v.model_copy(update={"verdict": "regression"})
+    if other:
+        note += (f"; measured on machine class {here}, not the profile's: stored as such, it "
+                 "leaves nothing out of advisor emit")
+    return VerifyOutcome(o.probe, o.recommendation, o.title, v, note, o.error, o.scope, o.redo)
 
 
 def has_regression(outcomes: Sequence[VerifyOutcome]) -> bool:

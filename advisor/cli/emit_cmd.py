@@ -23,7 +23,8 @@ def emit(
                                "description, plugin, extension, setting kinds, lint-readable)."),
     no_comments: bool = typer.Option(False, "--no-comments", help="Drop the rationale comments."),
     all_: bool = typer.Option(False, "--all", help="Also write settings measured to be right "
-                              "at the library default."),
+                              "at the library default, and advice advisor verify refuted on "
+                              "the profile's machine class (with a comment)."),
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Only this "
                                                "probe/plugin."),
     strict: bool = typer.Option(False, "--strict", help="Refuse a profile from another machine "

@@ -41,7 +41,9 @@ class EmitOptions:
 
     :ivar comments: a one-line rationale per setting (``--no-comments`` sets False); the
         provenance header is always written.
-    :ivar include_defaults: also settings that only confirm the library default (``--all``).
+    :ivar include_defaults: also settings that only confirm the library default, and those of
+        recommendations ``advisor verify`` refuted on the profile's machine class, each with a
+        comment naming the verdict (``--all``; ``advisor.emit.veto``).
     :ivar plugins: keep only settings of these probe or plugin names (``--plugin``); None: all.
     :ivar knobs: knob records (``Registry.knobs``): a setting whose name (or list item name)
         none of them declares is refused (``check_names``), and their version ranges drop
@@ -169,11 +171,16 @@ def render(profile: "Profile", fmt: str, emitters: dict[str, "Emitter"],
     from dataclasses import replace
 
     from advisor.emit.common import version_drops
+    from advisor.emit.veto import veto_drops, without_vetoed
 
     valid = restrict_to_valid(profile, options)
     check_names(valid, options, label)
+    # refuted advice (advisor.emit.veto) is taken out before the format runs, so a third-party
+    # format never writes it; the left-out block names it from ``options.left_out``
+    vetoed = veto_drops(valid, options)
+    valid = without_vetoed(valid, options)
     options = replace(options, left_out=tuple(options.left_out) + tuple(
-        version_drops(profile, options)))
+        version_drops(profile, options)) + tuple(vetoed))
     try:
         text = emitter.render(valid, options)
     except EmitError as exc:  # name the profile, as every other refusal does
@@ -213,15 +220,26 @@ def left_out_notes(profile: "Profile", options: EmitOptions, fmt: str,
 
     :param kinds: the setting kinds the format writes (``Emitter.kinds``); None: all of
         ``advisor.plugins.SETTING_KINDS`` (a format that did not declare them).
-    :return: settings the recorded library version excludes (``dropped``); default-confirming
+    :return: settings the recorded library version excludes (``dropped``); recommendations
+        ``advisor verify`` refuted on the profile's class (``advisor.emit.veto``: left out, or
+        written by ``--all``); default-confirming
         settings left out without ``include_defaults``; that nothing at all is selected, with
         each selected probe's status; settings of kinds the format cannot carry.
     """
     from advisor.plugins import SETTING_KINDS
 
+    from advisor.emit.veto import vetoes
+
     out = [("warning", f"left out: {line}") for line in dropped(profile, options)]
     written = tuple(kinds) if kinds is not None else SETTING_KINDS
     sel = options.plugins
+    for (probe, rid), veto in vetoes(profile).items():
+        res = next(r for r in profile.results if r.probe == probe)
+        if sel is not None and probe not in sel and res.plugin not in sel:
+            continue
+        out.append(("warning", f"written by --all although {veto.why}: {probe}/{rid}"
+                    if options.include_defaults else
+                    f"left out: {probe}/{rid}: {veto.why}; --all writes it"))
     if not options.include_defaults:
         defaults = sorted({s.name for _, _, s in profile.settings(
             kinds=written, include_defaults=True, plugins=sel) if s.is_default})

@@ -98,6 +98,8 @@ class LeftOut:
     :ivar recommendation: the recommendation id.
     :ivar setting: the setting.
     :ivar cause: ``"version"`` (the recorded library version or flavour excludes it),
+        ``"verdict"`` (``advisor verify`` refuted its recommendation on the profile's machine
+        class: ``advisor.emit.veto``; without ``--all``),
         ``"kind"`` (the format writes no setting of its kind), ``"library"`` (the format writes
         only other libraries' settings), ``"default"`` (only confirms the library default,
         without ``--all``) or ``"scope"`` (excluded by a configuration scope, decided before the
@@ -136,20 +138,24 @@ def left_out_settings(profile: "Profile", options: "EmitOptions",
     """Every selected setting (by ``options.plugins``; every kind, defaults included) that a
     format writing ``kinds`` (and, when given, only settings of ``libraries``: PEP 503 names)
     leaves out, with the first reason that applies, in this order: the recorded library
-    version excludes it, its kind, its library, it only confirms the default (without
-    ``options.include_defaults``).  ``options.left_out`` (settings dropped before the format
-    ran: version drops by ``advisor.emit.render``, scope excludes) come first.  Sorted by name,
-    then probe order; one entry per setting.
+    version excludes it, verify refuted its recommendation on the profile's machine class
+    (``advisor.emit.veto``; without ``options.include_defaults``), its kind, its library, it
+    only confirms the default (without ``options.include_defaults``).  ``options.left_out``
+    (settings dropped before the format ran: version drops and vetoes by
+    ``advisor.emit.render``, scope excludes) come first.  Sorted by name, then probe order;
+    one entry per setting.
 
     :param fmt: the format's name, for the reason text.
     :param kind_hint: ``hint(setting) -> str`` naming where a setting of another kind can go
         (e.g. the formats that write it); None: no hint.
     """
+    from advisor.emit.veto import vetoes
     from advisor.plugins import SETTING_KINDS
 
     plugins = set(options.plugins) if options.plugins is not None else None
     if plugins is not None and not plugins:
         return []  # an explicit empty filter selects nothing
+    vetoed = {} if options.include_defaults else vetoes(profile)
     libs = {canonicalize_name(x) for x in libraries} if libraries is not None else None
     out: list[LeftOut] = list(getattr(options, "left_out", ()) or ())
     seen = {(lo.probe, lo.recommendation, lo.setting.name, repr(lo.setting.value)) for lo in out}
@@ -162,6 +168,9 @@ def left_out_settings(profile: "Profile", options: "EmitOptions",
         seen.add(key)
         if id(s) in drops:
             out.append(drops[id(s)])
+        elif (res.probe, rec.id) in vetoed:
+            out.append(LeftOut(res.probe, rec.id, s, "verdict",
+                               f"{vetoed[(res.probe, rec.id)].why}; --all writes it"))
         elif s.kind not in kinds:
             hint = kind_hint(s) if kind_hint is not None else ""
             out.append(LeftOut(res.probe, rec.id, s, "kind",
@@ -181,6 +190,7 @@ def left_out_settings(profile: "Profile", options: "EmitOptions",
 #: How ``nothing_to_write`` sums up each cause of ``LeftOut`` (``{n}``: count, ``{fmt}``).
 _CAUSE_TEXT = {
     "version": "{n} not read by the recorded library versions",
+    "verdict": "{n} refuted by advisor verify on this machine class (--all writes them)",
     "scope": "{n} excluded by a configuration scope",
     "kind": "{n} of a kind {fmt} does not write",
     "library": "{n} of libraries {fmt} does not write",

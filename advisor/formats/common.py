@@ -54,13 +54,16 @@ MERGE_POLICY = "append"
 
 @dataclass(frozen=True)
 class Source:
-    """Where one setting came from: the probe result, the recommendation, the setting."""
+    """Where one setting came from: the probe result, the recommendation, the setting, and
+    (``veto``) the verdict that refuted the recommendation on the profile's machine class when
+    ``--all`` writes it anyway (``advisor.emit.veto``; "" otherwise)."""
 
     plugin: str
     probe: str
     recommendation: str
     rationale: str
     setting: "Setting"
+    veto: str = ""
 
 
 @dataclass(frozen=True)
@@ -174,10 +177,14 @@ def check_name(src: Source) -> None:
 def sources(profile: "Profile", options: "EmitOptions",
             kinds: tuple[str, ...] = ("env",)) -> list[Source]:
     """The profile's settings selected by ``options`` and valid for its library versions, in
-    profile order (probe, recommendation, setting)."""
+    profile order (probe, recommendation, setting); without the settings of recommendations
+    verify refuted on the profile's class unless ``options.include_defaults`` (then with
+    ``Source.veto`` set)."""
     from advisor.emit.common import valid_for_profile  # Part of emit (library versions)
+    from advisor.emit.veto import vetoes
 
     plugins = set(options.plugins) if options.plugins is not None else None
+    vetoed = vetoes(profile)
     out = []
     for res, rec, s in profile.settings(kinds=kinds, include_defaults=options.include_defaults,
                                         plugins=plugins):
@@ -185,8 +192,12 @@ def sources(profile: "Profile", options: "EmitOptions",
             continue  # an explicit empty filter selects nothing
         if not valid_for_profile(s, profile, options.knobs or (), options.libraries):
             continue
+        veto = vetoed.get((res.probe, rec.id))
+        if veto is not None and not options.include_defaults:
+            continue
         # the title is the one-line "why" by contract; the full rationale stays in the profile
-        out.append(Source(res.plugin, res.probe, rec.id, rec.title, s))
+        out.append(Source(res.plugin, res.probe, rec.id, rec.title, s,
+                          f"written by --all although {veto.why}" if veto else ""))
     return out
 
 
@@ -200,6 +211,8 @@ def _comment_for(srcs: list[Source]) -> str:
             extra = " (confirms the library default)"
         elif src.setting.default is not None:
             extra = f" (library default: {value_string_of(src.setting.default)})"
+        if src.veto:
+            extra += f" ({src.veto})"
         line = one_line(f"{src.probe}/{src.recommendation}: {text}{extra}")
         if line not in seen:
             seen.add(line)
@@ -288,6 +301,8 @@ def setting_records(profile: "Profile", options: "EmitOptions") -> list[dict]:
         rec["recommendation"] = src.recommendation
         if options.comments:
             rec["rationale"] = first_sentence(src.rationale)
+        if src.veto:  # --all wrote refuted advice: always said, like the left-out block
+            rec["verify"] = one_line(src.veto)
         out.append(rec)
     return out
 
@@ -339,11 +354,19 @@ def left_out_comment(profile: "Profile", options: "EmitOptions",
                      fmt: str = "this format",
                      libraries: Optional[Sequence[str]] = None) -> list[str]:
     """Comment lines ``<marker> left out: NAME=VALUE (why)`` for :func:`left_out_entries`
-    (none when nothing is left out).  Written whatever ``options.comments`` says: like the
-    provenance header, it tells what the file is."""
-    return [f"{marker} left out: {name}={value} ({why})"
-            for name, value, why in left_out_entries(profile, options, kinds, fmt=fmt,
-                                                     libraries=libraries)]
+    (none when nothing is left out), then, with ``--all``, ``<marker> written by --all although
+    refuted by advisor verify ...: NAME=VALUE`` for each refuted setting it writes
+    (``Source.veto``).  Written whatever ``options.comments`` says: like the provenance
+    header, it tells what the file is."""
+    lines = [f"{marker} left out: {name}={value} ({why})"
+             for name, value, why in left_out_entries(profile, options, kinds, fmt=fmt,
+                                                      libraries=libraries)]
+    if options.include_defaults:
+        lines += [f"{marker} {one_line(src.veto)}: {one_line(src.setting.name)}="
+                  f"{one_line(value_string(src.setting))}"
+                  for src in sources(profile, options, tuple(kinds)) if src.veto and (
+                      libraries is None or src.setting.library in libraries)]
+    return lines
 
 
 def item_file(profile: "Profile", options: "EmitOptions", item_lines, *, marker: str = "#",

@@ -167,12 +167,15 @@ def _verify(prof: "Profile", figs: "Figures", warnings: list[str]) -> str:
     def f(x):
         return "" if x is None else f"{x:.3f}"
 
+    from advisor.report.verify import class_cells
+
     rows = [(_e(v.recommendation), _e(v.verdict), f(v.ratio),
              f"[{f(v.ci_low)}, {f(v.ci_high)}]" if v.ci_low is not None else "",
-             f"±{v.noise_floor:.1%}" if v.noise_floor is not None else "", _e(v.reason or ""))
-            for v in prof.verifications]
+             f"±{v.noise_floor:.1%}" if v.noise_floor is not None else "", _e(v.reason or ""),
+             _e(where)) for v, where in zip(prof.verifications, class_cells(prof))]
     out = ["<h2 id=\"verify\">Verify</h2>",
-           _table(("recommendation", "verdict", "ratio", "CI", "A/A floor", "reason"), rows)]
+           _table(("recommendation", "verdict", "ratio", "CI", "A/A floor", "reason",
+                   "machine class"), rows)]
     out += [_figure(VERIFY_PROBE, s, warnings) for s in figs.by_probe.get(VERIFY_PROBE, [])]
     return "\n".join(out)
 

@@ -49,7 +49,9 @@ class ShowReport:
     after it (``1073741824 (1 GiB)``), ``<n> bytes`` / ``<n> B`` in titles, rationales and
     finding messages read ``1 GiB`` (``units.sizes_in_text``); remedies stay verbatim (they
     hold settings to copy).
-    :ivar verifications: the stored verdicts (no rows: none stored).
+    :ivar verifications: the stored verdicts (no rows: none stored), each with the machine
+        class it was taken on (``advisor.report.verify.class_cells``: a verdict from another
+        class vetoes nothing in emit).
     :ivar evidence: ``advisor.report.evidence_rows``.
     :ivar findings: ``([severity] probe: message, remedy or "")`` pairs, printed as lines: a
         remedy holds settings to copy, which a table cell would break inside a value.
@@ -90,6 +92,7 @@ def show_report(prof: "Profile") -> ShowReport:
     from advisor.report.appverify import SHOW_HEADERS, SHOW_TITLE, detail_lines, table_rows
     from advisor.report.evidence import EVIDENCE_HEADERS, evidence_rows
     from advisor.report.units import sizes_in_text
+    from advisor.report.verify import class_cells
 
     p = prof.provenance
     heading = (f"profile of {p.hostname or '?'} (fingerprint {prof.fingerprint}), {p.created}, "
@@ -111,12 +114,13 @@ def show_report(prof: "Profile") -> ShowReport:
             rationales.append(f"{r.probe}: {rec.id}: {sizes_in_text(rec.rationale)}")
     verifications = Table(
         "Verifications (ratio = advised / baseline, > 1 is better)",
-        ("recommendation", "verdict", "ratio", "95 % CI", "noise floor", "why", "when"))
-    for v in prof.verifications:
+        ("recommendation", "verdict", "ratio", "95 % CI", "noise floor", "why", "when",
+         "machine class"))
+    for v, where in zip(prof.verifications, class_cells(prof)):
         ci = (f"[{v.ci_low:.3f}, {v.ci_high:.3f}]"
               if v.ci_low is not None and v.ci_high is not None else "")
         verifications.rows.append((v.recommendation, v.verdict, _fixed(v.ratio), ci,
-                                   _fixed(v.noise_floor), v.reason or "", v.time or ""))
+                                   _fixed(v.noise_floor), v.reason or "", v.time or "", where))
     evidence = Table("Evidence (artefact points are not bandwidths: left out of the ranges and "
                      "marked)", tuple(EVIDENCE_HEADERS),
                      [tuple(str(c) for c in row) for row in evidence_rows(prof)])

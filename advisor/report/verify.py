@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 from advisor.models import Finding
 
 if TYPE_CHECKING:  # pragma: no cover
+    from advisor.models import Profile
     from advisor.verify import VerifyOutcome
 
 
@@ -62,6 +63,28 @@ def _cells(o: "VerifyOutcome") -> dict[str, str]:
             "floor": _fmt(v.noise_floor), "note": o.note + (f" ({o.error})" if o.error else "")}
 
 
+def class_cells(prof: "Profile") -> list[str]:
+    """Per stored verdict of ``prof`` (``prof.verifications`` order), the machine class it was
+    taken on, for ``advisor show`` and the HTML report: ``"the profile's"`` (with ``"; emit
+    leaves it out"`` on the verdict that vetoes its recommendation: ``advisor.emit.veto``),
+    ``"another: <class id> (vetoes nothing)"``, or ``"not recorded (vetoes nothing)"``."""
+    from advisor.emit.veto import vetoes
+
+    if not prof.verifications:
+        return []
+    here = prof.facts.class_fingerprint()
+    vetoing = {id(v.verification) for v in vetoes(prof).values()}
+    out = []
+    for v in prof.verifications:
+        if v.class_fingerprint is None:
+            out.append("not recorded (vetoes nothing)")
+        elif v.class_fingerprint != here:
+            out.append(f"another: {v.class_fingerprint} (vetoes nothing)")
+        else:
+            out.append("the profile's" + ("; emit leaves it out" if id(v) in vetoing else ""))
+    return out
+
+
 def table_rows(outcomes: Sequence["VerifyOutcome"]) -> list[list[str]]:
     """Rows for the per-recommendation (alone) table: probe, recommendation, verdict, ratio,
     CI, noise floor, note."""
@@ -86,4 +109,4 @@ def to_json(outcomes: Sequence["VerifyOutcome"], findings: Sequence[Finding] = (
     return json.dumps(data, indent=2) + "\n"
 
 
-__all__ = ["joint_rows", "measured", "outcome_dict", "table_rows", "to_json"]
+__all__ = ["class_cells", "joint_rows", "measured", "outcome_dict", "table_rows", "to_json"]

@@ -18,9 +18,15 @@ items merged, MPICH's CVARs too) and the baseline has all of it removed; the mea
 same.  ``host-pool-hugepages`` has only config settings and is measured in this process, where no
 environment can be applied: ``advisor verify`` does not ask for it jointly.
 
-Runs alternate A B A B through ``advisor.measure.interleave``; the noise floor is the A/A spread
-of the baseline repeats (``noise_floor_from_aa``).  Verdicts: ``confirmed`` (CI beyond the floor, better), ``regression``
-(worse at any size), else ``no-effect``; ratio > 1 means the advice is better.
+Runs alternate A B A B through ``advisor.measure.interleave``.  Each size is one test
+(``advisor.measure.family.launch_contrast``): the launch is the unit, each round's ratio of the
+two launches' medians a pair, so the CI resamples launches and holds the machine's state
+changes between them (memcpy bandwidth on the project's VM switches between a fast and a slow
+state from launch to launch: background.md section 4); the floor is the A/A spread of each
+configuration's launch medians.  The tests of a recommendation form one family, each CI at the
+Bonferroni level (``family.family_verdict``): ``regression`` when a size is worse beyond its
+floor, ``confirmed`` when one is better and none worse, else ``no-effect``; ratio > 1 means the
+advice is better.
 """
 
 from __future__ import annotations
@@ -36,7 +42,6 @@ from advisor.probe import Baseline, MeasureContext
 from . import measure as M
 
 ADVISED, BASELINE = "advised", "baseline"
-VERDICT = {"better": "confirmed", "worse": "regression", "indistinguishable": "no-effect"}
 #: Launches per configuration (>= 2 for an A/A noise floor).
 REPEATS, QUICK_REPEATS = 3, 2
 
@@ -64,32 +69,34 @@ def _envs(rec: Recommendation, ctx: MeasureContext) -> tuple[dict, dict, dict[st
     return {"GLIBC_TUNABLES": ":".join(f"{k}={v}" for k, v in adv_items.items())}, base, items
 
 
-def _result(rec: Recommendation, comparisons: dict, ev: Evidence) -> Verification:
-    """Overall verdict from per-size comparisons (size -> Comparison)."""
-    worse = [(n, c) for n, c in comparisons.items() if c.verdict == "worse"]
-    better = [(n, c) for n, c in comparisons.items() if c.verdict == "better"]
-    if worse:
-        n, c = min(worse, key=lambda nc: nc[1].ratio)
-        verdict = "regression"
-    elif better:
-        n, c = max(better, key=lambda nc: nc[1].ratio)
-        verdict = "confirmed"
-    elif comparisons:
-        n, c = next(iter(comparisons.items()))
-        verdict = "no-effect"
-    else:
-        return Verification(recommendation=rec.id, verdict="not-measurable", evidence=[ev])
+def _result(rec: Recommendation, tests: list, ev: Evidence) -> Verification:
+    """The family verdict (``advisor.measure.family.family_verdict``) of ``tests``
+    (``[(nbytes, Contrast, round ratios)]``), every test's figures in the evidence values
+    (``<n>.ratio``, ``<n>.ratio_ci_low``, ``<n>.ratio_ci_high``, ``<n>.noise_floor``,
+    ``<n>.verdict``, ``<n>.round_ratios``) with ``decided_by``."""
+    from advisor.measure.family import family_level, family_verdict
+
     values = dict(ev.values)
-    for m, k in comparisons.items():
-        values.update(k.as_values(f"{m}."))
-    values["decided_by"] = f"{n} bytes"
-    ev = ev.model_copy(update={"values": values})
-    return Verification(recommendation=rec.id, verdict=verdict, ratio=c.ratio, ci_low=c.ci_low,
-                        ci_high=c.ci_high, noise_floor=c.noise_floor, evidence=[ev])
+    for n, t, own in tests:
+        values.update({f"{n}.ratio": t.ratio, f"{n}.ratio_ci_low": t.ci_low,
+                       f"{n}.ratio_ci_high": t.ci_high, f"{n}.noise_floor": t.noise_floor,
+                       f"{n}.verdict": t.decision,
+                       f"{n}.round_ratios": ",".join(f"{x:.4g}" for x in own)})
+    level = family_level(max(1, len(tests)))
+    verdict, t, reason = family_verdict([t for _, t, _ in tests], level)
+    values.update({"family_tests": len(tests), "family_level": level})
+    if t is None:
+        return Verification(recommendation=rec.id, verdict="not-measurable", reason=reason,
+                            evidence=[ev.model_copy(update={"values": values})])
+    values["decided_by"] = t.label
+    return Verification(recommendation=rec.id, verdict=verdict, ratio=t.ratio,
+                        ci_low=t.ci_low, ci_high=t.ci_high, noise_floor=t.noise_floor,
+                        reason=reason, evidence=[ev.model_copy(update={"values": values})])
 
 
 def _malloc(rec, ctx, advised, base) -> Verification:
     from advisor.measure import interleave, run_python
+    from advisor.measure.family import family_level, launch_contrast
 
     repeats = QUICK_REPEATS if ctx.quick else REPEATS
     req = json.dumps({"task": "malloc_touch", "nbytes": M.DEFAULT_NBYTES, "repeats": 5})
@@ -102,13 +109,15 @@ def _malloc(rec, ctx, advised, base) -> Verification:
 
     res = interleave((BASELINE, ADVISED), run_one, repeats=repeats, deadline=ctx.deadline,
                      max_extra_rounds=0, progress=ctx.progress)
-    cmp = res.compare(BASELINE, ADVISED, higher_is_better=False, seed=ctx.seed)
+    test = launch_contrast(f"malloc + first touch of {M.DEFAULT_NBYTES} bytes",
+                           res.runs[BASELINE], res.runs[ADVISED], higher_is_better=False,
+                           level=family_level(1), seed=ctx.seed)
     ev = Evidence(id="host-buffer-verify", description="glibc malloc + first touch + free, "
                   "advised GLIBC_TUNABLES vs baseline, interleaved fresh processes",
                   values={"nbytes": M.DEFAULT_NBYTES, "rounds": res.rounds,
                           "advised_env": advised.get("GLIBC_TUNABLES") or "",
                           "baseline_env": base.get("GLIBC_TUNABLES") or ""})
-    return _result(rec, {M.DEFAULT_NBYTES: cmp}, ev)
+    return _result(rec, [(M.DEFAULT_NBYTES, *test)], ev)
 
 
 def _threshold_sizes(adv: Optional[int], base: Optional[int]) -> list[int]:
@@ -123,7 +132,8 @@ def _threshold_sizes(adv: Optional[int], base: Optional[int]) -> list[int]:
 
 
 def _nt(rec, ctx, advised, base, items) -> Verification:
-    from advisor.measure import compare, interleave, noise_floor_from_aa
+    from advisor.measure import interleave
+    from advisor.measure.family import family_level, launch_contrast
 
     item = next(k for k in items if k.endswith("x86_non_temporal_threshold"))
     adv = int(items[item], 0)
@@ -144,21 +154,23 @@ def _nt(rec, ctx, advised, base, items) -> Verification:
 
     res = interleave((BASELINE, ADVISED), run_one, repeats=QUICK_REPEATS if ctx.quick else REPEATS,
                      deadline=ctx.deadline, max_extra_rounds=0, progress=ctx.progress)
-    comparisons = {}
-    for n in sizes:
-        per = {c: [p.samples for run in runs[c] for p in run if int(p.x) == n] for c in runs}
-        if not per[ADVISED] or not per[BASELINE]:
-            continue
-        floor = max(noise_floor_from_aa(per[BASELINE]) if len(per[BASELINE]) > 1 else 0.0,
-                    noise_floor_from_aa(per[ADVISED]) if len(per[ADVISED]) > 1 else 0.0)
-        comparisons[n] = compare([x for r in per[BASELINE] for x in r],
-                                 [x for r in per[ADVISED] for x in r], noise_floor=floor,
-                                 higher_is_better=True, seed=ctx.seed)
+    tests = []
+    level = family_level(max(1, len(sizes)))
+    def at(run, n: int) -> list[float]:
+        return next((list(p.samples) for p in run if int(p.x) == n), [])
+
+    for n in sizes:  # one launch of each configuration per round: the rounds pair them
+        pairs = [(at(rb, n), at(ra, n)) for rb, ra in zip(runs[BASELINE], runs[ADVISED])]
+        pairs = [(b, a) for b, a in pairs if b and a]
+        if pairs:
+            tests.append((n, *launch_contrast(f"memcpy at {n} bytes", [b for b, _ in pairs],
+                                              [a for _, a in pairs], higher_is_better=True,
+                                              level=level, seed=ctx.seed)))
     ev = Evidence(id="host-buffer-verify", description="memcpy bandwidth at the sizes where the "
                   "advised and current non-temporal thresholds differ, interleaved fresh processes",
                   values={"rounds": res.rounds, "advised_bytes": adv,
                           "current_bytes": int(cur) if isinstance(cur, int) else -1})
-    return _result(rec, comparisons, ev)
+    return _result(rec, tests, ev)
 
 
 def halves_floor(samples: list[float]) -> Optional[float]:

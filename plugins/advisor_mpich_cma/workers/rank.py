@@ -25,9 +25,10 @@ Usage::
 * ``paired``: CMA on vs off at each size inside ONE launch, switched at run time through MPI_T
   (``advisor_mpich_cma.mpit``): launched with CMA enabled, it writes the threshold
   ``MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD`` = 1 (CMA at every size: ``cma-on``) or 2**30 (the copy
-  path: ``cma-off``) on both ranks, and runs one small timed batch per configuration, round after
-  round (on off on off ...; the order inside a round alternates too), first for latency then for
-  bandwidth.  Returns per size ``lat_on_s``/``lat_off_s`` (one-way seconds, mean of a batch of
+  path: ``cma-off``) on both ranks (``--values ON,OFF``: other thresholds; ``advisor verify``
+  writes the advised and the baseline threshold), and runs one small timed batch per
+  configuration, round after round (on off on off ...; the order inside a round alternates
+  too), first for latency then for bandwidth.  Returns per size ``lat_on_s``/``lat_off_s`` (one-way seconds, mean of a batch of
   ping-pongs) and ``bw_on_Bps``/``bw_off_Bps`` (bytes/s of a batch of osu_bw windows), one value
   per round and index-aligned, so a ratio is taken per round between two adjacent batches and the
   machine's fast/slow state cancels.  ``--pages base|thp`` picks the buffer kind (base 4 KiB
@@ -36,7 +37,7 @@ Usage::
   AnonHugePages of both buffers; None where smaps is unreadable).  ``--pages base,thp`` measures
   the kinds one after the other in this launch (each with its own buffers and rounds; ``--sizes``,
   ``--target-s`` and ``--rounds`` then ';'-separated per kind) and returns ``kinds``, one such
-  result per kind: the probe saves an MPI start per kind.  When MPI_T is missing or a write fails on any rank the
+  result per kind: the probe saves an MPI start per kind (code: ``workers.paired``).  When MPI_T is missing or a write fails on any rank the
   result has ``mpit_error`` and no sizes (the probe then falls back to separate launches).
 
 Before any communication every rank writes its security state (Seccomp, CapEff, user
@@ -213,133 +214,6 @@ def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
             "dst_fill": buffer_conditions(rbuf).get("buffer_fill")}
 
 
-def thp_pmd_bytes(path: str = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size") -> int:
-    """The THP (PMD) page size in bytes from sysfs; 2 MiB (x86-64's PMD size) if unreadable."""
-    try:
-        with open(path) as fh:
-            return int(fh.read().strip())
-    except (OSError, ValueError):
-        return 2 << 20
-
-
-def _paired_buffers(top: int, rank: int, pages: str):
-    """Send/receive buffers of the paired mode.  ``pages``: "base" (MADV_NOHUGEPAGE: 4 KiB
-    pages whatever the THP mode), "thp" (MADV_HUGEPAGE, aligned to and a multiple of the THP
-    size, so the kernel can back every message with huge pages) or "default" (kernel mode)."""
-    from advisor.measure import host_buffer
-
-    huge = {"base": False, "thp": True, "default": None}[pages]
-    align, length = BUFFER_ALIGN, top
-    if pages == "thp":
-        align = thp_pmd_bytes()
-        length = -(-top // align) * align
-    sbuf = host_buffer(length, align=align, fill="random", seed=rank + 11, hugepages=huge)
-    rbuf = host_buffer(length, align=align, fill="random", seed=rank + 21, hugepages=huge)
-    return sbuf, rbuf
-
-
-def _paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int,
-            pages: str = "default") -> dict:
-    """The paired measurement of one buffer kind (see the module docstring)."""
-    res = _paired_kinds(MPI, comm, [(pages, sizes, target_s, rounds)])
-    if "kinds" in res:
-        res.update(res.pop("kinds")[0])
-    return res
-
-
-def _paired_kinds(MPI, comm, jobs: Sequence[tuple]) -> dict:
-    """The paired measurement of several buffer kinds in this one launch, one after the other:
-    ``jobs`` = ``[(pages, sizes, target_s, rounds), ...]`` -> ``{"kinds": [result per job]}``
-    (each as ``_paired`` returns it), or ``{"mpit_error": ...}``.  Each kind allocates and
-    fills its own buffers and pairs its own on/off batches round by round, exactly as a launch
-    of its own would; what is shared is only the MPI start (``LAUNCH_OVERHEAD_S`` in the probe)
-    and the MPI_T session (the switch is verified once)."""
-    from advisor_mpich_cma.mpit import Mpit, MpitError
-
-    from advisor_mpich_cma.knobs import CMA_THRESHOLD
-
-    err = None
-    try:
-        mpit = Mpit()
-        thr = mpit.cvar(CMA_THRESHOLD)
-        initial = thr.read()
-        thr.write(THRESHOLD_OFF)
-        verified = thr.read() == THRESHOLD_OFF  # the library took the write
-        thr.write(initial)
-    except MpitError as exc:
-        err = str(exc)
-    errs = comm.allgather(err)
-    if any(errs):
-        return {"mpit_error": "; ".join(f"rank {i}: {e}" for i, e in enumerate(errs) if e)}
-    out = [_paired_one(MPI, comm, thr, sizes, target_s, rounds, pages)
-           for pages, sizes, target_s, rounds in jobs]
-    thr.write(initial)
-    mpit.close()
-    ok = bool(all(comm.allgather(verified)))
-    return {"kinds": [{**r, "mpit_library": mpit.path, "threshold_initial": initial,
-                       "switch_read_back": ok} for r in out]}
-
-
-def _paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: int,
-                pages: str) -> dict:
-    """One buffer kind of the paired measurement, the threshold CVAR ``thr`` open."""
-    from advisor.measure import buffer_conditions, thp_backed_bytes
-
-    rank = comm.Get_rank()
-    rounds = max(2, min(MAX_ROUNDS, rounds))
-    values = {"on": THRESHOLD_ON, "off": THRESHOLD_OFF}
-    sbuf, rbuf = _paired_buffers(max(sizes), rank, pages)
-    # what the kernel really gave (AnonHugePages of the mappings), both buffers, every rank
-    thp = [thp_backed_bytes(b) for b in (sbuf, rbuf)]
-    thp_all = comm.gather(None if None in thp else int(sum(thp)), root=0)
-    ack = bytearray(4)
-    out = []
-    # per size, measure and configuration: target_s spread over the rounds
-    per_batch_s = target_s / rounds
-    for n in sizes:
-        s, r = sbuf[:n], rbuf[:n]
-        window = max(1, min(OSU_WINDOW, MAX_WINDOW_BYTES // max(1, n)))
-
-        def pingpong(k: int = 1, s=s, r=r) -> None:
-            _pingpong(comm, s, r, k)
-
-        def windows(k: int = 1, s=s, r=r, window=window) -> None:
-            _windows(MPI, comm, s, r, window, ack, k)
-
-        res: dict[str, list[float]] = {"lat_on_s": [], "lat_off_s": [], "bw_on_Bps": [],
-                                       "bw_off_Bps": []}
-        batches = {}
-        for measure, fn in (("lat", pingpong), ("bw", windows)):
-            for cfg in ("on", "off"):  # warm both paths up, calibrate on the slower
-                thr.write(values[cfg])
-                fn(2)
-            k = _calibrate(comm, fn, per_batch_s, 1, 100000)
-            batches[measure] = k
-            for rnd in range(rounds):
-                order = ("on", "off") if rnd % 2 == 0 else ("off", "on")
-                for cfg in order:
-                    thr.write(values[cfg])
-                    # the first message after a switch is not timed: one ping-pong of the size
-                    # (not a whole bandwidth window, which at 2-16 MiB is 4-64 MiB of traffic
-                    # and doubled the cost of a round there)
-                    pingpong(1)
-                    comm.Barrier()
-                    t0 = time.perf_counter()
-                    fn(k)
-                    dt = time.perf_counter() - t0
-                    if measure == "lat":
-                        res[f"lat_{cfg}_s"].append(dt / (2 * k))
-                    else:
-                        res[f"bw_{cfg}_Bps"].append(n * window * k / dt)
-        out.append({"bytes": n, "lat_batch": batches["lat"], "bw_batch": batches["bw"],
-                    "window": window, **res})
-    return {"sizes": out, "rounds": rounds, "thresholds": values,
-            "buffer": buffer_conditions(sbuf), "pages": pages,
-            "dst_fill": buffer_conditions(rbuf).get("buffer_fill"),
-            "buffer_bytes": int(sbuf.nbytes + rbuf.nbytes),
-            "thp_backed_bytes_per_rank": thp_all}
-
-
 def main(argv: Sequence[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m advisor_mpich_cma.workers.rank")
     ap.add_argument("mode", choices=("identity", "smoke", "sweep", "paired"))
@@ -359,6 +233,9 @@ def main(argv: Sequence[str]) -> int:
                          "comma-separated, measured one after the other in this launch, with "
                          "--sizes, --target-s and --rounds then ';'-separated per kind; the "
                          "result then has 'kinds' (one paired result per kind)")
+    ap.add_argument("--values", default=None, metavar="ON,OFF",
+                    help="paired mode: the threshold bytes written for 'on' and 'off' (default "
+                         f"{THRESHOLD_ON},{THRESHOLD_OFF}; advisor verify: advised,baseline)")
     ap.add_argument("--cpus", default=None,
                     help="per-rank CPU lists 'A/B' (rank 0 on A, rank 1 on B), e.g. '0/8-15'")
     args = ap.parse_args(list(argv))
@@ -397,10 +274,17 @@ def main(argv: Sequence[str]) -> int:
         jobs = [(k, [int(x) for x in sz.split(",") if x], float(t), int(r))
                 for k, sz, t, r in zip(kinds, per_kind(args.sizes), per_kind(args.target_s),
                                        per_kind(args.rounds))]
+        values = None
+        if args.values:
+            on, off = (int(x) for x in args.values.split(","))
+            values = {"on": on, "off": off}
+        from advisor_mpich_cma.workers.paired import paired, paired_kinds
+
         if len(jobs) == 1:
-            result.update(_paired(MPI, comm, jobs[0][1], jobs[0][2], jobs[0][3], jobs[0][0]))
+            result.update(paired(MPI, comm, jobs[0][1], jobs[0][2], jobs[0][3], jobs[0][0],
+                                 values))
         else:
-            result.update(_paired_kinds(MPI, comm, jobs))
+            result.update(paired_kinds(MPI, comm, jobs, values))
     else:
         sizes = [int(x) for x in args.sizes.split(",") if x]
         result.update(_sweep(MPI, comm, sizes, float(args.target_s), args.warmup,

@@ -1,0 +1,144 @@
+"""The paired mode of the mpich-cma rank worker (``workers.rank paired``, whose docstring
+describes it): CMA switched through MPI_T between adjacent timed batches of one launch, the
+threshold written for ``on`` and ``off`` being 1 and 2**30 (the probe) or the advised and the
+baseline threshold (``advisor verify``: ``--values``).  Runs inside the MPI ranks; imported by
+``rank.main`` only for that mode.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional, Sequence
+
+from advisor_mpich_cma.workers.rank import (BUFFER_ALIGN, MAX_ROUNDS, MAX_WINDOW_BYTES,
+                                            OSU_WINDOW, THRESHOLD_OFF, THRESHOLD_ON, _calibrate,
+                                            _pingpong, _windows)
+
+
+def thp_pmd_bytes(path: str = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size") -> int:
+    """The THP (PMD) page size in bytes from sysfs; 2 MiB (x86-64's PMD size) if unreadable."""
+    try:
+        with open(path) as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):
+        return 2 << 20
+
+
+def paired_buffers(top: int, rank: int, pages: str):
+    """Send/receive buffers of the paired mode.  ``pages``: "base" (MADV_NOHUGEPAGE: 4 KiB
+    pages whatever the THP mode), "thp" (MADV_HUGEPAGE, aligned to and a multiple of the THP
+    size, so the kernel can back every message with huge pages) or "default" (kernel mode)."""
+    from advisor.measure import host_buffer
+
+    huge = {"base": False, "thp": True, "default": None}[pages]
+    align, length = BUFFER_ALIGN, top
+    if pages == "thp":
+        align = thp_pmd_bytes()
+        length = -(-top // align) * align
+    sbuf = host_buffer(length, align=align, fill="random", seed=rank + 11, hugepages=huge)
+    rbuf = host_buffer(length, align=align, fill="random", seed=rank + 21, hugepages=huge)
+    return sbuf, rbuf
+
+
+def paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int,
+            pages: str = "default", values: Optional[dict] = None) -> dict:
+    """The paired measurement of one buffer kind (see the module docstring)."""
+    res = paired_kinds(MPI, comm, [(pages, sizes, target_s, rounds)], values)
+    if "kinds" in res:
+        res.update(res.pop("kinds")[0])
+    return res
+
+
+def paired_kinds(MPI, comm, jobs: Sequence[tuple], values: Optional[dict] = None) -> dict:
+    """The paired measurement of several buffer kinds in this one launch, one after the other:
+    ``jobs`` = ``[(pages, sizes, target_s, rounds), ...]`` -> ``{"kinds": [result per job]}``
+    (each as ``paired`` returns it), or ``{"mpit_error": ...}``.  ``values``: the threshold
+    (bytes) written for ``on`` and ``off`` (default ``THRESHOLD_ON`` / ``THRESHOLD_OFF``;
+    ``advisor verify`` passes the advised and the baseline threshold).  Each kind allocates and
+    fills its own buffers and pairs its own on/off batches round by round, exactly as a launch
+    of its own would; what is shared is only the MPI start (``LAUNCH_OVERHEAD_S`` in the probe)
+    and the MPI_T session (the switch is verified once)."""
+    from advisor_mpich_cma.mpit import Mpit, MpitError
+
+    from advisor_mpich_cma.knobs import CMA_THRESHOLD
+
+    err = None
+    try:
+        mpit = Mpit()
+        thr = mpit.cvar(CMA_THRESHOLD)
+        initial = thr.read()
+        thr.write(THRESHOLD_OFF)
+        verified = thr.read() == THRESHOLD_OFF  # the library took the write
+        thr.write(initial)
+    except MpitError as exc:
+        err = str(exc)
+    errs = comm.allgather(err)
+    if any(errs):
+        return {"mpit_error": "; ".join(f"rank {i}: {e}" for i, e in enumerate(errs) if e)}
+    out = [paired_one(MPI, comm, thr, sizes, target_s, rounds, pages, values)
+           for pages, sizes, target_s, rounds in jobs]
+    thr.write(initial)
+    mpit.close()
+    ok = bool(all(comm.allgather(verified)))
+    return {"kinds": [{**r, "mpit_library": mpit.path, "threshold_initial": initial,
+                       "switch_read_back": ok} for r in out]}
+
+
+def paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: int,
+                pages: str, values: Optional[dict] = None) -> dict:
+    """One buffer kind of the paired measurement, the threshold CVAR ``thr`` open."""
+    from advisor.measure import buffer_conditions, thp_backed_bytes
+
+    rank = comm.Get_rank()
+    rounds = max(2, min(MAX_ROUNDS, rounds))
+    values = dict(values or {"on": THRESHOLD_ON, "off": THRESHOLD_OFF})
+    sbuf, rbuf = paired_buffers(max(sizes), rank, pages)
+    # what the kernel really gave (AnonHugePages of the mappings), both buffers, every rank
+    thp = [thp_backed_bytes(b) for b in (sbuf, rbuf)]
+    thp_all = comm.gather(None if None in thp else int(sum(thp)), root=0)
+    ack = bytearray(4)
+    out = []
+    # per size, measure and configuration: target_s spread over the rounds
+    per_batch_s = target_s / rounds
+    for n in sizes:
+        s, r = sbuf[:n], rbuf[:n]
+        window = max(1, min(OSU_WINDOW, MAX_WINDOW_BYTES // max(1, n)))
+
+        def pingpong(k: int = 1, s=s, r=r) -> None:
+            _pingpong(comm, s, r, k)
+
+        def windows(k: int = 1, s=s, r=r, window=window) -> None:
+            _windows(MPI, comm, s, r, window, ack, k)
+
+        res: dict[str, list[float]] = {"lat_on_s": [], "lat_off_s": [], "bw_on_Bps": [],
+                                       "bw_off_Bps": []}
+        batches = {}
+        for measure, fn in (("lat", pingpong), ("bw", windows)):
+            for cfg in ("on", "off"):  # warm both paths up, calibrate on the slower
+                thr.write(values[cfg])
+                fn(2)
+            k = _calibrate(comm, fn, per_batch_s, 1, 100000)
+            batches[measure] = k
+            for rnd in range(rounds):
+                order = ("on", "off") if rnd % 2 == 0 else ("off", "on")
+                for cfg in order:
+                    thr.write(values[cfg])
+                    # the first message after a switch is not timed: one ping-pong of the size
+                    # (not a whole bandwidth window, which at 2-16 MiB is 4-64 MiB of traffic
+                    # and doubled the cost of a round there)
+                    pingpong(1)
+                    comm.Barrier()
+                    t0 = time.perf_counter()
+                    fn(k)
+                    dt = time.perf_counter() - t0
+                    if measure == "lat":
+                        res[f"lat_{cfg}_s"].append(dt / (2 * k))
+                    else:
+                        res[f"bw_{cfg}_Bps"].append(n * window * k / dt)
+        out.append({"bytes": n, "lat_batch": batches["lat"], "bw_batch": batches["bw"],
+                    "window": window, **res})
+    return {"sizes": out, "rounds": rounds, "thresholds": values,
+            "buffer": buffer_conditions(sbuf), "pages": pages,
+            "dst_fill": buffer_conditions(rbuf).get("buffer_fill"),
+            "buffer_bytes": int(sbuf.nbytes + rbuf.nbytes),
+            "thp_backed_bytes_per_rank": thp_all}
