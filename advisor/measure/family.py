@@ -4,7 +4,7 @@ false-alarm rate; shared by every probe's ``verify``.
 A *test* (a :class:`Contrast`) is one comparison advised vs baseline: a ratio (> 1: the
 advice is better), its confidence interval and the A/A noise floor measured for it.  It decides
 only when the whole
-interval lies beyond the A/A band ``[1/(1+f), 1+f]`` (``stats.band_decision``): ``worse``,
+interval lies beyond the A/A band ``[1/(1+f), 1+f]`` (``pairs.band_decision``): ``worse``,
 ``better``, else ``equivalent`` (inside the band) or ``undecided`` (overlapping an edge).
 
 Family-wise error: a verdict of ``regression`` says "worse at *some* size or metric", so one
@@ -29,7 +29,8 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from advisor.measure.stats import LEVEL, Decision, band_decision
+from advisor.measure.pairs import Decision, band_decision
+from advisor.measure.stats import LEVEL
 
 #: Family-wise false-alarm rate (design: A/A runs must pass 19 times in 20).
 ALPHA = 1.0 - LEVEL
@@ -124,7 +125,7 @@ def launch_contrast(label: str, baseline: Sequence[Sequence[float]],
     """A test from interleaved independent launches: ``baseline[r]`` and ``advised[r]`` are the
     samples of the two launches of round ``r`` (any unit, positive).  Each launch is reduced to
     its median and each round to the ratio of its two medians, so the launch is the unit: the
-    CI (``stats.paired_ratio`` over the rounds, at ``level``) resamples launches and holds the
+    CI (``pairs.paired_ratio`` over the rounds, at ``level``) resamples launches and holds the
     machine's state changes between them, widened to hold every round's own ratio.  The floor
     is the A/A spread of each configuration's launch medians (``stats.noise_floor_from_aa``,
     the larger; 0 with one round).
@@ -134,7 +135,8 @@ def launch_contrast(label: str, baseline: Sequence[Sequence[float]],
     """
     import numpy as np
 
-    from advisor.measure.stats import noise_floor_from_aa, pair_log_ratios, paired_ratio
+    from advisor.measure.pairs import pair_log_ratios, paired_ratio
+    from advisor.measure.stats import noise_floor_from_aa
 
     if not baseline or len(baseline) != len(advised):
         raise ValueError(f"launch_contrast needs equal, non-empty rounds, got {len(baseline)} "

@@ -56,7 +56,7 @@ def _paired_test(label: str, adv: dict, base: dict, n: int, higher: bool, level:
     """The ``paired`` layout's test at size ``n`` (module docstring) and each launch's own
     median ratio; None without pairs."""
     from advisor.measure.family import Contrast
-    from advisor.measure.stats import paired_ratio
+    from advisor.measure.pairs import paired_ratio
 
     launches = sorted(k for (x, k) in adv if x == n and (x, k) in base)
     a_all, b_all, aa1, aa2, own = [], [], [], [], []
@@ -84,7 +84,7 @@ def aa_floor(a: list[float], a2: list[float], higher: bool) -> float:
     """The A/A floor of A/A pairs ``(a[i], a2[i])``: ``family.floor_from_ci`` of the 95 % CI
     of their median ratio (``paired_ratio``)."""
     from advisor.measure.family import floor_from_ci
-    from advisor.measure.stats import paired_ratio
+    from advisor.measure.pairs import paired_ratio
 
     _, lo, hi = paired_ratio(a, a2, higher_is_better=higher, seed=SEED)
     return floor_from_ci(lo, hi)
