@@ -7,6 +7,7 @@
 #   make bench-advice  judge the mpich-cma advice against an oracle (PROBES=5, ~10 min; not in bench)
 #   make bench-verify  verify's false-alarm and detection rates on A/A runs (RUNS=20, ~10-20 min;
 #                not in bench)
+#   make bench-app  verify --app's A/A false-alarm rate and a planted slowdown (~10 min; not in bench)
 #   make test-loaded  the whole suite three times with one core kept busy (RUNS=3)
 PY      ?= python3
 VENV    ?= .venv
@@ -18,7 +19,7 @@ RUNS        ?= 20
 ADVICE_ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: probe test test-loaded bench bench-advice bench-verify system-deps wheel clean
+.PHONY: probe test test-loaded bench bench-advice bench-verify bench-app system-deps wheel clean
 
 probe: $(VENV)/.installed
 	@mkdir -p $(dir $(PROFILE))
@@ -59,7 +60,7 @@ wheel:
 	build/venv-wheel/bin/python -m build --wheel --outdir dist .
 
 bench: $(VENV)/.installed
-	@for b in $(filter-out bench/bench_verify_aa.py,$(wildcard bench/bench_*.py)); do \
+	@for b in $(filter-out bench/bench_verify_aa.py bench/bench_app_verify.py,$(wildcard bench/bench_*.py)); do \
 		echo "== $$b"; $(VENV)/bin/python $$b || exit 1; done
 
 # Long (about 10 minutes at PROBES=5): N probes of mpich-cma against an exhaustive oracle.
@@ -70,6 +71,11 @@ bench-advice: $(VENV)/.installed
 # rate of a planted 10 % regression (bench/bench_verify_aa.py --help).
 bench-verify: $(VENV)/.installed
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python bench/bench_verify_aa.py --runs $(RUNS)
+
+# Long (about 10 minutes on a 2-core VM): verify --app's A/A false-alarm rate on the mpi4py halo
+# exchange, and how often a planted 10 % slowdown is called (bench/bench_app_verify.py --help).
+bench-app: $(VENV)/.installed
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python bench/bench_app_verify.py
 
 clean:
 	rm -rf $(VENV) $(TVENV) out build dist *.egg-info
