@@ -187,3 +187,16 @@ def project_venv(venv: Path, packages: list[str], tools: tuple[str, ...], import
                     pytest.skip(f"cannot build the {label} venv ({' '.join(step[:4])}): "
                                 f"{done.stderr.strip()[-300:]}")
     return venv / "bin"
+
+
+def evidence_with(evidence, ev_id: str, *, notes=None, values=None) -> list:
+    """``evidence`` with the record ``ev_id``'s condition notes and values updated (constructed
+    evidence for the artefact-veto tests: a recorded sweep made to carry a planted label)."""
+    out = []
+    for e in evidence:
+        if e.id == ev_id:
+            cond = e.conditions.model_copy(update={"notes": {**e.conditions.notes,
+                                                             **(notes or {})}})
+            e = e.model_copy(update={"conditions": cond, "values": {**e.values, **(values or {})}})
+        out.append(e)
+    return out

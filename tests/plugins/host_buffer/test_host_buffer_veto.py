@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from support import DATA
+from support import DATA, evidence_with
 
 from advisor.measure import ARTEFACT_LOWERED, ARTEFACT_WITHDRAWN
 from advisor.models import Evidence, Facts, MemoryFacts, Point, Series
@@ -25,17 +25,6 @@ def _load(name: str) -> tuple[Facts, list[Evidence]]:
     return Facts.model_validate(raw["facts"]), [Evidence.model_validate(e) for e in raw["evidence"]]
 
 
-def _with_sweep(ev, *, notes=None, values=None):
-    out = []
-    for e in ev:
-        if e.id == E.EV_SWEEP:
-            cond = e.conditions.model_copy(update={"notes": {**e.conditions.notes,
-                                                             **(notes or {})}})
-            e = e.model_copy(update={"conditions": cond, "values": {**e.values, **(values or {})}})
-        out.append(e)
-    return out
-
-
 def _ids(items):
     return {x.id: x for x in items}
 
@@ -47,7 +36,7 @@ def test_recorded_sweep_advice_is_high_confidence_without_artefacts():
 
 def test_aliasing_placement_on_the_sweep_withdraws_its_advice():
     facts, ev = _load("sweep-cliff-kvm.json")
-    bad = _with_sweep(ev, notes={"placement_near_power_of_two": True,
+    bad = evidence_with(ev, E.EV_SWEEP, notes={"placement_near_power_of_two": True,
                                  "placement_distance_bytes": 1 << 30})
     advice = recommend(bad, facts)
     assert REC not in _ids(advice.recommendations)
@@ -70,7 +59,7 @@ def test_untouched_destination_on_the_sweep_withdraws_its_advice():
     series = [s.model_copy(update={"points": falling}) if s.name == "default" else s
               for s in sweep.series]
     ev2 = [e.model_copy(update={"series": series}) if e.id == E.EV_SWEEP else e for e in ev]
-    advice = recommend(_with_sweep(ev2, notes={"dst_fill": "untouched"}), facts)
+    advice = recommend(evidence_with(ev2, E.EV_SWEEP, notes={"dst_fill": "untouched"}), facts)
     assert REC not in _ids(advice.recommendations)
     f = _ids(advice.findings)
     assert "first-touch-in-timed-region" in f and "first touch" in f[ARTEFACT_WITHDRAWN].message
@@ -83,7 +72,8 @@ def test_points_above_a_recorded_ceiling_lower_the_advice_to_low():
     # a ceiling a third of the fastest point's median, above the rest: one artefact per series
     ceiling = meds[-1] / 3.2
     assert sum(m > 3 * ceiling for m in meds) < len(meds) // 2
-    advice = recommend(_with_sweep(ev, values={"ceiling_peak_bytes_per_s": ceiling}), facts)
+    advice = recommend(evidence_with(ev, E.EV_SWEEP,
+                                     values={"ceiling_peak_bytes_per_s": ceiling}), facts)
     assert _ids(advice.recommendations)[REC].confidence == "low"
     f = _ids(advice.findings)[ARTEFACT_LOWERED]
     assert REC in f.message and "above the copy ceiling" in f.message

@@ -4,6 +4,7 @@ drawn from it (issue 25, item 9); a threshold ``mpivars`` reports below a page i
 from __future__ import annotations
 
 from cma_support import load_evidence
+from support import evidence_with
 
 from advisor.measure import ARTEFACT_LOWERED, ARTEFACT_WITHDRAWN
 from advisor.models import Evidence, Facts
@@ -14,17 +15,6 @@ from advisor_mpich_cma import recommend as RC
 FACTS_5 = Facts.model_validate({"mpi": {"implementation": "mpich", "flavour": "upstream",
                                         "version": "5.0.2"},
                                 "memory": {"page_size_bytes": 4096, "total_bytes": 8 << 30}})
-
-
-def _sweep_with(evidence, *, notes=None, values=None):
-    out = []
-    for e in evidence:
-        if e.id == EV.SWEEP:
-            cond = e.conditions.model_copy(update={"notes": {**e.conditions.notes,
-                                                             **(notes or {})}})
-            e = e.model_copy(update={"conditions": cond, "values": {**e.values, **(values or {})}})
-        out.append(e)
-    return out
 
 
 def _ids(items):
@@ -50,7 +40,8 @@ def test_points_above_a_recorded_ceiling_leave_no_high_confidence_advice():
     # a ceiling under which only the fastest launches' bandwidth lies more than 3x above
     ceiling = meds[-1] / 3.05
     assert 0 < sum(m > 3 * ceiling for m in meds) < len(meds) // 4
-    adv = RC.recommend(_sweep_with(ev, values={"ceiling_peak_bytes_per_s": ceiling}), FACTS_5)
+    adv = RC.recommend(evidence_with(ev, EV.SWEEP,
+                                     values={"ceiling_peak_bytes_per_s": ceiling}), FACTS_5)
     assert not any(r.confidence == "high" for r in adv.recommendations
                    if EV.SWEEP in r.evidence)
     f = _ids(adv.findings)
@@ -62,7 +53,8 @@ def test_points_above_a_recorded_ceiling_leave_no_high_confidence_advice():
 
 def test_every_bandwidth_point_an_artefact_withdraws_the_advice():
     ev = load_evidence("sweep-5.0.2")
-    adv = RC.recommend(_sweep_with(ev, values={"copy_ceiling_bytes_per_s": 1.0}), FACTS_5)
+    adv = RC.recommend(evidence_with(ev, EV.SWEEP,
+                                     values={"copy_ceiling_bytes_per_s": 1.0}), FACTS_5)
     assert not [r for r in adv.recommendations if EV.SWEEP in r.evidence]
     w = _ids(adv.findings)[ARTEFACT_WITHDRAWN]
     assert w.message.startswith("no CMA threshold advice") and "above the copy ceiling" in w.message
