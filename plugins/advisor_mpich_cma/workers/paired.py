@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from typing import Optional, Sequence
 
-from advisor_mpich_cma.workers.rank import (BUFFER_ALIGN, MAX_ROUNDS, MAX_WINDOW_BYTES,
-                                            OSU_WINDOW, THRESHOLD_OFF, THRESHOLD_ON, _calibrate,
-                                            _pingpong, _windows)
+from advisor_mpich_cma.workers import loops
+from advisor_mpich_cma.workers.loops import (BUFFER_ALIGN, MAX_ROUNDS, MAX_WINDOW_BYTES,
+                                             OSU_WINDOW, THRESHOLD_OFF, THRESHOLD_ON)
 
 
 def thp_pmd_bytes(path: str = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size") -> int:
@@ -105,10 +105,10 @@ def paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: in
         window = max(1, min(OSU_WINDOW, MAX_WINDOW_BYTES // max(1, n)))
 
         def pingpong(k: int = 1, s=s, r=r) -> None:
-            _pingpong(comm, s, r, k)
+            loops.pingpong(comm, s, r, k)
 
         def windows(k: int = 1, s=s, r=r, window=window) -> None:
-            _windows(MPI, comm, s, r, window, ack, k)
+            loops.windows(MPI, comm, s, r, window, ack, k)
 
         res: dict[str, list[float]] = {"lat_on_s": [], "lat_off_s": [], "bw_on_Bps": [],
                                        "bw_off_Bps": []}
@@ -117,7 +117,7 @@ def paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: in
             for cfg in ("on", "off"):  # warm both paths up, calibrate on the slower
                 thr.write(values[cfg])
                 fn(2)
-            k = _calibrate(comm, fn, per_batch_s, 1, 100000)
+            k = loops.calibrate(comm, fn, per_batch_s, 1, 100000)
             batches[measure] = k
             for rnd in range(rounds):
                 order = ("on", "off") if rnd % 2 == 0 else ("off", "on")

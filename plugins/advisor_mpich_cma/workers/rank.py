@@ -57,26 +57,12 @@ import sys
 import time
 from typing import Sequence
 
+from advisor_mpich_cma.workers import loops
+from advisor_mpich_cma.workers.loops import (BUFFER_ALIGN, MAX_SAMPLES, MAX_WINDOW_BYTES,
+                                             OSU_WINDOW, THRESHOLD_OFF, THRESHOLD_ON)
+
 #: Marker of the per-rank security line on stderr.
 RANK_SECURITY_MARK = "advisor-rank-security "
-
-#: osu_bw's window of non-blocking sends (OSU micro-benchmarks 7.x, ``osu_bw.c``: window 64).
-OSU_WINDOW = 64
-#: Cap on the bytes per window so a 16 MiB point costs a window of <= 64 MiB (a time-budget
-#: choice for small machines, not a physical constant; the window used is recorded per size).
-MAX_WINDOW_BYTES = 64 << 20
-#: Cap on the steady-state samples per size, measure and launch: bounds the evidence size and
-#: the cost of the bootstrap in recommend (a budget choice; the median needs far fewer).
-MAX_SAMPLES = 400
-#: Page alignment of the buffers (the base page size of x86-64 and most aarch64 kernels).
-BUFFER_ALIGN = 4096
-#: MPI_T threshold values of the paired mode: 1 byte (every message >= 1 byte takes CMA) and
-#: 2**30 bytes (no message of a sweep, at most 16 MiB, reaches it: the copy path).
-THRESHOLD_ON, THRESHOLD_OFF = 1, 1 << 30
-#: Most rounds of the paired mode: a profile keeps at most 48 samples per point
-#: (``advisor.runner.MAX_SAMPLES_PER_POINT``), so every round survives in the profile.
-MAX_ROUNDS = 48
-
 
 def _security_line(rank: int) -> None:
     here = os.path.dirname(os.path.abspath(__file__))
@@ -120,42 +106,6 @@ def _smoke(MPI, comm, nbytes: int) -> dict:
     return {"ok": bool(all(oks)) if rank == 0 else ok, "bytes": nbytes, "seconds": elapsed}
 
 
-def _calibrate(comm, fn, target_s: float, lo: int, hi: int) -> int:
-    """Rank 0 times one call of ``fn`` and broadcasts how many calls fill ``target_s``."""
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-9)
-    n = max(lo, min(hi, int(target_s / one))) if comm.Get_rank() == 0 else 0
-    return comm.bcast(n, root=0)
-
-
-def _pingpong(comm, s, r, k: int = 1) -> None:
-    """``k`` ping-pongs of ``s``/``r`` between ranks 0 and 1 (osu_latency's loop)."""
-    peer = 1 - comm.Get_rank()
-    for _ in range(k):
-        if comm.Get_rank() == 0:
-            comm.Send(s, dest=peer, tag=1)
-            comm.Recv(r, source=peer, tag=1)
-        else:
-            comm.Recv(r, source=peer, tag=1)
-            comm.Send(s, dest=peer, tag=1)
-
-
-def _windows(MPI, comm, s, r, window: int, ack, k: int = 1) -> None:
-    """``k`` windows of ``window`` non-blocking sends of ``s`` (receives into ``r``), each
-    closed by a 4-byte acknowledgement (osu_bw's loop)."""
-    peer = 1 - comm.Get_rank()
-    for _ in range(k):
-        if comm.Get_rank() == 0:
-            reqs = [comm.Isend(s, dest=peer, tag=2) for _ in range(window)]
-            MPI.Request.Waitall(reqs)
-            comm.Recv(ack, source=peer, tag=3)
-        else:
-            reqs = [comm.Irecv(r, source=peer, tag=2) for _ in range(window)]
-            MPI.Request.Waitall(reqs)
-            comm.Send(ack, dest=peer, tag=3)
-
-
 def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
            min_samples: int) -> dict:
     from advisor.measure import buffer_conditions, host_buffer
@@ -172,7 +122,7 @@ def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
         s, r = sbuf[:n], rbuf[:n]
 
         def pingpong(k: int = 1, s=s, r=r) -> None:
-            _pingpong(comm, s, r, k)
+            loops.pingpong(comm, s, r, k)
 
         warm_lat = []
         for _ in range(warmup):
@@ -180,8 +130,8 @@ def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
             pingpong()
             warm_lat.append((time.perf_counter() - t0) / 2)
         # batch so one sample lasts >= ~100 us, well above perf_counter's resolution
-        batch = _calibrate(comm, pingpong, 100e-6, 1, 1000)
-        n_samples = _calibrate(comm, lambda: pingpong(batch), target_s, min_samples, MAX_SAMPLES)
+        batch = loops.calibrate(comm, pingpong, 100e-6, 1, 1000)
+        n_samples = loops.calibrate(comm, lambda: pingpong(batch), target_s, min_samples, MAX_SAMPLES)
         lat = []
         comm.Barrier()
         for _ in range(n_samples):
@@ -192,14 +142,14 @@ def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
         window = max(1, min(OSU_WINDOW, MAX_WINDOW_BYTES // max(1, n)))
 
         def one_window(s=s, r=r, window=window) -> None:
-            _windows(MPI, comm, s, r, window, ack)
+            loops.windows(MPI, comm, s, r, window, ack)
 
         warm_bw = []
         for _ in range(warmup):
             t0 = time.perf_counter()
             one_window()
             warm_bw.append(time.perf_counter() - t0)
-        n_windows = _calibrate(comm, one_window, target_s, min_samples, MAX_SAMPLES)
+        n_windows = loops.calibrate(comm, one_window, target_s, min_samples, MAX_SAMPLES)
         bw = []
         comm.Barrier()
         for _ in range(n_windows):

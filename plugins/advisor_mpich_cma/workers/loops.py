@@ -1,0 +1,62 @@
+"""The timed loops and constants the mpich-cma rank worker's modes share (``workers.rank``: smoke
+and sweep; ``workers.paired``: the paired MPI_T mode): osu_latency's ping-pong, osu_bw's
+window of non-blocking sends, and the batch calibration.  Runs inside the MPI ranks.
+"""
+
+from __future__ import annotations
+
+import time
+
+#: osu_bw's window of non-blocking sends (OSU micro-benchmarks 7.x, ``osu_bw.c``: window 64).
+OSU_WINDOW = 64
+#: Cap on the bytes per window so a 16 MiB point costs a window of <= 64 MiB (a time-budget
+#: choice for small machines, not a physical constant; the window used is recorded per size).
+MAX_WINDOW_BYTES = 64 << 20
+#: Cap on the steady-state samples per size, measure and launch: bounds the evidence size and
+#: the cost of the bootstrap in recommend (a budget choice; the median needs far fewer).
+MAX_SAMPLES = 400
+#: Page alignment of the buffers (the base page size of x86-64 and most aarch64 kernels).
+BUFFER_ALIGN = 4096
+#: MPI_T threshold values of the paired mode: 1 byte (every message >= 1 byte takes CMA) and
+#: 2**30 bytes (no message of a sweep, at most 16 MiB, reaches it: the copy path).
+THRESHOLD_ON, THRESHOLD_OFF = 1, 1 << 30
+#: Most rounds of the paired mode: a profile keeps at most 48 samples per point
+#: (``advisor.runner.MAX_SAMPLES_PER_POINT``), so every round survives in the profile.
+MAX_ROUNDS = 48
+
+
+
+def calibrate(comm, fn, target_s: float, lo: int, hi: int) -> int:
+    """Rank 0 times one call of ``fn`` and broadcasts how many calls fill ``target_s``."""
+    t0 = time.perf_counter()
+    fn()
+    one = max(time.perf_counter() - t0, 1e-9)
+    n = max(lo, min(hi, int(target_s / one))) if comm.Get_rank() == 0 else 0
+    return comm.bcast(n, root=0)
+
+
+def pingpong(comm, s, r, k: int = 1) -> None:
+    """``k`` ping-pongs of ``s``/``r`` between ranks 0 and 1 (osu_latency's loop)."""
+    peer = 1 - comm.Get_rank()
+    for _ in range(k):
+        if comm.Get_rank() == 0:
+            comm.Send(s, dest=peer, tag=1)
+            comm.Recv(r, source=peer, tag=1)
+        else:
+            comm.Recv(r, source=peer, tag=1)
+            comm.Send(s, dest=peer, tag=1)
+
+
+def windows(MPI, comm, s, r, window: int, ack, k: int = 1) -> None:
+    """``k`` windows of ``window`` non-blocking sends of ``s`` (receives into ``r``), each
+    closed by a 4-byte acknowledgement (osu_bw's loop)."""
+    peer = 1 - comm.Get_rank()
+    for _ in range(k):
+        if comm.Get_rank() == 0:
+            reqs = [comm.Isend(s, dest=peer, tag=2) for _ in range(window)]
+            MPI.Request.Waitall(reqs)
+            comm.Recv(ack, source=peer, tag=3)
+        else:
+            reqs = [comm.Irecv(r, source=peer, tag=2) for _ in range(window)]
+            MPI.Request.Waitall(reqs)
+            comm.Send(ack, dest=peer, tag=3)
