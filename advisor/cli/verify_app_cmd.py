@@ -14,9 +14,6 @@ from advisor.cli import common
 from advisor.cli.boundary import err, exit_with, out, warn
 from advisor.errors import BadInputError, ExitCode
 
-#: Options of ``advisor verify`` that only the microbenchmark verification reads.
-MICRO_ONLY = ("--alone", "--quick", "--launcher", "--option")
-
 
 def run_app(*, command: List[str], profile: Optional[Path], plugin: Optional[List[str]],
             baseline: str, env_file: Optional[Path], metric: Optional[str],
