@@ -18,7 +18,7 @@ from typing import Optional
 
 from advisor.appverify.arms import Arms, from_env_file, from_profile, same_arms
 from advisor.appverify.command import AppCommand, compile_pattern, read_metric, run_once
-from advisor.appverify.session import Design, Event, Session
+from advisor.appverify.session import CompareResult, Design, Event, Session
 from advisor.models import Profile
 from advisor.models_app import AppVerification
 
@@ -58,8 +58,6 @@ def verify_app(cmd: AppCommand, arms: Arms, *, against: str, design: Design = De
                       on_event=on_event)
     broke = session.warm_up()
     if broke is not None:
-        from advisor.appverify.session import CompareResult
-
         res = CompareResult("breaks", failure=broke.failure,
                             stop="B failed in its warm-up, twice, where A succeeded")
     else:

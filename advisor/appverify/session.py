@@ -108,7 +108,7 @@ class Session:
 
     def run(self, arm: str, overlay: Overlay, phase: str, rnd: int,
             settings: tuple[str, ...] = (), quiet_failure: bool = False) -> RunOutcome:
-        timeout = self.run_timeout_s or max(RUN_TIMEOUT_MIN_S, self.end - time.monotonic(), 1.0)
+        timeout = self.run_timeout_s or max(RUN_TIMEOUT_MIN_S, self.end - time.monotonic())
         out = run_once(self.cmd, overlay, timeout_s=timeout)
         self.runs.append(AppRun(arm=arm, phase=phase, round=rnd, value=out.value,
                                 wall_s=round(out.wall_s, 6), returncode=out.returncode,
