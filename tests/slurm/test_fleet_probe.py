@@ -148,6 +148,15 @@ def _finish(p, t0, cluster, timeout=RUN_TIMEOUT_S):
     return out, err, took
 
 
+def _explain(rep: dict, d: Path) -> str:
+    """Each node's state and reason, and the tail of each node's probe log (a failed assertion
+    on the states then says why, not only which)."""
+    lines = [f"{n['name']}: {n['state']} ({n.get('reason')})" for n in rep["nodes"]]
+    for log in sorted((d / "logs").glob("*.log")):
+        lines.append(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}")
+    return "\n".join(lines)
+
+
 @pytest.mark.integration
 @pytest.mark.slurm
 @pytest.mark.slow
@@ -196,7 +205,7 @@ def test_fleet_probe_under_slurm_flags_the_slow_node_and_keeps_the_killed_one_ap
     assert all((d / f"{n}.toml").stat().st_mtime > killed_at for n in ("node1", "node2", "node3"))
     states = {n["name"]: n["state"] for n in rep["nodes"]}
     assert states == {"node1": "ok", "node2": "outlier", "node3": "ok",
-                      "node4": "no-result"}, rep["nodes"]
+                      "node4": "no-result"}, _explain(rep, d)
     assert rep["hostlists"]["outlier"] == "node2"
     assert rep["hostlists"]["no-result"] == "node4"
     assert rep["flagged_hostlist"] == "node[2,4]"
