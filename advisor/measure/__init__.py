@@ -62,7 +62,7 @@ from advisor.measure.ceiling import (
     shared_ceiling,
 )
 from advisor.measure.conditions import conditions, library_versions, thp_mode
-from advisor.measure.interleave import DISAGREE_FACTOR, InterleaveResult, interleave
+from advisor.measure.interleave import DISAGREE_FACTOR, STABLE_SHARE, InterleaveResult, interleave
 from advisor.measure.launch import (
     LaunchError,
     mpi_launch_available,
@@ -102,7 +102,7 @@ from advisor.measure.worker import report
 __all__ = [
     "BufferInfo", "Residency", "buffer_conditions", "buffer_info", "host_buffer", "page_size",
     "residency", "thp_backed_bytes", "CLPEAK_FACTOR", "checked_point", "copy_ceiling", "plausibility", "conditions",
-    "library_versions", "thp_mode", "DISAGREE_FACTOR", "InterleaveResult", "interleave",
+    "library_versions", "thp_mode", "DISAGREE_FACTOR", "STABLE_SHARE", "InterleaveResult", "interleave",
     "LaunchError", "mpi_launch_available", "resolve_launcher", "run_command", "run_mpi",
     "run_python", "SampleResult", "sample", "timer_overhead_ns", "Comparison", "SeriesShape",
     "bootstrap_median_ci", "classify_series", "compare", "noise_floor_from_aa", "split_warmup",

@@ -23,6 +23,12 @@ from advisor.measure.stats import Comparison, compare, noise_floor_from_aa
 
 #: Repeats of one configuration that differ by more than this factor trigger extra rounds.
 DISAGREE_FACTOR = 1.10
+#: The stability policy of every advising probe (DESIGN.md "Advice that flips on noise is a
+#: defect"): the share of resamples (launches and rounds) whose decision equals the advice
+#: must reach this before the advice is called stable; below it a probe measures more while
+#: its budget allows, then says "confidence low".  A chosen policy: advice that changes in
+#: more than one of five resamples of the same evidence flips on noise.
+STABLE_SHARE = 0.8
 
 RunResult = Union[float, Sequence[float]]
 

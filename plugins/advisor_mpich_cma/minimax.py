@@ -21,6 +21,12 @@ Rule (DESIGN.md "Advice (what makes it trustworthy)"):
   The advice is the tie's member nearest the library default (fewest measured sizes routed
   differently from it; then the higher worst ratio): the default itself whenever it is in the
   band (``kept_default``), so the default is kept when it is within noise of the best.
+* Launches: rounds may come from several launches (``Paired.lat_launch``/``bw_launch``; the
+  probe measures at least two, issue 25).  Each launch is a column of its own, so the worst
+  ratio is the minimax over sizes, rank pairs *and* launches: advice must hold in every
+  machine state a launch met.  The bootstrap resamples launches (with replacement) as well as
+  the rounds inside each, so the tie band and the stability carry what changes between
+  launches, which the rounds of one launch cannot show.
 * Stability: the share of ``N_STABILITY`` bootstrap resamples whose decision (same rule, "within
   noise" = the CI half-width found on the full data) equals the advice.
 * A loss no threshold can fix (the advice measurably below the best at a size: the bootstrap CI
@@ -33,6 +39,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
+# Below STABLE_SHARE the advice's confidence is "low": the harness's stability policy (0.8)
+from advisor.measure.interleave import STABLE_SHARE
+
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Evidence
 
@@ -44,10 +53,6 @@ N_STABILITY = 200
 LEVEL = 0.95
 #: Seed of every resampling (fixed: recommend is a pure function).
 SEED = 0
-#: Below this stability the advice's confidence is "low".  A chosen policy: advice that changes
-#: in more than one of five resamples of the same evidence is advice that flips on noise
-#: (DESIGN.md: "Advice that flips on noise is a defect").
-STABLE_SHARE = 0.8
 
 OFF = None  # the candidate "CMA off" (no size uses CMA)
 
@@ -63,10 +68,34 @@ class Paired:
     bw_on: tuple[tuple[float, ...], ...]
     bw_off: tuple[tuple[float, ...], ...]
 
+    #: Per size, per round: the launch (repeat) the round came from, index-aligned with the
+    #: latency and bandwidth rounds; empty: every round from one launch.
+    lat_launch: tuple[tuple[str, ...], ...] = ()
+    bw_launch: tuple[tuple[str, ...], ...] = ()
+
     def pair_ratios(self, j: int) -> tuple["list[float]", "list[float]"]:
         """Per-pair ratios at size ``j``: (latency off/on, bandwidth on/off); > 1: CMA better."""
         lat = [off / on for on, off in zip(self.lat_on[j], self.lat_off[j]) if on > 0 and off > 0]
         bw = [on / off for on, off in zip(self.bw_on[j], self.bw_off[j]) if on > 0 and off > 0]
+        return lat, bw
+
+    def launches(self) -> list[str]:
+        """The launches (repeats) this pair's rounds came from, in order of first appearance;
+        ``[""]`` when none is recorded (one launch)."""
+        seen = dict.fromkeys(x for rows in (*self.lat_launch, *self.bw_launch) for x in rows)
+        return list(seen) or [""]
+
+    def launch_ratios(self, j: int, launch: str) -> tuple["list[float]", "list[float]"]:
+        """``pair_ratios`` of size ``j`` restricted to the rounds of ``launch`` (all rounds when
+        no launch is recorded)."""
+        def keep(on, off, tags):
+            tags = tags or ("",) * len(on)
+            return [(a, b) for a, b, t in zip(on, off, tags) if t == launch and a > 0 and b > 0]
+
+        lt = self.lat_launch[j] if j < len(self.lat_launch) else ()
+        bt = self.bw_launch[j] if j < len(self.bw_launch) else ()
+        lat = [off / on for on, off in keep(self.lat_on[j], self.lat_off[j], lt)]
+        bw = [on / off for on, off in keep(self.bw_on[j], self.bw_off[j], bt)]
         return lat, bw
 
 
@@ -88,7 +117,8 @@ class Decision:
         improvement_ci: 95 % CI of ``worst(best) - worst(default)``.
         stability: share of resamples giving the same advice (0..1).
         losses: ``(pair, bytes, ratio, ci_high)`` where the advice is measurably below the best.
-        pairs: number of paired rounds per size (smallest over sizes and pairs).
+        pairs: number of paired rounds per size (smallest over sizes, pairs and launches).
+        launches: launches (repeats) the decision resampled (1: rounds alone).
     """
 
     advice: Optional[int]
@@ -104,6 +134,7 @@ class Decision:
     pairs: int = 0
     tie: tuple[Optional[int], ...] = field(default_factory=tuple)
     ratios: Mapping[tuple[str, int], tuple[float, float]] = field(default_factory=dict)
+    launches: int = 1
 
     @property
     def regret_default(self) -> float:
@@ -130,6 +161,7 @@ class Decision:
                    "improvement_ci_high": self.improvement_ci[1],
                    "stability": self.stability, "stability_resamples": N_STABILITY,
                    "paired_rounds": self.pairs, "unfixable_losses": len(self.losses),
+                   "launches": self.launches,
                    "tie_band_bytes": ",".join(str(thr(t)) for t in self.tie)}
         for (pair, n), r in sorted(self.per_size_default.items()):
             v[f"ratio_default:{pair or 'default'}:{n}"] = r
@@ -203,37 +235,54 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
     """
     import numpy as np
 
-    cols = []  # (pair, size, lat pair ratios, bw pair ratios)
+    cols = []  # (pair, size, launch, lat pair ratios, bw pair ratios): one per launch
+    pooled: dict[tuple[str, int], tuple[float, float]] = {}
     for p in data:
+        launches = p.launches()
         for j, n in enumerate(p.sizes):
             lat, bw = p.pair_ratios(j)
             if lat and bw:
-                cols.append((p.name, int(n), np.asarray(lat), np.asarray(bw)))
+                pooled[(p.name, int(n))] = (float(np.median(lat)), float(np.median(bw)))
+            for launch in launches:
+                lat, bw = p.launch_ratios(j, launch)
+                if lat and bw:
+                    cols.append((p.name, int(n), launch, np.asarray(lat), np.asarray(bw)))
     if not cols:
         raise ValueError("no message size has paired on/off results")
     cands = candidates(data, default)
     sizes = [c[1] for c in cols]
-    lat = np.array([np.median(c[2]) for c in cols])
-    bw = np.array([np.median(c[3]) for c in cols])
-    full = _scores(cands, sizes, lat, bw)            # (C, S)
-    worst = full.min(axis=1)
+    lat = np.array([np.median(c[3]) for c in cols])
+    bw = np.array([np.median(c[4]) for c in cols])
+    full = _scores(cands, sizes, lat, bw)            # (C, S): S columns = (pair, size, launch)
+    worst = full.min(axis=1)                         # minimax over sizes, pairs and launches
     b = _pick(worst)
     rng = np.random.Generator(np.random.PCG64(seed))
     blat = np.empty((n_boot, len(cols)))
     bbw = np.empty((n_boot, len(cols)))
-    for j, (_, _, lr, br) in enumerate(cols):
+    for j, (_, _, _, lr, br) in enumerate(cols):
         idx = rng.integers(0, lr.size, size=(n_boot, lr.size))
         blat[:, j] = np.median(lr[idx], axis=1)
         idx = rng.integers(0, br.size, size=(n_boot, br.size))
         bbw[:, j] = np.median(br[idx], axis=1)
     boot = _scores(cands, sizes, blat, bbw)          # (B, C, S)
-    bworst = boot.min(axis=2)                        # (B, C)
+    launch_ids = list(dict.fromkeys(c[2] for c in cols))
+    if len(launch_ids) > 1:
+        # launches resampled too (a cluster bootstrap): each resample draws as many launches
+        # as were measured, with replacement, and keeps the columns of the drawn ones, so the
+        # stability and the tie band carry what changes from one launch to the next
+        drawn = rng.integers(0, len(launch_ids), size=(n_boot, len(launch_ids)))
+        col_launch = np.array([launch_ids.index(c[2]) for c in cols])
+        keep = (drawn[:, :, None] == col_launch[None, None, :]).any(axis=1)   # (B, S)
+        bworst = np.where(keep[:, None, :], boot, np.inf).min(axis=2)         # (B, C)
+    else:
+        bworst = boot.min(axis=2)                    # (B, C)
     alpha = (1 - level) / 2
     # CI of worst(best) - worst(c) for every candidate c; c ties with best when it reaches 0
     gap_lo, gap_hi = np.quantile(bworst[:, [b]] - bworst, [alpha, 1 - alpha], axis=0)
     lo, hi = float(gap_lo[0]), float(gap_hi[0])   # the improvement over the default
     in_tie = [c for c in range(len(cands)) if c == b or gap_lo[c] <= 0.0]
-    use = [[t is not None and n >= t for n in sizes] for t in cands]
+    grid = sorted(set(sizes))
+    use = [[t is not None and n >= t for n in grid] for t in cands]
     dist = [sum(u != d for u, d in zip(row, use[0])) for row in use]  # sizes routed unlike default
 
     def nearest(members, w) -> int:
@@ -250,33 +299,49 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
         top = row.max()
         picks.append(nearest([c for c in range(len(cands)) if row[c] >= top - tol], row))
     stability = float(np.mean(np.asarray(picks) == chosen))
-    # losses of the advice no threshold fixes: its ratio's CI at a size ends below 1
+    # per (pair, size): the launch where a candidate scores worst (what the minimax saw), and
+    # the losses of the advice no threshold fixes: its ratio's CI there ends below 1
+    worst_col: dict[tuple[str, int], int] = {}
+    for j, c in enumerate(cols):
+        k = (c[0], c[1])
+        if k not in worst_col or full[chosen, j] < full[chosen, worst_col[k]]:
+            worst_col[k] = j
     losses = []
-    for j, (pair, n, _, _) in enumerate(cols):
+    for (pair, n), j in sorted(worst_col.items()):
         r = float(full[chosen, j])
         r_hi = float(np.quantile(boot[:, chosen, j], 1 - alpha))
         if r_hi < 1.0:
             losses.append((pair, n, r, r_hi))
+
+    def per_size(c: int) -> dict[tuple[str, int], float]:
+        out: dict[tuple[str, int], float] = {}
+        for j, col in enumerate(cols):
+            k = (col[0], col[1])
+            out[k] = min(out.get(k, 1.0), float(full[c, j]))
+        return out
+
     return Decision(
         advice=cands[chosen], default=default, kept_default=chosen == 0, best=cands[b],
         worst={t: float(w) for t, w in zip(cands, worst)},
-        per_size_default={(c[0], c[1]): float(full[0, j]) for j, c in enumerate(cols)},
-        per_size_advice={(c[0], c[1]): float(full[chosen, j]) for j, c in enumerate(cols)},
+        per_size_default=per_size(0), per_size_advice=per_size(chosen),
         improvement_ci=(lo, hi), stability=stability, losses=tuple(losses),
-        pairs=int(min(min(c[2].size, c[3].size) for c in cols)), tie=tie,
-        ratios={(c[0], c[1]): (float(lat[j]), float(bw[j])) for j, c in enumerate(cols)})
+        pairs=int(min(min(c[3].size, c[4].size) for c in cols)), tie=tie, ratios=pooled,
+        launches=len(launch_ids))
 
 
 def paired_from_evidence(ev: "Evidence", *, on: str = "cma-on", off: str = "cma-off",
                          lat: str = "latency", bw: str = "bandwidth") -> Paired:
-    """``Paired`` from a ``cma-paired`` evidence (one point per size, samples = one value per
-    round, index-aligned between on and off) or a separate-launch ``cma-sweep`` (one point per
+    """``Paired`` from a ``cma-paired`` evidence (one point per size and launch, its label the
+    launch's, samples = one value per round, index-aligned between on and off; rounds of
+    several launches are tagged with their launch) or a separate-launch ``cma-sweep`` (one point per
     launch labelled ``run<i>``; a pair is the two launches of one round, each reduced to its
     median).  Artefact points (no samples) drop their round at that size."""
     import numpy as np
 
     paired = bool(ev.values.get("paired"))
-    table: dict[tuple[str, int], dict[str, list[float]]] = {}
+    # (metric, bytes) -> {config: [(launch label, samples)]} for paired evidence (one point per
+    # size and launch), {config@run: [median]} for a separate-launch sweep
+    table: dict[tuple[str, int], dict] = {}
     for s in ev.series:
         metric, _, config = s.name.partition(":")
         if metric not in (lat, bw) or config not in (on, off):
@@ -286,27 +351,39 @@ def paired_from_evidence(ev: "Evidence", *, on: str = "cma-on", off: str = "cma-
                 continue
             cell = table.setdefault((metric, int(pt.x)), {})
             if paired:
-                cell[config] = list(pt.samples) if not pt.artefact else []
+                cell.setdefault(config, []).append(
+                    (pt.label or "", list(pt.samples) if not pt.artefact else []))
             elif pt.samples and not pt.artefact:
                 cell.setdefault(f"{config}@{pt.label}", [float(np.median(pt.samples))])
     sizes = sorted({n for (_, n) in table})
+    several = paired and any(len(v) > 1 for cell in table.values() for v in cell.values())
 
-    def aligned(metric: str, n: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    def aligned(metric: str, n: int):
+        """(on values, off values, launch of each round) at one size."""
         cell = table.get((metric, n), {})
         if paired:
-            a, b = cell.get(on, []), cell.get(off, [])
-            k = min(len(a), len(b))
-            return tuple(a[:k]), tuple(b[:k])
+            a_all, b_all = dict(cell.get(on, [])), dict(cell.get(off, []))
+            xs, ys, tags = [], [], []
+            for label in a_all:  # rounds pair up inside a launch, never across two
+                a, b = a_all[label], b_all.get(label, [])
+                k = min(len(a), len(b))
+                xs += a[:k]
+                ys += b[:k]
+                tags += [label] * k
+            return tuple(xs), tuple(ys), tuple(tags) if several else ()
         labels = sorted({k.split("@", 1)[1] for k in cell})
         both = [lb for lb in labels if f"{on}@{lb}" in cell and f"{off}@{lb}" in cell]
         return (tuple(cell[f"{on}@{lb}"][0] for lb in both),
-                tuple(cell[f"{off}@{lb}"][0] for lb in both))
+                tuple(cell[f"{off}@{lb}"][0] for lb in both), ())
 
     la = [aligned(lat, n) for n in sizes]
     ba = [aligned(bw, n) for n in sizes]
     pair = ev.id.split(".", 1)[1] if "." in ev.id else ""
+    launch_tags = several and any(x[2] for x in la + ba)
     return Paired(pair, tuple(sizes), tuple(x[0] for x in la), tuple(x[1] for x in la),
-                  tuple(x[0] for x in ba), tuple(x[1] for x in ba))
+                  tuple(x[0] for x in ba), tuple(x[1] for x in ba),
+                  lat_launch=tuple(x[2] for x in la) if launch_tags else (),
+                  bw_launch=tuple(x[2] for x in ba) if launch_tags else ())
 
 
 # --------------------------------------------------------------------------- refinement (B)

@@ -40,6 +40,17 @@ THP_ROUNDS_DIVISOR = 2
 #: to 2**(1/8) ~ 1.09, within the few-% noise of one paired batch, past which the per-size
 #: verdicts near a crossover tie (and the minimax is indifferent).
 MAX_REFINE_QUICK, MAX_REFINE_FULL = 2, 3
+#: Launches of the paired measurement.  The best threshold moves with the machine's state
+#: between launches (issue 25: the winner at 8-32 KiB changed from one launch to the next on the
+#: 2-core AMD VM while each launch agreed with itself), so the decision takes at least
+#: ``MIN_LAUNCHES``, each with ``1/MIN_LAUNCHES`` of the rounds and seconds one launch had (the
+#: probe's duration stays), and resamples them.  More launches follow, one at a time, while the
+#: decision's stability is below ``minimax.STABLE_SHARE`` and one more fits the budget, up to
+#: the mode's cap (a cap on cost: each launch adds ~1/MIN_LAUNCHES of the sweep's time).
+MIN_LAUNCHES = 2
+MAX_LAUNCHES_QUICK, MAX_LAUNCHES_FULL = 4, 6
+#: Why the launches stopped (``cma-decision`` value ``stopped``).
+STOP_STABLE, STOP_BUDGET, STOP_CAP = "stable", "budget", "launch cap"
 
 
 
@@ -73,29 +84,47 @@ def refine_steps(ctx: MeasureContext) -> int:
     return max(0, int(ctx.options.get("refine", cap)))
 
 
+def launch_label(i: int) -> str:
+    """Point label of the ``i``-th launch (1-based) of the paired measurement."""
+    return f"launch{i}"
+
+
+def max_launches(ctx: MeasureContext) -> int:
+    """Most launches: ``ctx.options['launches']`` (at least ``MIN_LAUNCHES``) or the mode's cap."""
+    cap = MAX_LAUNCHES_QUICK if ctx.quick else MAX_LAUNCHES_FULL
+    return max(MIN_LAUNCHES, int(ctx.options.get("launches", cap)))
+
+
 def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
                todo) -> tuple[list[Evidence], str]:
     """The paired (MPI_T) measurement for every buffer kind (``page_kinds``) and rank pair:
     ``(cma-paired evidence, "")``, or ``([], reason)`` when MPI_T could not switch the
-    threshold (the caller falls back).  After the grid, the crossover is refined per kind by
-    bisection (``recommend.bracket`` / ``recommend.midpoint``) while the budget allows, at most
-    ``refine_steps`` steps per kind.  Every kind is measured in the same launch per rank pair
-    (the grid, then each refinement step: worker ``--pages base,thp``), one after the other with
-    its own buffers and its own paired rounds, so a kind's on/off pairs are what a launch of its
-    own gave; only the ~0.5 s MPI start per kind is saved.
+    threshold (the caller falls back).
+
+    Launch 1 measures the grid; the crossover is then refined per kind by bisection
+    (``minimax.bracket`` / ``minimax.midpoint``, each step a launch of its own, counted as part
+    of launch 1) while the budget allows, at most ``refine_steps`` steps per kind.  Launches
+    2, 3, ... each measure every size so far (grid and refined) in one launch per rank pair;
+    from launch ``MIN_LAUNCHES`` on, the decision (``decision.record_of``, what ``recommend``
+    uses) is taken after each, and measuring stops when its stability reaches
+    ``minimax.STABLE_SHARE`` ("stable"), when one more launch would not fit the budget
+    ("budget"), or at ``max_launches`` ("launch cap").  Every kind is measured in the same
+    launch per rank pair (worker ``--pages base,thp``), one after the other with its own
+    buffers and paired rounds, as a launch of its own would; only the MPI start is shared.
 
     Evidence ids: ``cma-paired[.<pair>]`` for base pages, ``cma-paired.thp[.<pair>]`` for
-    THP-backed buffers; values ``buffer_pages`` ("base"/"thp"), ``thp_backed_bytes_min_rank``
-    (huge-page bytes the kernel gave the rank that got fewest), ``refine.steps`` and
-    ``refine.sizes`` (bytes, comma-separated).
+    THP-backed buffers; one point per size and launch (label ``launch<i>``); values
+    ``launches``, ``stopped`` (why), ``stability_by_launch`` (the decision's stability after
+    each launch from the second, comma-separated), ``buffer_pages`` ("base"/"thp"),
+    ``thp_backed_bytes_min_rank``, ``refine.steps`` and ``refine.sizes`` (bytes).
 
     Raises ``advisor.measure.LaunchError`` when the launch fails for another reason.
     """
-    from advisor.measure import page_size, run_mpi
-
+    from advisor.measure import LaunchError, page_size, run_mpi
 
     sizes, target = p["sizes"], p["target_s"]
     rounds = int(ctx.options.get("rounds", QUICK_ROUNDS if ctx.quick else FULL_ROUNDS))
+    per_launch_rounds = max(2, rounds // MIN_LAUNCHES)
     # CMA enabled at init (MPICH's init check still applies); the threshold is switched at run
     # time, so its start value does not matter
     env = config_env(mpi.flavour, ON, 0)
@@ -103,18 +132,19 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     ksizes = {k: kind_sizes(k, sizes, ctx.quick) for k in kinds}
     # the kinds share the timed seconds one kind had before, so the probe keeps its duration
     share_of = {k: len(ksizes[k]) / sum(len(v) for v in ksizes.values()) for k in kinds}
-    raw: dict[tuple[str, str], dict] = {}
+    # raw[(kind, pair)][launch label] = that launch's paired result
+    raw: dict[tuple[str, str], dict[str, dict]] = {}
     per_batch: dict[tuple[str, str], float] = {}
 
     def launch(pair, cpus, todo_kinds: dict[str, tuple[list[int], float]]) -> dict[str, dict]:
         """One MPI launch measuring every kind of ``todo_kinds`` (kind -> (sizes, seconds per
-        batch)) in turn (worker ``--pages k1,k2``): one MPI start instead of one per kind.
-        -> ``{kind: paired result}``, or ``{"": result with mpit_error}``."""
+        size and measure)) in turn (worker ``--pages k1,k2``): one MPI start instead of one
+        per kind.  -> ``{kind: paired result}``, or ``{"": result with mpit_error}``."""
         ks = list(todo_kinds)
         args = ["paired", "--pages", ",".join(ks),
                 "--sizes", ";".join(",".join(map(str, todo_kinds[k][0])) for k in ks),
                 "--target-s", ";".join(f"{2 * todo_kinds[k][1]:.4f}" for k in ks),
-                "--rounds", ";".join(str(kind_rounds(k, rounds)) for k in ks)]
+                "--rounds", ";".join(str(kind_rounds(k, per_launch_rounds)) for k in ks)]
         if cpus:
             args += ["--cpus", cpus]
         est = sum(launch_estimate(szs, 2 * t) for szs, t in todo_kinds.values())
@@ -125,28 +155,39 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
         rows = res.pop("kinds", None) or [res]
         return {k: {**res, **r} for k, r in zip(ks, rows)}
 
+    def merge(old: dict, new: dict) -> dict:
+        rows = {int(r["bytes"]): r for r in old["sizes"] + new["sizes"]}
+        return {**old, "sizes": [rows[n] for n in sorted(rows)]}
+
+    first = launch_label(1)
     for idx, (pair, cpus) in enumerate(todo):
-        share = ctx.remaining_s() / (len(todo) - idx) / len(kinds)
+        share = ctx.remaining_s() / (len(todo) - idx) / len(kinds) / MIN_LAUNCHES
         ts = {}
         for kind in kinds:
             szs = ksizes[kind]
             # each size runs 2 measures x 2 configs x target_s, plus calibration and warm-up
             budget = max(0.0, share - LAUNCH_OVERHEAD_S) / (len(szs) * 2 * 2 * PER_SIZE_FACTOR)
-            ts[kind] = max(min(target * 2 * share_of[kind], budget), target / 4)
-        ctx.progress(f"paired on/off batches ({', '.join(kinds)} pages)"
+            ts[kind] = max(min(target * 2 * share_of[kind] / MIN_LAUNCHES, budget),
+                           target / 4 / MIN_LAUNCHES)
+        ctx.progress(f"paired on/off batches, launch 1 ({', '.join(kinds)} pages)"
                      f"{' ' + pair if pair else ''}", idx / len(todo))
         got = launch(pair, cpus, {k: (ksizes[k], ts[k]) for k in kinds})
         if "" in got or any(not got[k].get("sizes") for k in kinds):
             res = got.get("", {})
             if raw:  # MPI_T worked for an earlier launch: this one is a real failure
-                from advisor.measure import LaunchError
-
                 raise LaunchError(f"paired launch ({', '.join(kinds)} pages) returned no "
                                   f"sizes: {res.get('mpit_error', '')}")
             return [], str(res.get("mpit_error") or "no sizes returned")
         for kind in kinds:
-            raw[(kind, pair)] = got[kind]
+            raw[(kind, pair)] = {first: got[kind]}
             per_batch[(kind, pair)] = ts[kind]
+
+    def evidence(refined) -> list[Evidence]:
+        return [_paired_evidence(pair, cpus, raw[(kind, pair)], env, ctx,
+                                 kind_rounds(kind, per_launch_rounds), kind,
+                                 refined=refined.get(kind, ()))
+                for kind in kinds for pair, cpus in todo]
+
     # refinement between grid points, per kind (the pairs of a kind share one threshold); the
     # kinds bisect independently, their steps of the same rank share one launch
     lib = library_of(list(ctx.applicability.evidence) if ctx.applicability else [], ctx.facts)
@@ -155,10 +196,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     for _ in range(refine_steps(ctx)):
         mids: dict[str, int] = {}
         for kind in active:
-            evs = [_paired_evidence(pair, cpus, raw[(kind, pair)], env, ctx,
-                                    kind_rounds(kind, rounds), kind)
-                   for pair, cpus in todo]
-            data = [R.paired_from_evidence(e) for e in evs]
+            data = [R.paired_from_evidence(e) for e in evidence(steps)
+                    if e.values.get("buffer_pages") == kind]
             try:
                 d = R.decide(data, default_candidate(lib))
             except ValueError:
@@ -167,12 +206,14 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             m = R.midpoint(*br, page_size()) if br else None
             if m is not None:
                 mids[kind] = m
-        # the kinds that still fit, in order, each step costing its launches' estimate
+        # the kinds that still fit, in order, each step costing its launches' estimate (the
+        # later launches measure the refined sizes too: the cost counts them all)
         cost = 0.0
         fit: dict[str, int] = {}
         for kind, m in mids.items():
-            c = sum(launch_estimate([m], 2 * per_batch[(kind, pr)]) for pr, _ in todo)
-            if cost + c <= ctx.remaining_s():
+            c = MIN_LAUNCHES * sum(launch_estimate([m], 2 * per_batch[(kind, pr)])
+                                   for pr, _ in todo)
+            if cost + c <= ctx.remaining_s() / 2:
                 fit[kind] = m
                 cost += c
         active = list(fit)
@@ -187,19 +228,47 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
                 failed = True
                 break
             for kind in fit:
-                rows = raw[(kind, pair)]["sizes"] + got[kind]["sizes"]
-                raw[(kind, pair)] = {**raw[(kind, pair)],
-                                     "sizes": sorted(rows, key=lambda r: int(r["bytes"]))}
+                raw[(kind, pair)][first] = merge(raw[(kind, pair)][first], got[kind])
         if failed:
             break
         for kind, m in fit.items():
             steps[kind].append(m)
-    out = []
-    for kind in kinds:
+
+    # launches 2, 3, ...: every size so far, one launch per rank pair, until stable
+    evs = list(ctx.applicability.evidence) if ctx.applicability else []
+    lib_sane, bad_thr = sane_library(library_of(evs, ctx.facts), ctx.facts)
+    history: list[float] = []
+    n_launch = 1
+    while True:
+        if n_launch >= MIN_LAUNCHES:
+            used, _ = usable_kinds(evidence(steps))
+            rec = record_of(used, lib_sane, bad_thr)
+            history.append(rec.d.stability if rec else 0.0)
+            if history[-1] >= R.STABLE_SHARE:
+                stopped = STOP_STABLE
+                break
+            if n_launch >= max_launches(ctx):
+                stopped = STOP_CAP
+                break
+        todo_sizes = {k: sorted({int(r["bytes"]) for r in raw[(k, todo[0][0])][first]["sizes"]})
+                      for k in kinds}
+        est = sum(launch_estimate(todo_sizes[k], 2 * per_batch[(k, pr)])
+                  for k in kinds for pr, _ in todo)
+        if n_launch >= MIN_LAUNCHES and est > ctx.remaining_s():
+            stopped = STOP_BUDGET
+            break
+        n_launch += 1
+        ctx.progress(f"paired on/off batches, launch {n_launch}", 1.0)
         for pair, cpus in todo:
-            out.append(_paired_evidence(pair, cpus, raw[(kind, pair)], env, ctx,
-                                        kind_rounds(kind, rounds), kind, refined=steps[kind]))
-    return out, ""
+            got = launch(pair, cpus, {k: (todo_sizes[k], per_batch[(k, pair)]) for k in kinds})
+            if "" in got or any(not got[k].get("sizes") for k in kinds):
+                raise LaunchError(f"paired launch {n_launch} returned no sizes: "
+                                  f"{got.get('', {}).get('mpit_error', '')}")
+            for kind in kinds:
+                raw[(kind, pair)][launch_label(n_launch)] = got[kind]
+    seq = {"launches": n_launch, "stopped": stopped,
+           "stability_by_launch": ",".join(f"{x:.2f}" for x in history)}
+    return [e.model_copy(update={"values": {**e.values, **seq}}) for e in evidence(steps)], ""
 
 
 def paired_id(pair: str, kind: str = "base") -> str:
@@ -207,18 +276,28 @@ def paired_id(pair: str, kind: str = "base") -> str:
     return PAIRED + (f".{THP}" if kind == THP else "") + (f".{pair}" if pair else "")
 
 
-def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: int,
-                     kind: str = "base", refined=()) -> Evidence:
+def _paired_evidence(pair, cpus, launches: dict[str, dict], env, ctx: MeasureContext,
+                     rounds: int, kind: str = "base", refined=()) -> Evidence:
+    """``cma-paired`` evidence of one kind and rank pair from ``launches`` (launch label ->
+    the worker's paired result): one point per size and launch."""
     from advisor.measure import conditions
 
     series: dict[str, list[Point]] = {}
-    for srow in res["sizes"]:
-        n = int(srow["bytes"])
-        for metric, key in ((LAT, "lat"), (BW, "bw")):
-            unit_key = "s" if metric == LAT else "Bps"
-            for cfg, name in (("on", ON), ("off", OFF)):
-                series.setdefault(f"{metric}:{name}", []).append(Point(
-                    x=n, label="paired", samples=list(srow[f"{key}_{cfg}_{unit_key}"])))
+    for label, res in launches.items():
+        for srow in res["sizes"]:
+            n = int(srow["bytes"])
+            for metric, key in ((LAT, "lat"), (BW, "bw")):
+                unit_key = "s" if metric == LAT else "Bps"
+                for cfg, name in (("on", ON), ("off", OFF)):
+                    series.setdefault(f"{metric}:{name}", []).append(Point(
+                        x=n, label=label, samples=list(srow[f"{key}_{cfg}_{unit_key}"])))
+    for pts in series.values():
+        pts.sort(key=lambda pt: (pt.x, pt.label))
+    res = next(iter(launches.values()))
+    by_size: dict[int, list[float]] = {}
+    for r in launches.values():
+        for srow in r["sizes"]:
+            by_size.setdefault(int(srow["bytes"]), []).extend(srow.get("bw_off_Bps") or [])
     sers = [Series(name=name, unit="s" if name.startswith(LAT) else "bytes/s",
                    x_name="message size", x_unit="bytes", points=pts)
             for name, pts in sorted(series.items())]
@@ -230,11 +309,10 @@ def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: in
     # CMA-off bandwidth of every round (background.md §4 defines the state on the copy path)
     from advisor_mpich_cma.states import state_of_paired
 
-    state_values, state_notes = state_of_paired(
-        [(int(s["bytes"]), s.get("bw_off_Bps") or []) for s in res["sizes"]])
+    state_values, state_notes = state_of_paired(sorted(by_size.items()))
     cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
                       notes={"pair": pair or "default", "cpus": cpus or "unbound",
-                             "configs": f"one launch with CMA enabled; MPI_T threshold "
+                             "configs": f"launches with CMA enabled; MPI_T threshold "
                                         f"{thr.get('on')} (cma-on) / {thr.get('off')} (cma-off)",
                              **{k: v for k, v in env.items() if v is not None},
                              **({"dst_fill": res["dst_fill"]} if res.get("dst_fill") else {}),
@@ -248,12 +326,13 @@ def _paired_evidence(pair, cpus, res: dict, env, ctx: MeasureContext, rounds: in
         kind_values["thp_backed_bytes_min_rank"] = int(min(per_rank))
     return Evidence(
         id=paired_id(pair, kind),
-        description="CMA on vs off switched through MPI_T between adjacent batches of one "
-                    "launch: one value per round (one-way ping-pong seconds, osu_bw-style "
-                    "bytes/s), index-aligned between the configurations",
+        description="CMA on vs off switched through MPI_T between adjacent batches inside "
+                    "each launch: one point per size and launch (label launch<i>), one value "
+                    "per round (one-way ping-pong seconds, osu_bw-style bytes/s), "
+                    "index-aligned between the configurations",
         series=sers, conditions=cond,
         values={"paired": True, "rounds": int(res.get("rounds", rounds)),
-                "sizes": len(res["sizes"]), "mpit_library": str(res.get("mpit_library", "")),
+                "launches": len(launches), "sizes": len(by_size), "mpit_library": str(res.get("mpit_library", "")),
                 "threshold_initial_bytes": int(res.get("threshold_initial", -1)),
                 "quick": bool(ctx.quick), **state_values, **kind_values})
 
@@ -269,6 +348,9 @@ def decision_evidence(paired: list[Evidence], ctx: MeasureContext) -> list[Evide
     if rec is None:
         return []
     values = {**rec.as_values(), **kind_values(used, lib)}
+    # how the sequential measurement ended (``run_paired``): launches taken, why it stopped
+    seq = next((e.values for e in paired if "stopped" in e.values), {})
+    values.update({k: seq[k] for k in ("stopped", "stability_by_launch") if k in seq})
     return [Evidence(id=DECISION, description="minimax-regret decision on the paired "
                      "evidence of every buffer kind together: ratios are performance over the "
                      "per-size best of CMA on/off (1 = best), regret = 1 - worst ratio; "

@@ -14,7 +14,13 @@ idea of ``advisor_mpich_cma.minimax`` applied to whole configurations instead of
 * the advice is the configuration with the highest worst score (ties: the baseline, then the
   listed order), but only when it is better than the baseline beyond noise at some size and
   worse beyond noise at none; otherwise the baseline stays (advice that flips on noise is a
-  defect).
+  defect);
+* stability: the share of ``N_STABILITY`` resamples of the launches (rounds drawn with
+  replacement, the same rounds for every configuration, since one round launches each once)
+  whose decision by the same rule equals the advice; "beyond noise" there is the point ratio
+  outside the cell's A/A floor.  A change whose stability is below
+  ``advisor.measure.STABLE_SHARE`` is not advised: the baseline stays (Open MPI advice flipped
+  between two quick probes in a row, issue 25).
 """
 
 from __future__ import annotations
@@ -22,9 +28,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from advisor.measure.interleave import STABLE_SHARE
 from advisor.models import Evidence
 
 from advisor_openmpi.evidence import BW, LAT, configs_of
+
+#: Resamples of the stability bootstrap (a share, not a tail quantile: Efron & Tibshirani
+#: (1993, ch. 6) give 25-200 as enough for a standard error).
+N_STABILITY = 200
 
 
 @dataclass(frozen=True)
@@ -58,6 +69,7 @@ class Decision:
         verdicts: config -> its ``SizeVerdict`` list against the baseline.
         rounds: launches per configuration (smallest).
         why: one line on why the advice is what it is.
+        stability: share of launch resamples giving the same advice (0..1).
     """
 
     baseline: str
@@ -67,6 +79,7 @@ class Decision:
     verdicts: dict[str, list[SizeVerdict]] = field(default_factory=dict)
     rounds: int = 0
     why: str = ""
+    stability: float = 1.0
 
     def wins(self, config: str) -> list[SizeVerdict]:
         return [v for v in self.verdicts.get(config, []) if v.verdict == "better"]
@@ -76,7 +89,8 @@ class Decision:
 
     def as_values(self) -> dict:
         v: dict = {"advice": self.advice, "best": self.best, "baseline": self.baseline,
-                   "rounds": self.rounds}
+                   "rounds": self.rounds, "stability": round(self.stability, 4),
+                   "stability_resamples": N_STABILITY}
         for c, w in self.worst.items():
             v[f"regret:{c}"] = round(1.0 - w, 6)
         return v
@@ -154,4 +168,52 @@ def decide(ev: Evidence, baseline: str = "default", *, seed: int = 0) -> Optiona
         d.advice = best
         d.why = (f"{best} beats {baseline} beyond noise at "
                  + "; ".join(v.text() for v in d.wins(best)) + " and is worse nowhere")
+    picks = _resampled_advice(table, configs, baseline, d, seed)
+    d.stability = sum(p == d.advice for p in picks) / len(picks) if picks else 0.0
+    if d.advice != baseline and d.stability < STABLE_SHARE:
+        # a change that resampled launches do not keep flips from one probe to the next: the
+        # baseline stays, and its own stability is what the launches say of keeping it
+        d.why = (f"{d.advice} beats {baseline} beyond noise in these launches, but only "
+                 f"{d.stability:.0%} of {len(picks)} launch resamples agree (policy "
+                 f"{STABLE_SHARE:.0%}): {baseline} is kept")
+        d.advice = baseline
+        d.stability = sum(p == baseline for p in picks) / len(picks)
     return d
+
+
+def _resampled_advice(table, configs: list[str], baseline: str, d: Decision,
+                      seed: int) -> list[str]:
+    """The decision on each of ``N_STABILITY`` launch resamples (module docstring); empty
+    when a configuration has fewer than 2 launches."""
+    import numpy as np
+
+    cells = sorted({(m, n) for (m, c, n) in table if c == baseline})
+    runs = min(len(v) for v in table.values())
+    if runs < 2:
+        return []
+    floors = {(v.config, v.metric, v.nbytes): v.noise_floor
+              for vs in d.verdicts.values() for v in vs}
+    rng = np.random.Generator(np.random.PCG64(seed))
+    draws = rng.integers(0, runs, size=(N_STABILITY, runs))
+    out = []
+    for pick in draws:
+        scores: dict[str, list[float]] = {c: [] for c in configs}
+        ratio: dict[tuple[str, str, int], float] = {}
+        for metric, n in cells:
+            med = {c: float(np.median(np.concatenate([table[(metric, c, n)][i] for i in pick])))
+                   for c in configs if (metric, c, n) in table}
+            top = min(med.values()) if metric == LAT else max(med.values())
+            for c, m in med.items():
+                scores[c].append(top / m if metric == LAT else m / top)
+                b = med[baseline]
+                ratio[(c, metric, n)] = b / m if metric == LAT else m / b
+        worst = {c: min(v) for c, v in scores.items() if v}
+        best = max(worst, key=lambda c: (worst[c], c == baseline, -configs.index(c)))
+        advice = baseline
+        if best != baseline:
+            mine = [(r, floors.get(k, 0.0)) for k, r in ratio.items() if k[0] == best]
+            if (any(r > 1 + f for r, f in mine)
+                    and not any(r < 1 / (1 + f) for r, f in mine)):
+                advice = best
+        out.append(advice)
+    return out

@@ -75,8 +75,15 @@ def measure_limits(ctx: MeasureContext, evidence: list[Evidence], version: Optio
     top = max(vals)
     sizes = sorted({s for s in (default, *vals, 2 * top) if s > 0} | (
         {1024, 4096} if eff == P.UCX else set()))
-    return [run_configs(ctx, envs, sizes, max(2, plan["repeats"] - 1), plan["target_s"],
+    repeats = max(2, plan["repeats"] - 1)
+
+    def stability(ev: Evidence) -> Optional[float]:
+        d = decide(ev, baseline=path)
+        return d.stability if d is not None else None
+
+    return [run_configs(ctx, envs, sizes, repeats, plan["target_s"],
                         ev_id=LIMITS, description=f"{var} variants of the path {path}, "
                         "interleaved across independent launches", values={
                             "path": path, "variable": var, "default_bytes": default,
-                            **settings})]
+                            **settings}, stable=stability,
+                        max_rounds=repeats + plan.get("extra_rounds", 0))]

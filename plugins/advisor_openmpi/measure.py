@@ -38,6 +38,10 @@ QUICK_SIZES = (1024, 4096, 16384, 65536, 262144, 1 << 20)
 FULL_SIZES = tuple(1 << k for k in range(8, 23))
 #: Independent launches per path (A/A repeats give the noise floor: at least 2).
 QUICK_REPEATS, FULL_REPEATS = 3, 5
+#: Most rounds added after the planned ones while the decision's stability is below
+#: ``advisor.measure.STABLE_SHARE`` (issue 25 item 1; a cap on cost: a round launches every
+#: candidate path once, ~1.5 s each here).
+QUICK_EXTRA_ROUNDS, FULL_EXTRA_ROUNDS = 3, 4
 #: Seconds of steady-state timing per size and measure inside one launch.
 QUICK_TARGET_S, FULL_TARGET_S = 0.01, 0.03
 #: Sizes of the verbose smoke run: one eager, one rendezvous, one large message (bytes).
@@ -167,8 +171,9 @@ def check(facts: Facts) -> Applicability:
 
 
 def plan(ctx: MeasureContext) -> dict:
-    """Sizes (bytes), repeats and per-size target seconds (``--option sizes=...,repeats=,
-    target_s=`` override)."""
+    """Sizes (bytes), repeats, per-size target seconds and the most extra rounds while the
+    decision is unstable (``--option sizes=...,repeats=,target_s=,extra_rounds=``
+    override)."""
     sizes = list(QUICK_SIZES if ctx.quick else FULL_SIZES)
     repeats = QUICK_REPEATS if ctx.quick else FULL_REPEATS
     target = QUICK_TARGET_S if ctx.quick else FULL_TARGET_S
@@ -178,7 +183,10 @@ def plan(ctx: MeasureContext) -> dict:
         repeats = max(2, int(ctx.options["repeats"]))
     if "target_s" in ctx.options:
         target = float(ctx.options["target_s"])
-    return {"sizes": sizes, "repeats": repeats, "target_s": target}
+    extra = QUICK_EXTRA_ROUNDS if ctx.quick else FULL_EXTRA_ROUNDS
+    if "extra_rounds" in ctx.options:
+        extra = max(0, int(ctx.options["extra_rounds"]))
+    return {"sizes": sizes, "repeats": repeats, "target_s": target, "extra_rounds": extra}
 
 
 def measure(ctx: MeasureContext) -> list[Evidence]:
@@ -195,11 +203,18 @@ def measure(ctx: MeasureContext) -> list[Evidence]:
     envs = {c: ({} if c == P.DEFAULT else P.overlay(c, mpi.version)) for c in todo}
     values = {f"skipped:{k}": v for k, v in skipped.items()}
     values["default_path"] = str(default_path)
+    def stability(ev: Evidence) -> Optional[float]:
+        from advisor_openmpi.decide import decide
+
+        d = decide(ev)
+        return d.stability if d is not None else None
+
     out = [run_configs(ctx, envs, p["sizes"], p["repeats"], p["target_s"], ev_id=PATHS,
                        description="candidate Open MPI shared-memory paths, interleaved "
                        "across independent launches: one-way ping-pong latency and osu_bw-"
                        "style bandwidth", values=values,
-                       max_extra_rounds=0 if ctx.quick else 1)]
+                       max_extra_rounds=0, stable=stability,
+                       max_rounds=p["repeats"] + p["extra_rounds"])]
     if ctx.options.get("limits", "1") != "0" and ctx.remaining_s() > 10:
         from advisor_openmpi.limits import measure_limits
 

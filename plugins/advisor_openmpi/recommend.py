@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from advisor.measure import relabel_all, veto
+from advisor.measure import STABLE_SHARE, relabel_all, veto
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
 from advisor_openmpi import knobs as K
 from advisor_openmpi import paths as P
-from advisor_openmpi.decide import Decision, decide
+from advisor_openmpi.decide import N_STABILITY, Decision, decide
 from advisor_openmpi.evidence import (LIBRARY, LIMITS, PATHS, SELECTION, SELECTION_UCX,
                                       SIBLING, cma_usable)
 
@@ -42,9 +42,19 @@ def names_cma(s: Setting) -> bool:
 
 
 def _confidence(d: Decision) -> str:
-    if d.rounds < 3:
+    """"low" below 3 launches or below the stability policy; "high" for a change that wins
+    beyond noise at 2 or more sizes; else "medium"."""
+    if d.rounds < 3 or d.stability < STABLE_SHARE:
         return "low"
+    if d.advice == d.baseline:
+        return "medium"
     return "high" if len(d.wins(d.advice)) >= 2 else "medium"
+
+
+def _stability_note(d: Decision) -> str:
+    return (f" Stability {d.stability:.2f}: the share of {N_STABILITY} resamples of the "
+            f"{d.rounds} launches per configuration that give this advice (policy "
+            f"{STABLE_SHARE:.2f}).")
 
 
 def _path_settings(path: str, version: Optional[str], *, confirm: bool) -> list[Setting]:
@@ -133,7 +143,7 @@ def _path_advice(evidence, version, cma_ok) -> tuple[list[Recommendation], list[
                if k.startswith("skipped:")]
     regrets = ", ".join(f"{c} {1 - w:.3f}" for c, w in d.worst.items())
     rationale = (f"minimax regret over sizes and metrics ({regrets}); {d.why}. Not measured: "
-                 + ("; ".join(skipped) or "none") + ".")
+                 + ("; ".join(skipped) or "none") + "." + _stability_note(d))
     if d.advice == d.baseline:
         confirm = {"ob1+sm+smsc/cma": P.OB1_CMA, "ob1+sm copy-in/copy-out": P.OB1_COPY,
                    "ucx": P.UCX}.get(str(default_path))
@@ -141,7 +151,7 @@ def _path_advice(evidence, version, cma_ok) -> tuple[list[Recommendation], list[
         rec = Recommendation(
             id="ompi-path", title=f"Keep Open MPI's default path ({shown}): no other "
             "path beats it beyond noise here", settings=settings, rationale=rationale,
-            confidence="medium" if d.rounds >= 3 else "low", evidence=ids, verifiable=False)
+            confidence=_confidence(d), evidence=ids, verifiable=False)
     else:
         rec = Recommendation(
             id="ompi-path", title=f"Use {P.DESCRIPTION[d.advice]}",
@@ -186,14 +196,15 @@ def _limit_advice(evidence, version) -> list[Recommendation]:
             settings=[Setting(library=lib, name=var, value=default_v, type="bytes"
                               if default else "str", unit="bytes" if default else None,
                               default=default_v, is_default=True)],
-            rationale=f"{d.why}. Per size vs the default limit: {table}",
-            confidence="medium" if d.rounds >= 3 else "low", evidence=[LIMITS])]
+            rationale=f"{d.why}. Per size vs the default limit: {table}." + _stability_note(d),
+            confidence=_confidence(d), evidence=[LIMITS])]
     value = int(str(ev.values.get(f"setting:{d.advice}", "=0")).split("=", 1)[1])
     settings = [Setting(library=lib, name=var, value=value, type="bytes", unit="bytes",
                         default=default_v)]
     return [Recommendation(
         id=rec_id, title=f"Set {var}={value} on {on}", settings=settings,
-        rationale=f"replaces the default {default_v}: {d.why}. Per size: {table}",
+        rationale=f"replaces the default {default_v}: {d.why}. Per size: {table}."
+                  + _stability_note(d),
         confidence=_confidence(d), evidence=[LIMITS], verifiable=True)]
 
 

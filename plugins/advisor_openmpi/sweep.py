@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import statistics
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 from advisor.models import Evidence, Point, Series
 from advisor.probe import MeasureContext
@@ -23,15 +23,26 @@ def root_env() -> dict[str, str]:
     return dict(ROOT_ENV) if hasattr(os, "geteuid") and os.geteuid() == 0 else {}
 
 
+#: Why the rounds stopped (evidence value ``stopped``).
+STOP_STABLE, STOP_BUDGET, STOP_CAP, STOP_PLANNED = "stable", "budget", "round cap", "planned"
+
+
 def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[str]]],
                 sizes: list[int], repeats: int, target: float, *, ev_id: str,
                 description: str, values: Optional[dict] = None,
-                max_extra_rounds: int = 0) -> Evidence:
+                max_extra_rounds: int = 0,
+                stable: Optional[Callable[[Evidence], Optional[float]]] = None,
+                max_rounds: int = 0) -> Evidence:
     """Interleave the configurations ``envs`` (name -> env overlay) across launches of the
     ping-pong sweep and record them as one evidence (layout: ``advisor_openmpi.evidence``).
+
+    Sequential measurement: with ``stable`` (evidence -> the decision's stability 0..1, or
+    None when there is no decision), one more round (a launch of every configuration) follows
+    the planned ``repeats`` while the stability is below ``advisor.measure.STABLE_SHARE``, a
+    round fits before ``ctx.deadline`` and fewer than ``max_rounds`` ran.  Values ``stopped``
+    (why: stable / budget / round cap / planned) and ``stability_by_round`` record it.
     Raises ``LaunchError`` when a launch fails (the runner records the probe as failed)."""
-    from advisor.measure import (CEILING_PEAK_KEY, checked_point, conditions, interleave, relabel,
-                                 run_mpi, shared_ceiling)
+    from advisor.measure import STABLE_SHARE, interleave, run_mpi, shared_ceiling
 
     raw: dict[tuple[str, int], dict] = {}
     args = ["sweep", "--sizes", ",".join(map(str, sizes)), "--target-s", str(target)]
@@ -39,19 +50,59 @@ def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[st
     est = 1.5 + 3 * 2 * target * len(sizes)
     full_env = {c: {**e, **root_env()} for c, e in envs.items()}
 
+    offset = [0]  # rounds already run: later interleave calls number theirs after them
+
     def run_one(config: str, rnd: int) -> list[float]:
         res = run_mpi(PINGPONG, args, env=full_env[config], launcher=ctx.launcher,
                       timeout_s=max(20.0, min(ctx.remaining_s() + 10.0, 20 * est)))
-        raw[(config, rnd)] = res
+        raw[(config, rnd + offset[0])] = res
         return [statistics.median(s["lat_s"]) for s in res["sizes"]]
 
     deadline = ctx.deadline - est * len(envs)
     res = interleave(list(envs), run_one, repeats=repeats, deadline=deadline,
                      max_extra_rounds=max_extra_rounds, progress=ctx.progress)
+    rounds, truncated = res.rounds, res.truncated
     # this run's copy ceiling at the largest message: a bandwidth above 3x it is an artefact
     # (clpeak's rule, advisor.measure.plausibility), stored with its label and no samples
     ceiling = shared_ceiling(max(sizes), source="openmpi", min_samples=5, max_time_s=0.3,
                              deadline=ctx.deadline, seed=ctx.seed).stats
+
+    def record() -> Evidence:
+        return _evidence(ctx, envs, raw, sizes, ceiling, ev_id, description, target,
+                         {"rounds": rounds, "truncated": truncated, **(values or {})})
+
+    ev = record()
+    if stable is None:
+        return ev
+    history: list[float] = []
+    stopped = STOP_PLANNED
+    while True:
+        got = stable(ev)
+        history.append(got if got is not None else 0.0)
+        if got is None or got >= STABLE_SHARE:
+            stopped = STOP_STABLE if got is not None else STOP_PLANNED
+            break
+        if rounds >= max_rounds:
+            stopped = STOP_CAP
+            break
+        if ctx.remaining_s() < est * len(envs):
+            stopped = STOP_BUDGET
+            break
+        offset[0] = rounds
+        ctx.progress(f"one more round: stability {got:.2f} < {STABLE_SHARE}", None)
+        more = interleave(list(envs), run_one, repeats=1, max_extra_rounds=0)
+        rounds += more.rounds
+        ev = record()
+    return ev.model_copy(update={"values": {
+        **ev.values, "stopped": stopped,
+        "stability_by_round": ",".join(f"{x:.2f}" for x in history)}})
+
+
+def _evidence(ctx: MeasureContext, envs, raw: dict, sizes: list[int], ceiling, ev_id: str,
+              description: str, target: float, values: dict) -> Evidence:
+    """The evidence of the rounds in ``raw`` ((config, round) -> the worker's result)."""
+    from advisor.measure import CEILING_PEAK_KEY, checked_point, conditions, relabel
+
     series: dict[str, list[Point]] = {}
     dst_fill = None
     for (config, rnd), r in sorted(raw.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -71,10 +122,10 @@ def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[st
     cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
                       env=root_env(), notes={**env_note,
                                              **({"dst_fill": dst_fill} if dst_fill else {})})
-    vals = {"paths": ",".join(envs), "rounds": res.rounds, "sizes": len(sizes),
-            "target_s_per_size": target, "truncated": res.truncated, "quick": bool(ctx.quick),
+    vals = {"paths": ",".join(envs), "sizes": len(sizes),
+            "target_s_per_size": target, "quick": bool(ctx.quick),
             "copy_ceiling_bytes_per_s": float(ceiling.median), CEILING_PEAK_KEY: ceiling.max}
-    vals.update(values or {})
+    vals.update(values)
     # first touch into the receive buffer, when its recorded fill says untouched (relabel)
     return relabel(Evidence(id=ev_id, description=description, series=sers, conditions=cond,
                             values=vals))

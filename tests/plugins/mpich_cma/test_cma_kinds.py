@@ -181,7 +181,13 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
         assert e.values["refine.sizes"] == f"{92 * KiB},{108 * KiB}"
         assert e.values["sizes"] == 5
     assert [c for c in calls if c[1] == [92 * KiB]] == [("base", [92 * KiB]), ("thp", [92 * KiB])]
-    # both kinds share each launch: the grid and every refinement step, one MPI start each
-    assert launches == [["base", "thp"]] * (1 + PR.MAX_REFINE_QUICK)
+    # both kinds share each launch: the grid, every refinement step and the second launch (all
+    # five sizes), one MPI start each; the scripted machine is steady, so two launches make
+    # the decision stable and measuring stops there
+    assert launches == [["base", "thp"]] * (1 + PR.MAX_REFINE_QUICK + 1)
+    assert calls[-1] == ("thp", [64 * KiB, 92 * KiB, 108 * KiB, 128 * KiB, 1 * MiB])
+    for e in evs:
+        assert e.values["launches"] == PR.MIN_LAUNCHES and e.values["stopped"] == PR.STOP_STABLE
+        assert {p.label for s in e.series for p in s.points} == {"launch1", "launch2"}
     d = DC.decision_of(evs, EV.library_of(_library(), FACTS_5))
-    assert d.advice == 108 * KiB
+    assert d.advice == 108 * KiB and d.launches == 2 and d.stability >= 0.8

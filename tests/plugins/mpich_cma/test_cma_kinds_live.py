@@ -47,8 +47,9 @@ def test_base_and_thp_kinds_give_paired_evidence_with_the_pages_recorded():
     assert thp["buffer"]["hugepages"] == "huge" and min(got) > 0
     ctx = MeasureContext(facts=Facts(), deadline=0.0)
     env = LN.config_env("upstream", EV.ON, 0)
-    evs = [_paired_evidence("", None, base, env, ctx, ROUNDS, "base"),
-           _paired_evidence("", None, thp, env, ctx, ROUNDS, "thp", refined=[92 << 10])]
+    evs = [_paired_evidence("", None, {"launch1": base}, env, ctx, ROUNDS, "base"),
+           _paired_evidence("", None, {"launch1": thp}, env, ctx, ROUNDS, "thp",
+                            refined=[92 << 10])]
     assert [e.id for e in evs] == ["cma-paired", "cma-paired.thp"]
     assert evs[1].values["thp_backed_bytes_min_rank"] == min(got)
     assert evs[1].values["refine.sizes"] == str(92 << 10) and evs[1].values["refine.steps"] == 1

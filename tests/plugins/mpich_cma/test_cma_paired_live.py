@@ -43,7 +43,7 @@ def test_paired_worker_switches_through_mpi_t_in_one_launch():
     from advisor_mpich_cma.paired import _paired_evidence
 
     ctx = MeasureContext(facts=Facts(), deadline=0.0)
-    ev = _paired_evidence("", None, res, env, ctx, ROUNDS)
+    ev = _paired_evidence("", None, {"launch1": res}, env, ctx, ROUNDS)
     p = R.paired_from_evidence(ev)
     assert p.sizes == SIZES
     for j in range(len(SIZES)):
