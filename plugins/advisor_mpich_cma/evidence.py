@@ -153,15 +153,23 @@ def _int(v) -> Optional[int]:
 
 
 def buffer_pages(ev: Evidence) -> str:
-    """The buffer kind of a paired evidence: ``values['buffer_pages']`` ("base" / "thp"), else
-    from the id (``cma-paired.thp[...]``), else "base" (evidence recorded before kinds)."""
+    """The buffer kind of a paired evidence: ``values['buffer_pages']`` ("base" / "msgbuf" /
+    "thp"), else from the id (``cma-paired.thp[...]``, ``cma-paired.msgbuf[...]``), else
+    "base" (evidence recorded before kinds)."""
     kind = ev.values.get("buffer_pages")
     if kind:
         return str(kind)
-    return "thp" if ev.id == PAIRED + ".thp" or ev.id.startswith(PAIRED + ".thp.") else "base"
+    for k in ("thp", "msgbuf"):
+        if ev.id == f"{PAIRED}.{k}" or ev.id.startswith(f"{PAIRED}.{k}."):
+            return k
+    return "base"
 
 
-KIND_NAMES = {"base": "base (4 KiB) pages", "thp": "THP-backed (2 MiB) pages"}
+#: Buffer kinds of the paired measurement: page kind and traffic pattern (issue 25 item 6:
+#: applications send from many buffers, not one reused cache-hot buffer).
+KIND_NAMES = {"base": "base (4 KiB) pages, one buffer reused (osu_bw)",
+              "msgbuf": "base pages, a buffer per message (halo-exchange traffic)",
+              "thp": "THP-backed (2 MiB) pages"}
 
 
 def usable_kinds(evs: Sequence[Evidence]) -> tuple[list[Evidence], list[Evidence]]:

@@ -4,9 +4,12 @@
   ``process_vm_readv`` test, then a 2-rank MPI run with CMA forced on above the threshold; a
   failure is recorded as evidence (its cause is worked out by ``recommend``), never raised.
 * ``measure``: CMA on vs off at every size, latency and bandwidth, switched through MPI_T in
-  adjacent batches of one launch (``cma-paired``, ``advisor_mpich_cma.paired``); where MPI_T
-  cannot switch it, interleaved across independent launches (``cma-sweep``, ``run_sweeps``);
-  one per rank pair (same / cross NUMA node when there are several).
+  adjacent batches of each launch (``cma-paired``, ``advisor_mpich_cma.paired``), the switch
+  then checked against fresh launches at one size (``cma-switch-check``,
+  ``advisor_mpich_cma.trust``); where MPI_T cannot switch it, or the check finds that the
+  switch does not move the path, interleaved across independent launches (``cma-sweep``,
+  ``run_sweeps``); one per rank pair (same / cross NUMA node when there are several).
+  ``--option switch_check=0`` skips the check.
 """
 
 from __future__ import annotations
@@ -270,8 +273,16 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
         paired, why_not = run_paired(ctx, mpi, p, todo)
         if paired:
             paired = [judged(e, ceiling, t_ceiling) for e in paired]
-            return out + paired + decision_evidence(paired, ctx)
-        ctx.progress(f"paired MPI_T mode unavailable ({why_not}): separate launches", 0.0)
+            check = None
+            if ctx.options.get("switch_check", "1") != "0":
+                from advisor_mpich_cma.trust import run_check
+
+                check = run_check(ctx, mpi, paired, target, cpus=todo[0][1])
+            if check is None or check.values.get("trusted"):
+                return out + ([check] if check else []) + paired + decision_evidence(paired, ctx)
+            out.append(check)  # recommend says why the paired rounds were not used
+            why_not = str(check.values.get("why"))
+        ctx.progress(f"paired MPI_T mode not used ({why_not}): separate launches", 0.0)
     est = launch_estimate(sizes, target)
     configs = (ON, OFF)
     for idx, (pair, cpus) in enumerate(todo):

@@ -20,8 +20,16 @@ from advisor_mpich_cma.workers import RANK
 #: Rounds of (on, off) batches per size and measure in the paired (MPI_T) mode; at most the
 #: worker's MAX_ROUNDS (48, what a profile keeps per point).
 FULL_ROUNDS, QUICK_ROUNDS = 32, 16
-#: Buffer kinds of the paired measurement: base pages and THP-backed (``page_kinds``).
-BASE, THP = "base", "thp"
+#: Buffer kinds of the paired measurement (``page_kinds``): base pages with one buffer reused
+#: for every message (as ``osu_bw`` sends), base pages with a buffer per message of a window
+#: (as halo exchanges send: issue 25 item 6, where the best threshold differed between the
+#: two patterns at 8-32 KiB on the 2-core AMD VM), and THP-backed buffers.
+BASE, MSGBUF, THP = "base", "msgbuf", "thp"
+#: The per-message pattern is measured up to this size (bytes): the crossover region (the
+#: winners moved at 8-32 KiB, the crossover is 128 KiB, background.md §4) with room; above it
+#: the candidates that differ there are CMA off and thresholds above 1 MiB, which the base
+#: kind already scores.  A cost bound: a window of per-message buffers is up to 64 MiB.
+MSGBUF_UP_TO_BYTES = 1 << 20
 #: THP-backed buffers are measured only from this size (bytes).  The buffer kind changed CMA's
 #: verdict only from 128 KiB up on the AMD VM (background.md §4: crossover 128 KiB for both
 #: kinds, the kinds differing at 4-16 MiB); 64 KiB is the grid point below that, so the THP
@@ -55,27 +63,33 @@ STOP_STABLE, STOP_BUDGET, STOP_CAP = "stable", "budget", "launch cap"
 
 
 def page_kinds(ctx: MeasureContext) -> list[str]:
-    """Buffer kinds to measure: ``"base"`` (4 KiB pages) always, ``"thp"`` (THP-backed) where
-    the THP mode (facts, else sysfs) is ``always`` or ``madvise``: applications get THP-backed
-    buffers there (by default, or through host-buffer's ``glibc.malloc.hugetlb=1``)."""
+    """Buffer kinds to measure: ``"base"`` (4 KiB pages, one reused buffer) and ``"msgbuf"``
+    (base pages, a buffer per message) always (``--option traffic=reused`` drops the second),
+    ``"thp"`` (THP-backed) where the THP mode (facts, else sysfs) is ``always`` or
+    ``madvise``: applications get THP-backed buffers there (by default, or through
+    host-buffer's ``glibc.malloc.hugetlb=1``)."""
     from advisor.measure import thp_mode
 
     mode = ctx.facts.memory.thp_enabled or thp_mode()
-    return [BASE] + ([THP] if mode in ("always", "madvise") else [])
+    msgbuf = [MSGBUF] if ctx.options.get("traffic", "both") != "reused" else []
+    return [BASE] + msgbuf + ([THP] if mode in ("always", "madvise") else [])
 
 
 def kind_sizes(kind: str, sizes, quick: bool = False) -> list[int]:
     """Sizes measured for a kind (bytes): all for base pages, THP only from ``THP_FROM_BYTES``
-    up (all when none is that large)."""
+    up, per-message buffers only up to ``MSGBUF_UP_TO_BYTES`` (all when none qualifies)."""
     if kind == THP:
         return [n for n in sizes if n >= THP_FROM_BYTES] or list(sizes)
+    if kind == MSGBUF:
+        return [n for n in sizes if n <= MSGBUF_UP_TO_BYTES] or list(sizes)
     return list(sizes)
 
 
 def kind_rounds(kind: str, rounds: int) -> int:
     """Paired rounds of a kind: ``rounds`` for base pages, ``rounds // THP_ROUNDS_DIVISOR`` (at
-    least 2) for THP-backed buffers."""
-    return max(2, rounds // THP_ROUNDS_DIVISOR) if kind == THP else rounds
+    least 2) for THP-backed buffers and per-message buffers (second constraints on the
+    decision the base kind also makes)."""
+    return max(2, rounds // THP_ROUNDS_DIVISOR) if kind in (THP, MSGBUF) else rounds
 
 
 def refine_steps(ctx: MeasureContext) -> int:
@@ -272,8 +286,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
 
 
 def paired_id(pair: str, kind: str = "base") -> str:
-    """Evidence id of a paired measurement: ``cma-paired[.thp][.<pair>]``."""
-    return PAIRED + (f".{THP}" if kind == THP else "") + (f".{pair}" if pair else "")
+    """Evidence id of a paired measurement: ``cma-paired[.thp|.msgbuf][.<pair>]``."""
+    return PAIRED + (f".{kind}" if kind in (THP, MSGBUF) else "") + (f".{pair}" if pair else "")
 
 
 def _paired_evidence(pair, cpus, launches: dict[str, dict], env, ctx: MeasureContext,

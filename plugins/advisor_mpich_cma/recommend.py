@@ -25,6 +25,7 @@ from advisor_mpich_cma.evidence import (KIND_NAMES, LIBRARY, PAIRED, SWEEP, Libr
 from advisor_mpich_cma.threshold import (Threshold, analyse_sweep, around, fmt_bytes,
                                          threshold_from, verdict_table)
 from advisor_mpich_cma.story import LEVELS, default_measured, thr_name
+from advisor_mpich_cma.trust import check_findings
 from advisor_mpich_cma.usability import usability
 
 def _disable_settings(lib: Library) -> list[Setting]:
@@ -141,6 +142,7 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
             recs += r
             findings += f
     findings += state_findings(evidence)
+    findings += check_findings(evidence)
     for ev in sweeps(evidence) + paired(evidence):
         if ev.conditions.buffer_kind == "pinned":
             findings.append(Finding(
@@ -356,9 +358,10 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library, base_ids: list[str],
                 f"{KIND_NAMES.get(k, k)}: "
                 f"{thr_name(_none(per_kind.get(f'advice_threshold_bytes:{k}')))}"
                 f" (stability {float(per_kind.get(f'stability:{k}', 0.0)):.2f})" for k in kinds)
-            + ". The recommendation loses least over both kinds: one threshold serves a "
-              "process whose buffers are of both kinds (with glibc.malloc.hugetlb=1 only "
-              "malloc's mmap'ed chunks are THP-backed)"))
+            + ". The recommendation loses least over every kind: one threshold serves a "
+              "process whose buffers and traffic are of several kinds (with "
+              "glibc.malloc.hugetlb=1 only malloc's mmap'ed chunks are THP-backed; a halo "
+              "exchange sends from a buffer per neighbour, a solver may reuse one)"))
     # title, rationale, findings and the cma-decision values: all from the one record
     title, why, confidence = story.title(), story.rationale(lib), story.confidence
     if d.advice is None:

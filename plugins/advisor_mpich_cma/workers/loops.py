@@ -36,27 +36,36 @@ def calibrate(comm, fn, target_s: float, lo: int, hi: int) -> int:
 
 
 def pingpong(comm, s, r, k: int = 1) -> None:
-    """``k`` ping-pongs of ``s``/``r`` between ranks 0 and 1 (osu_latency's loop)."""
+    """``k`` ping-pongs of ``s``/``r`` between ranks 0 and 1 (osu_latency's loop).  ``s`` and
+    ``r`` may be lists of buffers (a buffer per message): ping-pong ``i`` then uses the
+    ``i``-th of each, cyclically."""
     peer = 1 - comm.Get_rank()
-    for _ in range(k):
+    ss = s if isinstance(s, list) else [s]
+    rr = r if isinstance(r, list) else [r]
+    for i in range(k):
+        si, ri = ss[i % len(ss)], rr[i % len(rr)]
         if comm.Get_rank() == 0:
-            comm.Send(s, dest=peer, tag=1)
-            comm.Recv(r, source=peer, tag=1)
+            comm.Send(si, dest=peer, tag=1)
+            comm.Recv(ri, source=peer, tag=1)
         else:
-            comm.Recv(r, source=peer, tag=1)
-            comm.Send(s, dest=peer, tag=1)
+            comm.Recv(ri, source=peer, tag=1)
+            comm.Send(si, dest=peer, tag=1)
 
 
 def windows(MPI, comm, s, r, window: int, ack, k: int = 1) -> None:
     """``k`` windows of ``window`` non-blocking sends of ``s`` (receives into ``r``), each
-    closed by a 4-byte acknowledgement (osu_bw's loop)."""
+    closed by a 4-byte acknowledgement (osu_bw's loop).  ``s`` and ``r`` may be lists of
+    buffers (a buffer per message, as halo exchanges send): message ``j`` of a window then
+    uses the ``j``-th of each, cyclically."""
     peer = 1 - comm.Get_rank()
+    ss = s if isinstance(s, list) else [s]
+    rr = r if isinstance(r, list) else [r]
     for _ in range(k):
         if comm.Get_rank() == 0:
-            reqs = [comm.Isend(s, dest=peer, tag=2) for _ in range(window)]
+            reqs = [comm.Isend(ss[j % len(ss)], dest=peer, tag=2) for j in range(window)]
             MPI.Request.Waitall(reqs)
             comm.Recv(ack, source=peer, tag=3)
         else:
-            reqs = [comm.Irecv(r, source=peer, tag=2) for _ in range(window)]
+            reqs = [comm.Irecv(rr[j % len(rr)], source=peer, tag=2) for j in range(window)]
             MPI.Request.Waitall(reqs)
             comm.Send(ack, dest=peer, tag=3)

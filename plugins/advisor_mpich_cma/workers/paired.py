@@ -24,13 +24,25 @@ def thp_pmd_bytes(path: str = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_siz
         return 2 << 20
 
 
+def window_of(n: int) -> int:
+    """Messages per bandwidth window at ``n`` bytes: osu_bw's 64, capped at MAX_WINDOW_BYTES."""
+    return max(1, min(OSU_WINDOW, MAX_WINDOW_BYTES // max(1, n)))
+
+
+def _stride(n: int) -> int:
+    """Bytes between two per-message buffers of ``n`` bytes: ``n`` rounded up to a page."""
+    return -(-n // BUFFER_ALIGN) * BUFFER_ALIGN
+
+
 def paired_buffers(top: int, rank: int, pages: str):
     """Send/receive buffers of the paired mode.  ``pages``: "base" (MADV_NOHUGEPAGE: 4 KiB
-    pages whatever the THP mode), "thp" (MADV_HUGEPAGE, aligned to and a multiple of the THP
-    size, so the kernel can back every message with huge pages) or "default" (kernel mode)."""
+    pages whatever the THP mode), "msgbuf" (base pages, room for a buffer per message of a
+    window: ``top`` is then the largest window's bytes), "thp" (MADV_HUGEPAGE, aligned to and
+    a multiple of the THP size, so the kernel can back every message with huge pages) or
+    "default" (kernel mode)."""
     from advisor.measure import host_buffer
 
-    huge = {"base": False, "thp": True, "default": None}[pages]
+    huge = {"base": False, "msgbuf": False, "thp": True, "default": None}[pages]
     align, length = BUFFER_ALIGN, top
     if pages == "thp":
         align = thp_pmd_bytes()
@@ -92,7 +104,9 @@ def paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: in
     rank = comm.Get_rank()
     rounds = max(2, min(MAX_ROUNDS, rounds))
     values = dict(values or {"on": THRESHOLD_ON, "off": THRESHOLD_OFF})
-    sbuf, rbuf = paired_buffers(max(sizes), rank, pages)
+    per_message = pages == "msgbuf"
+    top = max(_stride(n) * window_of(n) for n in sizes) if per_message else max(sizes)
+    sbuf, rbuf = paired_buffers(top, rank, pages)
     # what the kernel really gave (AnonHugePages of the mappings), both buffers, every rank
     thp = [thp_backed_bytes(b) for b in (sbuf, rbuf)]
     thp_all = comm.gather(None if None in thp else int(sum(thp)), root=0)
@@ -101,8 +115,14 @@ def paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: in
     # per size, measure and configuration: target_s spread over the rounds
     per_batch_s = target_s / rounds
     for n in sizes:
-        s, r = sbuf[:n], rbuf[:n]
-        window = max(1, min(OSU_WINDOW, MAX_WINDOW_BYTES // max(1, n)))
+        window = window_of(n)
+        if per_message:  # a buffer per message of the window, page-aligned slices
+            stride = _stride(n)
+            count = max(1, min(window, len(sbuf) // stride))
+            s = [sbuf[j * stride:j * stride + n] for j in range(count)]
+            r = [rbuf[j * stride:j * stride + n] for j in range(count)]
+        else:
+            s, r = sbuf[:n], rbuf[:n]
 
         def pingpong(k: int = 1, s=s, r=r) -> None:
             loops.pingpong(comm, s, r, k)

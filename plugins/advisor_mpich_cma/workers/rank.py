@@ -178,7 +178,8 @@ def main(argv: Sequence[str]) -> int:
                     help="paired mode: rounds of (on, off) batches per size and measure (one per "
                          "kind of --pages, ';'-separated)")
     ap.add_argument("--pages", default="default",
-                    help="paired mode: buffer pages (base: MADV_NOHUGEPAGE, thp: MADV_HUGEPAGE "
+                    help="paired mode: buffer pages (base: MADV_NOHUGEPAGE, msgbuf: base pages "
+                         "and a buffer per message, thp: MADV_HUGEPAGE "
                          "with THP-size alignment, default: the kernel's THP mode); several kinds "
                          "comma-separated, measured one after the other in this launch, with "
                          "--sizes, --target-s and --rounds then ';'-separated per kind; the "
@@ -214,7 +215,7 @@ def main(argv: Sequence[str]) -> int:
     elif args.mode == "paired":
         kinds = args.pages.split(",")
         for k in kinds:
-            if k not in ("default", "base", "thp"):
+            if k not in ("default", "base", "msgbuf", "thp"):
                 ap.error(f"--pages: unknown kind {k!r}")
 
         def per_kind(text: str) -> list[str]:

@@ -121,14 +121,16 @@ def test_refined_point_moves_the_advice_between_grid_sizes():
 def test_kinds_and_refinement_caps_follow_the_context():
     ctx = MeasureContext(facts=Facts.model_validate({"memory": {"thp_enabled": "never"}}),
                          deadline=0.0, quick=True)
-    assert PR.page_kinds(ctx) == ["base"] and PR.refine_steps(ctx) == PR.MAX_REFINE_QUICK
+    assert PR.page_kinds(ctx) == ["base", "msgbuf"] and PR.refine_steps(ctx) == PR.MAX_REFINE_QUICK
     ctx = MeasureContext(facts=Facts.model_validate({"memory": {"thp_enabled": "madvise"}}),
-                         deadline=0.0, quick=False, options={"refine": "0"})
+                         deadline=0.0, quick=False, options={"refine": "0", "traffic": "reused"})
     assert PR.page_kinds(ctx) == ["base", "thp"] and PR.refine_steps(ctx) == 0
     sizes = [4096, 8192, 65536, 131072, 1 << 20]
     assert PR.kind_sizes("thp", sizes) == [65536, 131072, 1 << 20]
     assert PR.kind_sizes("base", sizes) == sizes and PR.kind_sizes("thp", [4096]) == [4096]
     assert PR.kind_rounds("base", 32) == 32 and PR.kind_rounds("thp", 32) == 16
+    assert PR.kind_sizes("msgbuf", sizes + [2 << 20]) == sizes
+    assert PR.kind_rounds("msgbuf", 32) == 16 and PR.paired_id("", "msgbuf") == "cma-paired.msgbuf"
     assert PR.kind_rounds("thp", 3) == 2
 
 
@@ -171,7 +173,8 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
     facts = Facts.model_validate({"memory": {"thp_enabled": "madvise"},
                                   "mpi": {"implementation": "mpich", "flavour": "upstream",
                                           "version": "5.0.2"}})
-    ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=True)
+    ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=True,
+                         options={"traffic": "reused"})  # the page kinds alone here
     p = {"sizes": [64 * KiB, 128 * KiB, 1 * MiB], "repeats": 3, "target_s": 0.02}
     evs, why = PR.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
                                            version="5.0.2"), p, [("", None)])

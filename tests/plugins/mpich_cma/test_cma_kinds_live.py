@@ -60,3 +60,19 @@ def test_base_and_thp_kinds_give_paired_evidence_with_the_pages_recorded():
     assert [p.name for p in data] == ["", "thp"] and all(p.sizes == SIZES for p in data)
     d = R.decide(data, 8192)
     assert 0 <= d.stability <= 1 and {p for p, _ in d.per_size_advice} == {"", "thp"}
+
+
+def test_the_per_message_pattern_sends_a_window_from_distinct_buffers():
+    """``msgbuf``: base pages and room for one buffer per message of a window (64 KiB x 64,
+    1 MiB x 64: the 64 MiB cap), measured and decided beside the reused buffer."""
+    res = _run("msgbuf")
+    assert res["pages"] == "msgbuf" and res["buffer"]["hugepages"] == "nohuge"
+    assert res["buffer_bytes"] >= 2 * 64 * (1 << 20)  # send and receive: a window of 1 MiB
+    assert all(len(r["bw_on_Bps"]) == ROUNDS and min(r["bw_off_Bps"]) > 0 for r in res["sizes"])
+    ctx = MeasureContext(facts=Facts(), deadline=0.0)
+    env = LN.config_env("upstream", EV.ON, 0)
+    ev = _paired_evidence("", None, {"launch1": res}, env, ctx, ROUNDS, "msgbuf")
+    assert ev.id == "cma-paired.msgbuf" and EV.buffer_pages(ev) == "msgbuf"
+    base = _paired_evidence("", None, {"launch1": _run("base")}, env, ctx, ROUNDS, "base")
+    d = R.decide([R.paired_from_evidence(e) for e in (base, ev)], 8192)
+    assert {p for p, _ in d.per_size_advice} == {"", "msgbuf"}

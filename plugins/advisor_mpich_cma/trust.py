@@ -1,0 +1,158 @@
+"""Is the MPI_T run-time switch of the CMA threshold trusted here (issue 25 item 5)?
+
+The paired measurement (``advisor_mpich_cma.paired``) writes the threshold CVAR through MPI_T
+between batches of one launch.  That a library takes the write (it reads back) does not show
+that its shared-memory path follows it: on the MPICH 4.3.2 wheel a run-time threshold of 1024
+did not route 1 KiB messages through CMA, while the same threshold set in the environment at
+launch did (issue 25).  So before deciding from paired rounds, the probe compares them with
+fresh launches at one size where the two paths differ: CMA forced on and off in the
+environment, two launches each (on off off on), the A/A floor from each configuration's two
+launches (``advisor.measure.noise_floor_from_aa``).
+
+Rule (``switch_agrees``, pure): the fresh launches' bandwidth ratio ``r_env`` = on/off (> 1:
+CMA faster).  Within the A/A floor the check says nothing (trusted, "inconclusive"); beyond it,
+the paired ratio at that size must lie on the same side of 1 and reach at least half of
+``r_env``'s distance from 1 in log terms (a switch that does nothing gives ~1 whatever the
+paths do).  Otherwise the paired rounds are not used: the probe falls back to interleaved
+launches (the environment form, which is also the form ``emit`` writes) and says why.
+
+Evidence ``cma-switch-check``: values ``size_bytes``, ``ratio_env`` / ``ratio_mpit`` (bandwidth
+on/off), ``aa_floor``, ``trusted`` (bool), ``inconclusive`` (bool), ``why``; series
+``bandwidth:cma-on`` / ``bandwidth:cma-off`` (one point per launch, bytes/s).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Optional, Sequence
+
+from advisor.models import Evidence, Finding, MpiFacts, Point, Series
+
+from advisor_mpich_cma.evidence import BW, OFF, ON
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.probe import MeasureContext
+
+SWITCH_CHECK = "cma-switch-check"
+#: The size checked: the largest measured size up to this (bytes).  Above the crossover the
+#: two paths differ most (CMA's single copy against two copies: 2-4x from 64 KiB in
+#: background.md §4); 1 MiB keeps the four launches short (one osu_bw window of 64 KiB
+#: messages fills MAX_WINDOW_BYTES).
+CHECK_MAX_BYTES = 1 << 20
+#: Order of the fresh launches: ABBA, so a drift falls on both configurations alike.
+ORDER = (ON, OFF, OFF, ON)
+#: Share of ``r_env``'s log distance from 1 that the paired ratio must reach (a chosen bound:
+#: half, so a switch that works but is measured in another machine state still passes, while
+#: a switch that does nothing, ratio ~1, fails whenever the paths differ beyond noise).
+MIN_SHARE = 0.5
+
+
+def switch_agrees(ratio_mpit: float, env_on: Sequence[float], env_off: Sequence[float]
+                  ) -> tuple[bool, bool, float, float, str]:
+    """``(trusted, inconclusive, ratio_env, aa_floor, why)`` (module docstring).
+
+    :param ratio_mpit: paired bandwidth ratio on/off at the size (median over rounds).
+    :param env_on, env_off: per-launch median bandwidths (bytes/s) of the fresh launches.
+    :raises ValueError: no launches, or non-positive values.
+    """
+    import numpy as np
+
+    from advisor.measure import noise_floor_from_aa
+
+    floor = max(noise_floor_from_aa(list(env_on)), noise_floor_from_aa(list(env_off)))
+    r_env = float(np.median(env_on) / np.median(env_off))
+    if ratio_mpit <= 0:
+        raise ValueError("the paired ratio must be positive")
+    le, lm = math.log(r_env), math.log(ratio_mpit)
+    if abs(le) <= math.log1p(floor):
+        return True, True, r_env, floor, (
+            f"fresh launches do not tell the paths apart here (x{r_env:.2f}, A/A floor "
+            f"{floor:.0%}): nothing contradicts the run-time switch")
+    if le * lm > 0 and abs(lm) >= MIN_SHARE * abs(le):
+        return True, False, r_env, floor, (
+            f"the run-time switch gave x{ratio_mpit:.2f} where fresh launches gave "
+            f"x{r_env:.2f} (A/A floor {floor:.0%}): it moves the path as the environment does")
+    return False, False, r_env, floor, (
+        f"the run-time switch gave x{ratio_mpit:.2f} (CMA on/off bandwidth) where fresh "
+        f"launches with the setting in the environment gave x{r_env:.2f} (A/A floor "
+        f"{floor:.0%}): this library does not route messages by a threshold written through "
+        f"MPI_T after init")
+
+
+def paired_ratio_at(paired: Sequence[Evidence], nbytes: int) -> Optional[float]:
+    """Median bandwidth ratio on/off over the rounds of every launch at ``nbytes`` in the
+    base-page paired evidence (first rank pair); None when it has none there."""
+    import numpy as np
+
+    from advisor_mpich_cma import minimax as R
+
+    base = [e for e in paired if e.values.get("buffer_pages", "base") == "base"]
+    if not base:
+        return None
+    p = R.paired_from_evidence(base[0])
+    if nbytes not in p.sizes:
+        return None
+    _, bw = p.pair_ratios(p.sizes.index(nbytes))
+    return float(np.median(bw)) if bw else None
+
+
+def check_size(paired: Sequence[Evidence]) -> Optional[int]:
+    """The size checked: the largest base-page paired size up to ``CHECK_MAX_BYTES``."""
+    sizes = {int(pt.x) for e in paired if e.values.get("buffer_pages", "base") == "base"
+             for s in e.series for pt in s.points if pt.x is not None}
+    below = [n for n in sizes if n <= CHECK_MAX_BYTES]
+    return max(below) if below else (min(sizes) if sizes else None)
+
+
+def run_check(ctx: "MeasureContext", mpi: MpiFacts, paired: Sequence[Evidence], target_s: float,
+              cpus: Optional[str] = None) -> Optional[Evidence]:
+    """Four fresh launches at ``check_size`` (``ORDER``) and the verdict, as the
+    ``cma-switch-check`` evidence; None when the paired evidence has no ratio to check.
+
+    :raises advisor.measure.LaunchError: a launch fails.
+    """
+    from advisor.measure import run_mpi
+
+    from advisor_mpich_cma.launch import config_env
+    from advisor_mpich_cma.workers import RANK
+
+    n = check_size(paired)
+    r_mpit = paired_ratio_at(paired, n) if n is not None else None
+    if n is None or r_mpit is None or r_mpit <= 0:
+        return None
+    args = ["sweep", "--sizes", str(n), "--target-s", f"{target_s:.4f}"]
+    if cpus:
+        args += ["--cpus", cpus]
+    got: dict[str, list[float]] = {ON: [], OFF: []}
+    points: dict[str, list[Point]] = {ON: [], OFF: []}
+    for i, cfg in enumerate(ORDER):
+        ctx.progress(f"checking the MPI_T switch at {n} bytes against fresh launches", None)
+        res = run_mpi(RANK, args, env=config_env(mpi.flavour, cfg, 0), launcher=ctx.launcher,
+                      timeout_s=max(20.0, min(ctx.remaining_s() + 10.0, 60.0)))
+        row = res["sizes"][0]
+        bw = [n * row["window"] / t for t in row["bw_window_s"] if t > 0]
+        points[cfg].append(Point(x=n, label=f"run{i}", samples=bw))
+        got[cfg].append(sorted(bw)[len(bw) // 2])
+    trusted, inconclusive, r_env, floor, why = switch_agrees(r_mpit, got[ON], got[OFF])
+    return Evidence(
+        id=SWITCH_CHECK, description="the MPI_T run-time threshold switch checked against "
+        "fresh launches with CMA forced on / off in the environment, at one size",
+        series=[Series(name=f"{BW}:{cfg}", unit="bytes/s", x_name="message size",
+                       x_unit="bytes", points=points[cfg]) for cfg in (ON, OFF)],
+        values={"size_bytes": n, "ratio_env": r_env, "ratio_mpit": r_mpit, "aa_floor": floor,
+                "trusted": trusted, "inconclusive": inconclusive, "why": why})
+
+
+def check_findings(evidence: Sequence[Evidence]) -> list[Finding]:
+    """``cma-mpit-untrusted`` (warning) when the check failed: the advice comes from separate
+    launches, and why."""
+    ev = Evidence.find(evidence, SWITCH_CHECK)
+    if ev is None or ev.values.get("trusted", True):
+        return []
+    return [Finding(
+        id="cma-mpit-untrusted", severity="warning", evidence=[SWITCH_CHECK],
+        message=(f"paired MPI_T rounds not used: {ev.values.get('why')}; the threshold is "
+                 f"decided from interleaved launches with each setting in the environment, "
+                 f"the form advisor emits"),
+        remedy="nothing to change on the machine; MPICH releases that apply the threshold "
+               "CVAR at run time let the probe pair its rounds inside one launch")]
