@@ -38,11 +38,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 from advisor.measure import STABLE_SHARE  # noqa: E402
 
 
-def one(plugin: str, quick: bool) -> dict:
+def one(plugin: str, quick: bool, keep: Path | None = None, index: int = 0) -> dict:
     from advisor.profile import load_profile
 
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "p.toml"
+        out = (keep / f"probe-{index:02d}.toml") if keep else Path(tmp) / "p.toml"
         t0 = time.monotonic()
         cp = subprocess.run([sys.executable, "-m", "advisor", "probe", "--plugin", plugin,
                              *(["--quick"] if quick else []), "-o", str(out)],
@@ -80,12 +80,16 @@ def main() -> int:
     ap.add_argument("--plugin", default="mpich-cma")
     ap.add_argument("--probes", type=int, default=10)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                    help="keep each probe's profile in DIR (probe-01.toml, ...)")
     a = ap.parse_args()
+    if a.keep:
+        a.keep.mkdir(parents=True, exist_ok=True)
     print(f"# {a.probes} {'quick' if a.quick else 'full'} probes of {a.plugin}; load average "
           f"{os.getloadavg()[0]:.2f}; python {sys.executable}")
     rows = []
     for i in range(a.probes):
-        r = one(a.plugin, a.quick)
+        r = one(a.plugin, a.quick, a.keep, i + 1)
         rows.append(r)
         st = "-" if r["stability"] is None else f"{r['stability']:.2f}"
         print(f"probe {i + 1:2d}: {r['advice']:<45} stability {st:>5}  launches "

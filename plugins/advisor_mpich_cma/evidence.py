@@ -10,10 +10,12 @@ Evidence read (ids and keys are this plugin's own, written by ``advisor_mpich_cm
   ``defaults_source``, ``mode_default`` (Cray).
 * ``cma-mpi-smoke``: a 2-rank run with CMA forced on; values ``ok``, ``errno``, ``error``,
   ``rank_seccomp``, ``rank_user_ns_distinct``.
-* ``cma-paired`` (and ``cma-paired.<pair>``): CMA on vs off switched through MPI_T inside one
-  launch (worker ``paired`` mode); series ``latency:<config>`` / ``bandwidth:<config>`` with one
-  point per size whose samples are one value per round, index-aligned between the configs;
-  values ``paired`` True, ``rounds``, ``buffer_pages`` ("base": 4 KiB pages), ``state.*`` (the
+* ``cma-paired`` (and ``cma-paired.<pair>``): CMA on vs off switched through MPI_T inside each
+  of at least two launches (worker ``paired`` mode); series ``latency:<config>`` /
+  ``bandwidth:<config>`` with one point per size and launch (label ``launch<i>``) whose samples
+  are one value per round, index-aligned between the configs; values ``paired`` True,
+  ``rounds`` (per launch), ``launches``, ``stopped``, ``stability_by_launch``,
+  ``buffer_pages`` ("base": 4 KiB pages, one reused buffer), ``state.*`` (the
   fast/slow machine state, ``advisor_mpich_cma.states``: a condition, reported as the info
   finding ``cma-machine-state``), ``refine.steps`` / ``refine.sizes`` (bisected sizes, bytes).
   When present it decides the threshold by minimax regret (``advisor_mpich_cma.minimax``);
@@ -21,6 +23,11 @@ Evidence read (ids and keys are this plugin's own, written by ``advisor_mpich_cm
 * ``cma-paired.thp`` (and ``cma-paired.thp.<pair>``): the same with THP-backed buffers
   (``buffer_pages`` "thp", ``thp_backed_bytes_min_rank``: huge-page bytes the kernel gave).
   Decided together with the base-page evidence (``minimax_advice`` explains why).
+* ``cma-paired.msgbuf`` (and ``.msgbuf.<pair>``): base pages with a buffer per message of a
+  window (``buffer_pages`` "msgbuf"), decided together with the other kinds.
+* ``cma-switch-check``: the MPI_T switch checked against fresh launches at one size
+  (``advisor_mpich_cma.trust``); when ``trusted`` is False the paired evidence is not kept and
+  the sweep below decides.
 * ``cma-sweep`` (and ``cma-sweep.<pair>`` for NUMA pairs): series ``latency:<config>`` (unit s,
   one-way ping-pong time) and ``bandwidth:<config>`` (unit bytes/s, osu_bw-style window) with
   x = message bytes and one point per independent launch (label ``run<i>``); configs

@@ -12,10 +12,13 @@ launches (``advisor.measure.noise_floor_from_aa``).
 
 Rule (``switch_agrees``, pure): the fresh launches' bandwidth ratio ``r_env`` = on/off (> 1:
 CMA faster).  Within the A/A floor the check says nothing (trusted, "inconclusive"); beyond it,
-the paired ratio at that size must lie on the same side of 1 and reach at least half of
-``r_env``'s distance from 1 in log terms (a switch that does nothing gives ~1 whatever the
-paths do).  Otherwise the paired rounds are not used: the probe falls back to interleaved
-launches (the environment form, which is also the form ``emit`` writes) and says why.
+the paired ratio at that size must lie on the same side of 1 and either reach half of
+``r_env``'s distance from 1 in log terms or lie beyond the fresh launches' A/A floor itself (a
+switch that does nothing gives ~1 whatever the paths do; a switch that works but met another
+copy state than the fresh launches gives a smaller effect of the same sign: the VM's copy
+path is bimodal, background.md §4, and failed a working switch at x1.9 vs x4).  Otherwise the
+paired rounds are not used: the probe falls back to interleaved launches (the environment
+form, which is also the form ``emit`` writes) and says why.
 
 Evidence ``cma-switch-check``: values ``size_bytes``, ``ratio_env`` / ``ratio_mpit`` (bandwidth
 on/off), ``aa_floor``, ``trusted`` (bool), ``inconclusive`` (bool), ``why``; series
@@ -69,7 +72,7 @@ def switch_agrees(ratio_mpit: float, env_on: Sequence[float], env_off: Sequence[
         return True, True, r_env, floor, (
             f"fresh launches do not tell the paths apart here (x{r_env:.2f}, A/A floor "
             f"{floor:.0%}): nothing contradicts the run-time switch")
-    if le * lm > 0 and abs(lm) >= MIN_SHARE * abs(le):
+    if le * lm > 0 and (abs(lm) >= MIN_SHARE * abs(le) or abs(lm) > math.log1p(floor)):
         return True, False, r_env, floor, (
             f"the run-time switch gave x{ratio_mpit:.2f} where fresh launches gave "
             f"x{r_env:.2f} (A/A floor {floor:.0%}): it moves the path as the environment does")

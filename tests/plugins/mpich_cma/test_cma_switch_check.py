@@ -27,6 +27,12 @@ def test_a_switch_that_does_nothing_is_not_trusted():
     assert "x1.01" in why and "x1.50" in why and "after init" in why
 
 
+def test_a_working_switch_in_another_copy_state_is_still_trusted():
+    """Same sign, a smaller effect than the fresh launches, but far beyond their A/A floor."""
+    ok, inconclusive, r_env, _, _ = switch_agrees(1.9, [40 * GB, 41 * GB], [10 * GB, 10.5 * GB])
+    assert ok and not inconclusive and r_env > 3.8
+
+
 def test_a_switch_on_the_wrong_side_is_not_trusted():
     assert not switch_agrees(0.8, [15 * GB, 15 * GB], [10 * GB, 10 * GB])[0]
 
