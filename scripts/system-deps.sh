@@ -13,7 +13,7 @@
 # modulecmd.tcl the tests run with tclsh.
 # Idempotent; does nothing (with a note on stderr) without root or apt-get.
 set -u
-pkgs="dash zsh tcsh fish lmod tcl libseccomp2 python3-seccomp util-linux procps slurmctld slurmd slurm-client munge chromium fonts-dejavu-core tmux gcc make libc6-dev libblas-dev"
+pkgs="dash zsh tcsh fish lmod tcl libseccomp2 python3-seccomp util-linux procps strace slurmctld slurmd slurm-client munge chromium fonts-dejavu-core tmux gcc make libc6-dev libblas-dev"
 envmod=/opt/environment-modules
 missing=""
 for p in $pkgs; do

@@ -9,7 +9,9 @@
   ``advisor_mpich_cma.trust``); where MPI_T cannot switch it, or the check finds that the
   switch does not move the path, interleaved across independent launches (``cma-sweep``,
   ``run_sweeps``); one per rank pair (same / cross NUMA node when there are several).
-  ``--option switch_check=0`` skips the check.
+  ``--option switch_check=0`` skips the check.  The advised threshold is then traced in the
+  form emit writes (``cma-emitted-route``, ``advisor_mpich_cma.emitted``;
+  ``--option emitted_check=0`` skips it).
 """
 
 from __future__ import annotations
@@ -279,7 +281,9 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
 
                 check = run_check(ctx, mpi, paired, target, cpus=todo[0][1])
             if check is None or check.values.get("trusted"):
-                return out + ([check] if check else []) + paired + decision_evidence(paired, ctx)
+                decided = decision_evidence(paired, ctx)
+                return (out + ([check] if check else []) + paired + decided
+                        + emitted_evidence(ctx, mpi, decided))
             out.append(check)  # recommend says why the paired rounds were not used
             why_not = str(check.values.get("why"))
         ctx.progress(f"paired MPI_T mode not used ({why_not}): separate launches", 0.0)
@@ -310,6 +314,18 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
         out.append(to_evidence(pair, raw, res.rounds, sizes, envs, ceiling, plausibility,
                                 conditions, ctx, cpus, p, t_ceiling))
     return out
+
+
+def emitted_evidence(ctx: MeasureContext, mpi: MpiFacts, decided: list[Evidence]
+                     ) -> list[Evidence]:
+    """The advised threshold traced in the form emit writes (``advisor_mpich_cma.emitted``),
+    when the decision advises one (``--option emitted_check=0`` skips it)."""
+    thr = int(decided[0].values.get("advice_threshold_bytes", -1)) if decided else -1
+    if thr < 2 or ctx.options.get("emitted_check", "1") == "0" or mpi.flavour == K.CRAY:
+        return []
+    from advisor_mpich_cma.emitted import run_route_check
+
+    return [run_route_check(ctx, mpi, thr)]
 
 
 def judged(ev: Evidence, ceiling, seconds: float) -> Evidence:

@@ -19,6 +19,7 @@ from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Set
 from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma.causes import mpich_init_keeps_cma, remedies_of
 from advisor_mpich_cma.decision import kind_values, record_of
+from advisor_mpich_cma.emitted import emitted_findings
 from advisor_mpich_cma.evidence import (KIND_NAMES, LIBRARY, PAIRED, SWEEP, Library,
                                         buffer_pages, library_of, paired, sane_library, sweeps,
                                         usable_kinds)
@@ -143,6 +144,11 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
             findings += f
     findings += state_findings(evidence)
     findings += check_findings(evidence)
+    emitted, behaves = emitted_findings(evidence)
+    findings += emitted
+    if behaves is False:  # the emitted form routes otherwise than measured: no threshold advice
+        recs = [r for r in recs if not any(s.name in (K.CMA_THRESHOLD, K.CRAY_SIZE)
+                                           and not s.is_default for s in r.settings)]
     for ev in sweeps(evidence) + paired(evidence):
         if ev.conditions.buffer_kind == "pinned":
             findings.append(Finding(

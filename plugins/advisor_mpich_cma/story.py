@@ -204,8 +204,10 @@ class DecisionRecord:
         return text
 
     def stab(self) -> str:
+        launches = (f"the {self.d.launches} launches and their paired rounds"
+                    if self.d.launches > 1 else "the paired rounds")
         return (f"the same advice in {self.d.stability:.0%} of {R.N_STABILITY} bootstrap "
-                f"resamples of the paired rounds")
+                f"resamples of {launches}")
 
     def findings(self, ids: list[str]) -> list[Finding]:
         d = self.d

@@ -5,7 +5,7 @@ between batches of one launch.  That a library takes the write (it reads back) d
 that its shared-memory path follows it: on the MPICH 4.3.2 wheel a run-time threshold of 1024
 did not route 1 KiB messages through CMA, while the same threshold set in the environment at
 launch did (issue 25).  So before deciding from paired rounds, the probe compares them with
-fresh launches at one size where the two paths differ: the threshold CVAR set in the
+fresh launches at a few sizes (``check_sizes``): the threshold CVAR set in the
 environment to the two values the paired rounds write (1 byte and 2**30, CMA enabled in
 both), two launches each (on off off on), the A/A floor from each configuration's two
 launches (``advisor.measure.noise_floor_from_aa``).
@@ -20,9 +20,10 @@ path is bimodal, background.md §4, and failed a working switch at x1.9 vs x4). 
 paired rounds are not used: the probe falls back to interleaved launches (the environment
 form, which is also the form ``emit`` writes) and says why.
 
-Evidence ``cma-switch-check``: values ``size_bytes``, ``ratio_env`` / ``ratio_mpit`` (bandwidth
-on/off), ``aa_floor``, ``trusted`` (bool), ``inconclusive`` (bool), ``why``; series
-``bandwidth:cma-on`` / ``bandwidth:cma-off`` (one point per launch, bytes/s).
+Evidence ``cma-switch-check``: values ``sizes_bytes`` (the sizes checked, ``check_sizes``),
+per size ``ratio_env:<n>`` / ``ratio_mpit:<n>`` (bandwidth on/off), ``aa_floor:<n>``,
+``trusted:<n>``, ``inconclusive:<n>``; overall ``trusted`` (every size) and ``why``; series
+``bandwidth:cma-on`` / ``bandwidth:cma-off`` (one point per size and launch, bytes/s).
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ SWITCH_CHECK = "cma-switch-check"
 #: background.md §4); 1 MiB keeps the four launches short (one osu_bw window of 64 KiB
 #: messages fills MAX_WINDOW_BYTES).
 CHECK_MAX_BYTES = 1 << 20
+#: The middle size checked: the measured size nearest MPICH 4.3's default CMA threshold and
+#: shared-memory cell size, 16 KiB (``mpivars`` of the 4.3.2 wheel), where thresholds decide.
+MIDDLE_BYTES = 16 << 10
 #: Order of the fresh launches: ABBA, so a drift falls on both configurations alike.
 ORDER = (ON, OFF, OFF, ON)
 #: Share of ``r_env``'s log distance from 1 that the paired ratio must reach (a chosen bound:
@@ -100,18 +104,24 @@ def paired_ratio_at(paired: Sequence[Evidence], nbytes: int) -> Optional[float]:
     return float(np.median(bw)) if bw else None
 
 
-def check_size(paired: Sequence[Evidence]) -> Optional[int]:
-    """The size checked: the largest base-page paired size up to ``CHECK_MAX_BYTES``."""
-    sizes = {int(pt.x) for e in paired if e.values.get("buffer_pages", "base") == "base"
-             for s in e.series for pt in s.points if pt.x is not None}
-    below = [n for n in sizes if n <= CHECK_MAX_BYTES]
-    return max(below) if below else (min(sizes) if sizes else None)
+def check_sizes(paired: Sequence[Evidence]) -> list[int]:
+    """The sizes checked (bytes): the smallest base-page paired size (where MPICH 4.3.2's
+    run-time threshold failed to route 1 KiB messages, issue 25), the one nearest
+    ``MIDDLE_BYTES`` and the largest up to ``CHECK_MAX_BYTES`` (where the paths differ most)."""
+    sizes = sorted({int(pt.x) for e in paired if e.values.get("buffer_pages", "base") == "base"
+                    for s in e.series for pt in s.points if pt.x is not None})
+    if not sizes:
+        return []
+    below = [n for n in sizes if n <= CHECK_MAX_BYTES] or sizes[:1]
+    middle = min(sizes, key=lambda n: (abs(math.log(n / MIDDLE_BYTES)), n))
+    return sorted({sizes[0], middle, max(below)})
 
 
 def run_check(ctx: "MeasureContext", mpi: MpiFacts, paired: Sequence[Evidence], target_s: float,
               cpus: Optional[str] = None) -> Optional[Evidence]:
-    """Four fresh launches at ``check_size`` (``ORDER``) and the verdict, as the
-    ``cma-switch-check`` evidence; None when the paired evidence has no ratio to check.
+    """Four fresh launches (``ORDER``) timing every size of ``check_sizes``, and the verdict
+    per size, as the ``cma-switch-check`` evidence: trusted when every size is; None when the
+    paired evidence has no ratio to check.
 
     :raises advisor.measure.LaunchError: a launch fails.
     """
@@ -126,32 +136,43 @@ def run_check(ctx: "MeasureContext", mpi: MpiFacts, paired: Sequence[Evidence], 
     # compare another copy path (measured: x6.9 vs x2.0 at 1 MiB on the 2-core VM)
     envs = {ON: config_env(mpi.flavour, ON, THRESHOLD_ON),
             OFF: config_env(mpi.flavour, ON, THRESHOLD_OFF)}
-
-    n = check_size(paired)
-    r_mpit = paired_ratio_at(paired, n) if n is not None else None
-    if n is None or r_mpit is None or r_mpit <= 0:
+    ratios = {n: paired_ratio_at(paired, n) for n in check_sizes(paired)}
+    ratios = {n: r for n, r in ratios.items() if r is not None and r > 0}
+    if not ratios:
         return None
-    args = ["sweep", "--sizes", str(n), "--target-s", f"{target_s:.4f}"]
+    sizes = sorted(ratios)
+    args = ["sweep", "--sizes", ",".join(map(str, sizes)), "--target-s", f"{target_s:.4f}"]
     if cpus:
         args += ["--cpus", cpus]
-    got: dict[str, list[float]] = {ON: [], OFF: []}
+    got: dict[tuple[str, int], list[float]] = {}
     points: dict[str, list[Point]] = {ON: [], OFF: []}
+    ctx.progress(f"checking the MPI_T switch at {', '.join(map(str, sizes))} bytes against "
+                 "fresh launches", None)
     for i, cfg in enumerate(ORDER):
-        ctx.progress(f"checking the MPI_T switch at {n} bytes against fresh launches", None)
         res = run_mpi(RANK, args, env=envs[cfg], launcher=ctx.launcher,
                       timeout_s=max(20.0, min(ctx.remaining_s() + 10.0, 60.0)))
-        row = res["sizes"][0]
-        bw = [n * row["window"] / t for t in row["bw_window_s"] if t > 0]
-        points[cfg].append(Point(x=n, label=f"run{i}", samples=bw))
-        got[cfg].append(sorted(bw)[len(bw) // 2])
-    trusted, inconclusive, r_env, floor, why = switch_agrees(r_mpit, got[ON], got[OFF])
+        for row in res["sizes"]:
+            n = int(row["bytes"])
+            bw = [n * row["window"] / t for t in row["bw_window_s"] if t > 0]
+            points[cfg].append(Point(x=n, label=f"run{i}", samples=bw))
+            got.setdefault((cfg, n), []).append(sorted(bw)[len(bw) // 2])
+    values: dict = {"sizes_bytes": ",".join(map(str, sizes))}
+    failed: list[str] = []
+    notes: list[str] = []
+    for n in sizes:
+        ok, inconclusive, r_env, floor, why = switch_agrees(ratios[n], got[(ON, n)],
+                                                            got[(OFF, n)])
+        values.update({f"ratio_env:{n}": r_env, f"ratio_mpit:{n}": ratios[n],
+                       f"aa_floor:{n}": floor, f"trusted:{n}": ok,
+                       f"inconclusive:{n}": inconclusive})
+        (notes if ok else failed).append(f"at {n} bytes {why}")
+    values.update({"trusted": not failed, "why": "; ".join(failed or notes)})
     return Evidence(
         id=SWITCH_CHECK, description="the MPI_T run-time threshold switch checked against "
-        "fresh launches with CMA forced on / off in the environment, at one size",
+        "fresh launches with the same threshold values in the environment, at a few sizes",
         series=[Series(name=f"{BW}:{cfg}", unit="bytes/s", x_name="message size",
                        x_unit="bytes", points=points[cfg]) for cfg in (ON, OFF)],
-        values={"size_bytes": n, "ratio_env": r_env, "ratio_mpit": r_mpit, "aa_floor": floor,
-                "trusted": trusted, "inconclusive": inconclusive, "why": why})
+        values=values)
 
 
 def check_findings(evidence: Sequence[Evidence]) -> list[Finding]:

@@ -1,0 +1,79 @@
+"""Measure what you emit (issue 25 item 7, ``advisor_mpich_cma.emitted``): the strace count
+parser and rule on recorded output, the withdrawal in recommend, and the traced launches on
+the real MPICH wheel."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+
+from advisor.models import Evidence, Facts, MpiFacts
+from advisor.probe import MeasureContext
+from advisor_mpich_cma import emitted as EM
+
+#: ``strace -f -c -e trace=process_vm_readv,process_vm_writev`` of a 2-rank smoke run with
+#: MPIR_CVAR_CH4_CMA_ENABLE=1 and the threshold 16384, a 16384-byte message (MPICH 5.0.2
+#: wheel, the 2-core VM)
+AT = """% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ------------------
+ 84.76    0.000178          17        10         4 process_vm_readv
+ 15.24    0.000032           8         4           process_vm_writev
+------ ----------- ----------- --------- --------- ------------------
+100.00    0.000210          15        14         4 total
+"""
+#: the same with a 16383-byte message
+BELOW = """% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ------------------
+ 85.71    0.000072           9         8         4 process_vm_readv
+ 14.29    0.000012           3         4           process_vm_writev
+------ ----------- ----------- --------- --------- ------------------
+100.00    0.000084           7        12         4 total
+"""
+NONE = """% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ------------------
+100.00    0.000000           0         0           total
+"""
+
+
+def test_counts_are_read_from_strace_summaries():
+    assert EM.count_calls(AT) == 14 and EM.count_calls(BELOW) == 12 and EM.count_calls(NONE) == 0
+    with pytest.raises(ValueError):
+        EM.count_calls("strace: ptrace(PTRACE_TRACEME, ...): Operation not permitted")
+
+
+def test_the_rule_subtracts_the_init_calls():
+    ok, why = EM.route_ok(16384, 14, 12, 12)
+    assert ok and "2 process_vm_readv/writev calls beyond MPI init's" in why
+    ok, why = EM.route_ok(16384, 12, 12, 12)
+    assert not ok and "'>'" in why
+    ok, why = EM.route_ok(16384, 14, 14, 12)
+    assert not ok and "below the threshold took the CMA path" in why
+
+
+def test_a_form_that_routes_otherwise_withdraws_the_threshold_advice():
+    bad = Evidence(id=EM.EMITTED, values={"checked": True, "behaves": False, "why": "w",
+                                          "threshold_bytes": 16384})
+    (f,), behaves = EM.emitted_findings([bad])
+    assert behaves is False and f.id == "cma-emitted-form-differs" and "withdrawn" in f.message
+    unchecked = Evidence(id=EM.EMITTED, values={"checked": False, "why": "strace not found"})
+    (f,), behaves = EM.emitted_findings([unchecked])
+    assert behaves is None and f.severity == "info" and "strace not found" in f.message
+    assert EM.emitted_findings([]) == ([], None)
+
+
+@pytest.mark.integration
+def test_the_emitted_threshold_is_traced_on_the_real_mpich():
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed (scripts/system-deps.sh installs it)")
+    from support import tool
+
+    tool("mpiexec")
+    ctx = MeasureContext(facts=Facts(), deadline=time.monotonic() + 120)
+    ev = EM.run_route_check(ctx, MpiFacts(implementation="mpich", flavour="upstream"), 16384)
+    v = ev.values
+    if not v["checked"]:
+        pytest.skip(f"strace cannot trace here: {v['why']}")
+    assert v["calls_at"] > v["calls_baseline"] >= 0, v
+    assert v["behaves"] is (v["calls_below"] <= v["calls_baseline"]), v
