@@ -217,3 +217,18 @@ def _resampled_advice(table, configs: list[str], baseline: str, d: Decision,
                 advice = best
         out.append(advice)
     return out
+
+
+def traffic_split(ev: Evidence, d: Decision, *, seed: int = 0) -> dict[str, list[SizeVerdict]]:
+    """Where the advice does not win everywhere: per metric (``latency`` = latency-bound
+    traffic, ``bandwidth`` = bandwidth-bound), the other configurations' verdicts against the
+    advice that are ``better`` beyond noise (from ``decide`` with the advice as the baseline);
+    an empty dict when none is (the advice wins or ties at every size and metric)."""
+    vs = decide(ev, baseline=d.advice, seed=seed) if d.advice != d.baseline else d
+    out: dict[str, list[SizeVerdict]] = {}
+    for verdicts in (vs.verdicts if vs is not None else {}).values():
+        for v in verdicts:
+            if v.verdict == "better":
+                out.setdefault(v.metric, []).append(v)
+    return {m: sorted(v, key=lambda x: (x.config, x.nbytes)) for m, v in sorted(out.items())}
+

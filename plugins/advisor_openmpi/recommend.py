@@ -22,9 +22,9 @@ from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Set
 
 from advisor_openmpi import knobs as K
 from advisor_openmpi import paths as P
-from advisor_openmpi.decide import N_STABILITY, Decision, decide
-from advisor_openmpi.evidence import (LIBRARY, LIMITS, PATHS, SELECTION, SELECTION_UCX,
-                                      SIBLING, cma_usable)
+from advisor_openmpi.decide import N_STABILITY, Decision, decide, fmt_bytes, traffic_split
+from advisor_openmpi.evidence import (BW, LAT, LIBRARY, LIMITS, PATHS, SELECTION,
+                                      SELECTION_UCX, SIBLING, cma_usable)
 
 FALLBACK_MESSAGE = "CMA unusable: Open MPI will use copy-in/copy-out"
 
@@ -144,13 +144,19 @@ def _path_advice(evidence, version, cma_ok) -> tuple[list[Recommendation], list[
     regrets = ", ".join(f"{c} {1 - w:.3f}" for c, w in d.worst.items())
     rationale = (f"minimax regret over sizes and metrics ({regrets}); {d.why}. Not measured: "
                  + ("; ".join(skipped) or "none") + "." + _stability_note(d))
+    split = traffic_split(ev, d)
+    if split:  # one story: the title never says "nothing beats it" beside this finding
+        findings.append(_split_finding(split, d, shown, ids))
     if d.advice == d.baseline:
         confirm = {"ob1+sm+smsc/cma": P.OB1_CMA, "ob1+sm copy-in/copy-out": P.OB1_COPY,
                    "ucx": P.UCX}.get(str(default_path))
         settings = _path_settings(confirm, version, confirm=True) if confirm else []
+        why_kept = ("no other path is better at every size and metric without losing "
+                    "elsewhere (see ompi-traffic-split)" if split else
+                    "no other path beats it beyond noise here")
         rec = Recommendation(
-            id="ompi-path", title=f"Keep Open MPI's default path ({shown}): no other "
-            "path beats it beyond noise here", settings=settings, rationale=rationale,
+            id="ompi-path", title=f"Keep Open MPI's default path ({shown}): {why_kept}",
+            settings=settings, rationale=rationale,
             confidence=_confidence(d), evidence=ids, verifiable=False)
     else:
         rec = Recommendation(
@@ -162,6 +168,34 @@ def _path_advice(evidence, version, cma_ok) -> tuple[list[Recommendation], list[
     if not cma_ok:
         rec = rec.model_copy(update={"settings": [s for s in rec.settings if not names_cma(s)]})
     return [rec], findings
+
+
+def _split_finding(split: dict, d: Decision, shown: str, ids: list[str]) -> Finding:
+    """``ompi-traffic-split``: which path serves which traffic better than the advice, where,
+    and by how much (ratios > 1: better than the advice; 95 % CI; beyond the A/A floor)."""
+    kind = {LAT: "latency-bound traffic (ping-pong)",
+            BW: "bandwidth-bound traffic (osu_bw window)"}
+    adv = shown if d.advice == d.baseline else d.advice
+    parts = []
+    for metric, vs in split.items():
+        by_cfg: dict[str, list] = {}
+        for v in vs:
+            by_cfg.setdefault(v.config, []).append(v)
+        parts.append(f"{kind.get(metric, metric)}: " + "; ".join(
+            f"{c} at " + ", ".join(f"{fmt_bytes(v.nbytes)} x{v.ratio:.2f} "
+                                   f"[{v.ci_low:.2f}, {v.ci_high:.2f}]" for v in cv)
+            for c, cv in by_cfg.items()))
+    if d.best == d.advice:
+        tail = (f"The advice loses least over all sizes and metrics (minimax regret "
+                f"{1 - d.worst[d.advice]:.3f})")
+    else:  # the same reason d.why gives: a change must be worse nowhere
+        tail = (f"{d.best} has the smallest regret ({1 - d.worst[d.best]:.3f} vs "
+                f"{1 - d.worst[d.advice]:.3f}) but is worse than {adv} beyond noise elsewhere, "
+                f"and a change must be worse nowhere, so {adv} is kept")
+    return Finding(id="ompi-traffic-split", severity="info", evidence=ids, message=(
+        f"no path wins everywhere: better than the advice ({adv}) beyond noise for "
+        + " | ".join(parts) + f". {tail}; a site whose jobs are mostly one kind of traffic "
+        f"may prefer that kind's path"))
 
 
 #: ``ompi_info`` help of btl_sm_eager_limit (5.0.11): "Maximum size (in bytes, including

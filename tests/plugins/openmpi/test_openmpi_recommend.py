@@ -44,7 +44,8 @@ def test_recommend_reproduces_the_recorded_advice_where_it_is_stable(normal, den
             if all(s.is_default for s in old.settings):
                 assert [s.model_dump() for s in new.settings] == [
                     s.model_dump() for s in old.settings]
-                assert new.title == old.title
+                # the same advice; its reason may now name the traffic split (item 2)
+                assert new.title.split(":")[0] == old.title.split(":")[0]
                 continue
             kept.append(new.id)
             assert all(s.is_default for s in new.settings) and new.confidence == "low"
