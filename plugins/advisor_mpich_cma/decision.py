@@ -25,8 +25,9 @@ def decision_of(evs: Sequence[Evidence], lib: Library):
     """``minimax.decide`` on the paired (or round-paired sweep) evidence ``evs``, or None when
     no size has paired results."""
     data = [R.paired_from_evidence(ev) for ev in evs]
+    one = any(ev.values.get("machine_states") == "one" for ev in evs)
     try:
-        return R.decide(data, default_candidate(lib))
+        return R.decide(data, default_candidate(lib), one_state=one)
     except ValueError:
         return None
 

@@ -119,6 +119,7 @@ class Decision:
         losses: ``(pair, bytes, ratio, ci_high)`` where the advice is measurably below the best.
         pairs: number of paired rounds per size (smallest over sizes, pairs and launches).
         launches: launches (repeats) the decision resampled (1: rounds alone).
+        one_state: the launches met one state of a two-state copy path: every candidate tied.
     """
 
     advice: Optional[int]
@@ -135,6 +136,7 @@ class Decision:
     tie: tuple[Optional[int], ...] = field(default_factory=tuple)
     ratios: Mapping[tuple[str, int], tuple[float, float]] = field(default_factory=dict)
     launches: int = 1
+    one_state: bool = False
 
     @property
     def regret_default(self) -> float:
@@ -161,7 +163,7 @@ class Decision:
                    "improvement_ci_high": self.improvement_ci[1],
                    "stability": self.stability, "stability_resamples": N_STABILITY,
                    "paired_rounds": self.pairs, "unfixable_losses": len(self.losses),
-                   "launches": self.launches,
+                   "launches": self.launches, "one_state": self.one_state,
                    "tie_band_bytes": ",".join(str(thr(t)) for t in self.tie)}
         for (pair, n), r in sorted(self.per_size_default.items()):
             v[f"ratio_default:{pair or 'default'}:{n}"] = r
@@ -226,11 +228,14 @@ def _pick(worst) -> int:
 
 
 def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_STABILITY,
-           seed: int = SEED, level: float = LEVEL) -> Decision:
+           seed: int = SEED, level: float = LEVEL, one_state: bool = False) -> Decision:
     """The minimax-regret threshold with its noise test and stability (see module docstring).
 
     :param data: paired results of each rank pair (sizes with no valid pair are skipped).
     :param default: the library default threshold in bytes, or None when CMA is off by default.
+    :param one_state: every launch met one state of a copy path known to switch between two
+        (``advisor_mpich_cma.paired.machine_states``): what the other state does is unmeasured,
+        so every candidate ties and the advice is the default (``Decision.one_state``).
     :raises ValueError: no size with paired results.
     """
     import numpy as np
@@ -280,7 +285,7 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
     # CI of worst(best) - worst(c) for every candidate c; c ties with best when it reaches 0
     gap_lo, gap_hi = np.quantile(bworst[:, [b]] - bworst, [alpha, 1 - alpha], axis=0)
     lo, hi = float(gap_lo[0]), float(gap_hi[0])   # the improvement over the default
-    in_tie = [c for c in range(len(cands)) if c == b or gap_lo[c] <= 0.0]
+    in_tie = [c for c in range(len(cands)) if c == b or gap_lo[c] <= 0.0 or one_state]
     grid = sorted(set(sizes))
     use = [[t is not None and n >= t for n in grid] for t in cands]
     dist = [sum(u != d for u, d in zip(row, use[0])) for row in use]  # sizes routed unlike default
@@ -326,7 +331,7 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
         per_size_default=per_size(0), per_size_advice=per_size(chosen),
         improvement_ci=(lo, hi), stability=stability, losses=tuple(losses),
         pairs=int(min(min(c[3].size, c[4].size) for c in cols)), tie=tie, ratios=pooled,
-        launches=len(launch_ids))
+        launches=len(launch_ids), one_state=one_state)
 
 
 def paired_from_evidence(ev: "Evidence", *, on: str = "cma-on", off: str = "cma-off",

@@ -57,6 +57,11 @@ MAX_REFINE_QUICK, MAX_REFINE_FULL = 2, 3
 #: the mode's cap (a cap on cost: each launch adds ~1/MIN_LAUNCHES of the sweep's time).
 MIN_LAUNCHES = 2
 MAX_LAUNCHES_QUICK, MAX_LAUNCHES_FULL = 4, 6
+#: The rarer state of a two-state copy path (``advisor_mpich_cma.states``) counts as met when
+#: it holds at least this share of one launch's worth of base-kind batches (half a launch):
+#: on the 2-core VM the probes whose launches all met the fast-copy state advised 16 KiB,
+#: those that met both kept the 8 KiB default (2 of 6 full probes, issue 25).
+MIN_STATE_LAUNCH_SHARE = 0.5
 #: Why the launches stopped (``cma-decision`` value ``stopped``).
 STOP_STABLE, STOP_BUDGET, STOP_CAP = "stable", "budget", "launch cap"
 
@@ -103,6 +108,18 @@ def launch_label(i: int) -> str:
     return f"launch{i}"
 
 
+def machine_states(evs, launches: int) -> str:
+    """"steady" (the base kind's copy path showed one state), "both" (two states, each met by
+    at least ``MIN_STATE_LAUNCH_SHARE`` of a launch's batches) or "one" (two states, but every
+    launch met the same one, the other only in stray batches)."""
+    base = [e for e in evs if e.values.get("buffer_pages", BASE) == BASE]
+    v = base[0].values if base else {}
+    if not v.get("state.bimodal"):
+        return "steady"
+    rare = min(float(v.get("state.low_share", 0.0)), float(v.get("state.high_share", 1.0)))
+    return "one" if rare < MIN_STATE_LAUNCH_SHARE / max(1, launches) else "both"
+
+
 def max_launches(ctx: MeasureContext) -> int:
     """Most launches: ``ctx.options['launches']`` (at least ``MIN_LAUNCHES``) or the mode's cap."""
     cap = MAX_LAUNCHES_QUICK if ctx.quick else MAX_LAUNCHES_FULL
@@ -121,7 +138,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     2, 3, ... each measure every size so far (grid and refined) in one launch per rank pair;
     from launch ``MIN_LAUNCHES`` on, the decision (``decision.record_of``, what ``recommend``
     uses) is taken after each, and measuring stops when its stability reaches
-    ``minimax.STABLE_SHARE`` ("stable"), when one more launch would not fit the budget
+    ``minimax.STABLE_SHARE`` and the launches did not all meet one state of a two-state copy
+    path (``machine_states``) ("stable"), when one more launch would not fit the budget
     ("budget"), or at ``max_launches`` ("launch cap").  Every kind is measured in the same
     launch per rank pair (worker ``--pages base,thp``), one after the other with its own
     buffers and paired rounds, as a launch of its own would; only the MPI start is shared.
@@ -129,7 +147,9 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     Evidence ids: ``cma-paired[.<pair>]`` for base pages, ``cma-paired.thp[.<pair>]`` for
     THP-backed buffers; one point per size and launch (label ``launch<i>``); values
     ``launches``, ``stopped`` (why), ``stability_by_launch`` (the decision's stability after
-    each launch from the second, comma-separated), ``buffer_pages`` ("base"/"thp"),
+    each launch from the second, comma-separated), ``machine_states`` (steady / both / one:
+    with "one" every candidate ties in the decision and the default is advised),
+    ``buffer_pages`` ("base"/"msgbuf"/"thp"),
     ``thp_backed_bytes_min_rank``, ``refine.steps`` and ``refine.sizes`` (bytes).
 
     Raises ``advisor.measure.LaunchError`` when the launch fails for another reason.
@@ -258,7 +278,9 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             used, _ = usable_kinds(evidence(steps))
             rec = record_of(used, lib_sane, bad_thr)
             history.append(rec.d.stability if rec else 0.0)
-            if history[-1] >= R.STABLE_SHARE:
+            # stable, and not from one state of a copy path seen to switch between two
+            if (history[-1] >= R.STABLE_SHARE
+                    and machine_states(evidence(steps), n_launch) != "one"):
                 stopped = STOP_STABLE
                 break
             if n_launch >= max_launches(ctx):
@@ -281,7 +303,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             for kind in kinds:
                 raw[(kind, pair)][launch_label(n_launch)] = got[kind]
     seq = {"launches": n_launch, "stopped": stopped,
-           "stability_by_launch": ",".join(f"{x:.2f}" for x in history)}
+           "stability_by_launch": ",".join(f"{x:.2f}" for x in history),
+           "machine_states": machine_states(evidence(steps), n_launch)}
     return [e.model_copy(update={"values": {**e.values, **seq}}) for e in evidence(steps)], ""
 
 
@@ -364,7 +387,8 @@ def decision_evidence(paired: list[Evidence], ctx: MeasureContext) -> list[Evide
     values = {**rec.as_values(), **kind_values(used, lib)}
     # how the sequential measurement ended (``run_paired``): launches taken, why it stopped
     seq = next((e.values for e in paired if "stopped" in e.values), {})
-    values.update({k: seq[k] for k in ("stopped", "stability_by_launch") if k in seq})
+    values.update({k: seq[k] for k in ("stopped", "stability_by_launch", "machine_states")
+                   if k in seq})
     return [Evidence(id=DECISION, description="minimax-regret decision on the paired "
                      "evidence of every buffer kind together: ratios are performance over the "
                      "per-size best of CMA on/off (1 = best), regret = 1 - worst ratio; "

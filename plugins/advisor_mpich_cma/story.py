@@ -89,10 +89,13 @@ class DecisionRecord:
     @property
     def kept_why(self) -> str:
         """"best" (the default has the best worst ratio), "within-noise" (the default is in the
-        tie band of a better one) or "" (the advice is not the default)."""
+        tie band of a better one), "one-state" (a better one was measured, but every launch met
+        one state of a two-state copy path) or "" (the advice is not the default)."""
         if not self.kept_default:
             return ""
-        return "best" if self.d.best == self.d.default else "within-noise"
+        if self.d.best == self.d.default:
+            return "best"
+        return "one-state" if self.d.one_state else "within-noise"
 
     @property
     def stable(self) -> bool:
@@ -155,6 +158,9 @@ class DecisionRecord:
         elif self.kept_why == "within-noise":
             head = (f"Keep the default CMA threshold {a} bytes: within noise of the best "
                     f"({thr_name(self.d.best)})")
+        elif self.kept_why == "one-state":
+            head = (f"Keep the default CMA threshold {a} bytes: {thr_name(self.d.best)} won "
+                    f"only in the one machine state these launches met")
         else:
             head = f"Use CMA from {a} bytes ({fmt_bytes(a)})"
         return head + tail
@@ -180,6 +186,12 @@ class DecisionRecord:
                    f"(the CI of the improvement reaches 0), so the default stays. ")
         elif self.kept_why == "best":
             why = f"The default ({thr_name(d.default)}) has the best worst ratio. "
+        elif self.kept_why == "one-state":
+            why = (f"{thr_name(d.best)} has the best worst ratio ({d.worst[d.best]:.2f} vs the "
+                   f"default's {d.worst[d.default]:.2f}), but every launch met the same state of "
+                   f"a copy path that switches between two (cma-machine-state): how it does in "
+                   f"the other state is unmeasured, so every candidate ties and the default "
+                   f"stays. ")
         elif d.advice != d.best:
             why = (f"{thr_name(d.best)} has the best worst ratio ({d.worst[d.best]:.2f}), "
                    f"{thr_name(d.advice)} ({d.worst[d.advice]:.2f}) is within noise of it and "

@@ -17,8 +17,8 @@ idea of ``advisor_mpich_cma.minimax`` applied to whole configurations instead of
   defect);
 * stability: the share of ``N_STABILITY`` resamples of the launches (rounds drawn with
   replacement, the same rounds for every configuration, since one round launches each once)
-  whose decision by the same rule equals the advice; "beyond noise" there is the point ratio
-  outside the cell's A/A floor.  A change whose stability is below
+  whose decision by the same rule equals the advice; "beyond noise" there is ``compare``'s rule
+  with the full data's CI, relative to its ratio, moved to the resample's ratio.  A change whose stability is below
   ``advisor.measure.STABLE_SHARE`` is not advised: the baseline stays (Open MPI advice flipped
   between two quick probes in a row, issue 25).
 """
@@ -191,8 +191,12 @@ def _resampled_advice(table, configs: list[str], baseline: str, d: Decision,
     runs = min(len(v) for v in table.values())
     if runs < 2:
         return []
-    floors = {(v.config, v.metric, v.nbytes): v.noise_floor
-              for vs in d.verdicts.values() for v in vs}
+    # per cell: the floor and the CI's width relative to the ratio on the full data, so a
+    # resample's verdict is ``compare``'s rule (the CI wholly beyond the floor) with the CI
+    # moved to the resample's ratio: on the full data the two rules agree
+    floors = {(v.config, v.metric, v.nbytes): (v.noise_floor, v.ci_low / v.ratio,
+                                               v.ci_high / v.ratio)
+              for vs in d.verdicts.values() for v in vs if v.ratio > 0}
     rng = np.random.Generator(np.random.PCG64(seed))
     draws = rng.integers(0, runs, size=(N_STABILITY, runs))
     out = []
@@ -211,9 +215,10 @@ def _resampled_advice(table, configs: list[str], baseline: str, d: Decision,
         best = max(worst, key=lambda c: (worst[c], c == baseline, -configs.index(c)))
         advice = baseline
         if best != baseline:
-            mine = [(r, floors.get(k, 0.0)) for k, r in ratio.items() if k[0] == best]
-            if (any(r > 1 + f for r, f in mine)
-                    and not any(r < 1 / (1 + f) for r, f in mine)):
+            mine = [(r, floors.get(k, (0.0, 1.0, 1.0))) for k, r in ratio.items()
+                    if k[0] == best]
+            if (any(r * lo > 1 + f for r, (f, lo, _) in mine)
+                    and not any(r * hi < 1 / (1 + f) for r, (f, _, hi) in mine)):
                 advice = best
         out.append(advice)
     return out

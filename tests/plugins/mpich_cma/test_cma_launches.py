@@ -95,3 +95,35 @@ def test_rounds_pair_inside_a_launch_only():
     assert tagged.launches() == ["launch1", "launch2"]
     assert R.Paired("", SIZES, *(tagged.lat_on, tagged.lat_off, tagged.bw_on,
                                  tagged.bw_off)).launches() == [""]
+
+
+def test_one_machine_state_makes_every_candidate_tie_and_keeps_the_default():
+    """Launches that all met one state of a two-state copy path: the threshold that wins
+    there is not advice for the machine (issue 25: such probes advised 16 KiB, the others kept
+    8 KiB)."""
+    from advisor_mpich_cma.story import DecisionRecord
+
+    data = [_paired(_launch(STATE_B), _launch(STATE_B, jitter=0.012))]
+    free = R.decide(data, 8 * KiB)
+    held = R.decide(data, 8 * KiB, one_state=True)
+    assert free.advice == 32 * KiB and not free.kept_default
+    assert held.advice == 8 * KiB and held.kept_default and held.best == 32 * KiB
+    assert set(held.tie) == set(held.worst) and held.as_values()["one_state"] is True
+    story = DecisionRecord(held)
+    assert story.kept_why == "one-state" and "one machine state" in story.title()
+
+
+def test_machine_states_reads_the_base_kinds_state_shares():
+    from advisor.models import Evidence
+    from advisor_mpich_cma.paired import machine_states
+
+    def ev(bimodal, low, kind="base"):
+        return Evidence(id="cma-paired", values={"buffer_pages": kind, "state.bimodal": bimodal,
+                                                 "state.low_share": low,
+                                                 "state.high_share": 1 - low})
+
+    assert machine_states([ev(False, 0.0)], 2) == "steady"
+    assert machine_states([ev(True, 0.0625)], 2) == "one"   # 2 of 32 batches: stray
+    assert machine_states([ev(True, 0.5)], 2) == "both"
+    assert machine_states([ev(True, 0.33)], 3) == "both"    # one launch of three
+    assert machine_states([ev(True, 0.5, "thp"), ev(True, 0.0625)], 2) == "one"
