@@ -8,6 +8,8 @@
 #   make bench-verify  verify's false-alarm and detection rates on A/A runs (RUNS=20, ~10-20 min;
 #                not in bench)
 #   make bench-app  verify --app's A/A false-alarm rate and a planted slowdown (~10 min; not in bench)
+#   make bench-stability  probes in a row: agreement, stability, wall time (PROBES=5,
+#                PLUGIN=mpich-cma; ~40 s per full probe; not in bench)
 #   make test-loaded  the whole suite three times with one core kept busy (RUNS=3)
 PY      ?= python3
 VENV    ?= .venv
@@ -17,9 +19,10 @@ PROBE_ARGS  ?=
 PROBES      ?= 5
 RUNS        ?= 20
 ADVICE_ARGS ?=
+PLUGIN      ?= mpich-cma
 PYTEST_ARGS ?=
 
-.PHONY: probe test test-loaded bench bench-advice bench-verify bench-app system-deps wheel clean
+.PHONY: probe test test-loaded bench bench-advice bench-verify bench-app bench-stability system-deps wheel clean
 
 probe: $(VENV)/.installed
 	@mkdir -p $(dir $(PROFILE))
@@ -60,7 +63,7 @@ wheel:
 	build/venv-wheel/bin/python -m build --wheel --outdir dist .
 
 bench: $(VENV)/.installed
-	@for b in $(filter-out bench/bench_verify_aa.py bench/bench_app_verify.py,$(wildcard bench/bench_*.py)); do \
+	@for b in $(filter-out bench/bench_verify_aa.py bench/bench_app_verify.py bench/bench_advice_stability.py,$(wildcard bench/bench_*.py)); do \
 		echo "== $$b"; $(VENV)/bin/python $$b || exit 1; done
 
 # Long (about 10 minutes at PROBES=5): N probes of mpich-cma against an exhaustive oracle.
@@ -76,6 +79,11 @@ bench-verify: $(VENV)/.installed
 # exchange, and how often a planted 10 % slowdown is called (bench/bench_app_verify.py --help).
 bench-app: $(VENV)/.installed
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python bench/bench_app_verify.py
+
+# Long (about 40 s per full probe on a 2-core VM): PROBES probes of PLUGIN in a row; how often
+# they agree, their stability figures and wall times (bench/bench_advice_stability.py --help).
+bench-stability: $(VENV)/.installed
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python bench/bench_advice_stability.py --probes $(PROBES) --plugin $(PLUGIN) $(ADVICE_ARGS)
 
 clean:
 	rm -rf $(VENV) $(TVENV) out build dist *.egg-info
