@@ -12,7 +12,9 @@ launches (``advisor.measure.noise_floor_from_aa``).
 
 Rule (``switch_agrees``, pure): the fresh launches' bandwidth ratio ``r_env`` = on/off (> 1:
 CMA faster).  Within the A/A floor the check says nothing (trusted, "inconclusive"); beyond it,
-the paired ratio at that size must lie on the same side of 1 and either reach half of
+the fresh ratio must lie within the range of the paired rounds' own ratios there (widened by
+the floor: the switch produced it, in some copy state), or the paired ratio at that size must
+lie on the same side of 1 and either reach half of
 ``r_env``'s distance from 1 in log terms or lie beyond the fresh launches' A/A floor itself (a
 switch that does nothing gives ~1 whatever the paths do; a switch that works but met another
 copy state than the fresh launches gives a smaller effect of the same sign: the VM's copy
@@ -55,12 +57,16 @@ ORDER = (ON, OFF, OFF, ON)
 MIN_SHARE = 0.5
 
 
-def switch_agrees(ratio_mpit: float, env_on: Sequence[float], env_off: Sequence[float]
+def switch_agrees(ratio_mpit: float, env_on: Sequence[float], env_off: Sequence[float],
+                  mpit_range: Optional[tuple[float, float]] = None
                   ) -> tuple[bool, bool, float, float, str]:
     """``(trusted, inconclusive, ratio_env, aa_floor, why)`` (module docstring).
 
     :param ratio_mpit: paired bandwidth ratio on/off at the size (median over rounds).
     :param env_on, env_off: per-launch median bandwidths (bytes/s) of the fresh launches.
+    :param mpit_range: the smallest and largest per-round paired ratio there: a fresh-launch
+        ratio inside it (widened by the A/A floor) is one the switch also produced, in another
+        copy state (a switch that does nothing keeps every round near 1).
     :raises ValueError: no launches, or non-positive values.
     """
     import numpy as np
@@ -76,6 +82,12 @@ def switch_agrees(ratio_mpit: float, env_on: Sequence[float], env_off: Sequence[
         return True, True, r_env, floor, (
             f"fresh launches do not tell the paths apart here (x{r_env:.2f}, A/A floor "
             f"{floor:.0%}): nothing contradicts the run-time switch")
+    if mpit_range is not None and (mpit_range[0] / (1 + floor) <= r_env
+                                   <= mpit_range[1] * (1 + floor)):
+        return True, False, r_env, floor, (
+            f"fresh launches gave x{r_env:.2f}, inside the x{mpit_range[0]:.2f}-"
+            f"x{mpit_range[1]:.2f} the run-time switch gave round by round (A/A floor "
+            f"{floor:.0%}): it moves the path as the environment does")
     if le * lm > 0 and (abs(lm) >= MIN_SHARE * abs(le) or abs(lm) > math.log1p(floor)):
         return True, False, r_env, floor, (
             f"the run-time switch gave x{ratio_mpit:.2f} where fresh launches gave "
@@ -87,9 +99,11 @@ def switch_agrees(ratio_mpit: float, env_on: Sequence[float], env_off: Sequence[
         f"MPI_T after init")
 
 
-def paired_ratio_at(paired: Sequence[Evidence], nbytes: int) -> Optional[float]:
-    """Median bandwidth ratio on/off over the rounds of every launch at ``nbytes`` in the
-    base-page paired evidence (first rank pair); None when it has none there."""
+def paired_ratio_at(paired: Sequence[Evidence], nbytes: int
+                    ) -> Optional[tuple[float, float, float]]:
+    """``(median, smallest, largest)`` bandwidth ratio on/off over the rounds of every launch
+    at ``nbytes`` in the base-page paired evidence (first rank pair); None when it has none
+    there."""
     import numpy as np
 
     from advisor_mpich_cma import minimax as R
@@ -101,7 +115,7 @@ def paired_ratio_at(paired: Sequence[Evidence], nbytes: int) -> Optional[float]:
     if nbytes not in p.sizes:
         return None
     _, bw = p.pair_ratios(p.sizes.index(nbytes))
-    return float(np.median(bw)) if bw else None
+    return (float(np.median(bw)), float(min(bw)), float(max(bw))) if bw else None
 
 
 def check_sizes(paired: Sequence[Evidence]) -> list[int]:
@@ -137,7 +151,7 @@ def run_check(ctx: "MeasureContext", mpi: MpiFacts, paired: Sequence[Evidence], 
     envs = {ON: config_env(mpi.flavour, ON, THRESHOLD_ON),
             OFF: config_env(mpi.flavour, ON, THRESHOLD_OFF)}
     ratios = {n: paired_ratio_at(paired, n) for n in check_sizes(paired)}
-    ratios = {n: r for n, r in ratios.items() if r is not None and r > 0}
+    ratios = {n: r for n, r in ratios.items() if r is not None and r[0] > 0}
     if not ratios:
         return None
     sizes = sorted(ratios)
@@ -160,9 +174,11 @@ def run_check(ctx: "MeasureContext", mpi: MpiFacts, paired: Sequence[Evidence], 
     failed: list[str] = []
     notes: list[str] = []
     for n in sizes:
-        ok, inconclusive, r_env, floor, why = switch_agrees(ratios[n], got[(ON, n)],
-                                                            got[(OFF, n)])
-        values.update({f"ratio_env:{n}": r_env, f"ratio_mpit:{n}": ratios[n],
+        med, lo, hi = ratios[n]
+        ok, inconclusive, r_env, floor, why = switch_agrees(med, got[(ON, n)], got[(OFF, n)],
+                                                            (lo, hi))
+        values.update({f"ratio_env:{n}": r_env, f"ratio_mpit:{n}": med,
+                       f"ratio_mpit_range:{n}": f"{lo:.3f}-{hi:.3f}",
                        f"aa_floor:{n}": floor, f"trusted:{n}": ok,
                        f"inconclusive:{n}": inconclusive})
         (notes if ok else failed).append(f"at {n} bytes {why}")

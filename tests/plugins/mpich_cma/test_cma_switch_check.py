@@ -33,6 +33,16 @@ def test_a_working_switch_in_another_copy_state_is_still_trusted():
     assert ok and not inconclusive and r_env > 3.8
 
 
+def test_a_fresh_ratio_the_rounds_also_met_is_trusted():
+    """The 16 KiB false alarm of a full probe: paired median x0.94 but rounds from x0.85 to
+    x1.9 (the copy state switched), fresh launches x1.74: the switch produced that too."""
+    ok, _, _, _, why = switch_agrees(0.94, [17.4 * GB, 17.6 * GB], [10 * GB, 10.1 * GB],
+                                     (0.85, 1.9))
+    assert ok and "round by round" in why
+    # a switch that does nothing keeps every round near 1: still caught
+    assert not switch_agrees(1.0, [17.4 * GB, 17.6 * GB], [10 * GB, 10.1 * GB], (0.97, 1.03))[0]
+
+
 def test_a_switch_on_the_wrong_side_is_not_trusted():
     assert not switch_agrees(0.8, [15 * GB, 15 * GB], [10 * GB, 10 * GB])[0]
 
