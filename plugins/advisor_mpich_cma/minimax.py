@@ -202,22 +202,29 @@ def per_size_scores(data: Sequence[Paired], thresholds: Sequence[Optional[int]]
                     ) -> dict[Optional[int], dict[tuple[str, int], float]]:
     """Per threshold (bytes, None: CMA off) and ``(pair, bytes)``: its performance over the
     per-size best of CMA on/off (1 = best; regret = 1 - score), scored exactly as ``decide``
-    scores its candidates (median of the per-pair ratios, the smaller of latency and bandwidth).
-    Sizes with no valid pair are left out.  For figures of any threshold, not only the advice."""
+    scores its candidates (median of the per-pair ratios of each launch, the smaller of latency
+    and bandwidth, the worst launch).  Sizes with no valid pair are left out.  For figures of
+    any threshold, not only the advice."""
     import numpy as np
 
     cols = []
     for p in data:
         for j, n in enumerate(p.sizes):
-            lat, bw = p.pair_ratios(j)
-            if lat and bw:
-                cols.append((p.name, int(n), float(np.median(lat)), float(np.median(bw))))
+            for launch in p.launches():
+                lat, bw = p.launch_ratios(j, launch)
+                if lat and bw:
+                    cols.append((p.name, int(n), float(np.median(lat)), float(np.median(bw))))
     if not cols:
         return {t: {} for t in thresholds}
     full = _scores(list(thresholds), [c[1] for c in cols], [c[2] for c in cols],
                    [c[3] for c in cols])
-    return {t: {(c[0], c[1]): float(full[i, j]) for j, c in enumerate(cols)}
-            for i, t in enumerate(thresholds)}
+    out: dict[Optional[int], dict[tuple[str, int], float]] = {}
+    for i, t in enumerate(thresholds):
+        per: dict[tuple[str, int], float] = {}
+        for j, c in enumerate(cols):
+            per[(c[0], c[1])] = min(per.get((c[0], c[1]), 1.0), float(full[i, j]))
+        out[t] = per
+    return out
 
 
 def _pick(worst) -> int:
