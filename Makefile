@@ -81,9 +81,10 @@ bench-app: $(VENV)/.installed
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python bench/bench_app_verify.py
 
 # Long (about 40 s per full probe on a 2-core VM): PROBES probes of PLUGIN in a row; how often
-# they agree, their stability figures and wall times (bench/bench_advice_stability.py --help).
+# they agree, their stability figures and wall times (bench/bench_advice_stability.py --help);
+# the profiles are kept in out/bench-stability.
 bench-stability: $(VENV)/.installed
-	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python bench/bench_advice_stability.py --probes $(PROBES) --plugin $(PLUGIN) $(ADVICE_ARGS)
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python bench/bench_advice_stability.py --probes $(PROBES) --plugin $(PLUGIN) --keep out/bench-stability $(ADVICE_ARGS)
 
 clean:
 	rm -rf $(VENV) $(TVENV) out build dist *.egg-info

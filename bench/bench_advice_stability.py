@@ -71,6 +71,9 @@ def one(plugin: str, quick: bool, keep: Path | None = None, index: int = 0) -> d
         ev = next((e for e in res.evidence if e.id == "ompi-paths"), None)
         if ev is not None:
             launches, stopped = ev.values.get("rounds"), ev.values.get("stopped")
+        check = next((e for e in res.evidence if e.id == "cma-switch-check"), None)
+        if check is not None and check.values.get("trusted") is False:
+            stopped = "MPI_T untrusted: separate launches, no stability figure"
     return {"advice": ", ".join(advice), "stability": stab, "launches": launches,
             "stopped": stopped, "seconds": took, "status": res.status}
 

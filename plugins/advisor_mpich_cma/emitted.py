@@ -89,8 +89,9 @@ def run_route_check(ctx: "MeasureContext", mpi: MpiFacts, threshold: int) -> Evi
     from advisor_mpich_cma.evidence import ON
     from advisor_mpich_cma.workers import RANK
 
-    values: dict = {"threshold_bytes": int(threshold), "calls_at": -1, "calls_below": -1,
-                    "calls_baseline": -1, "checked": False}
+    # the verdict first: a listing that shows the first values shows it
+    values: dict = {"threshold_bytes": int(threshold), "checked": False, "calls_at": -1,
+                    "calls_below": -1, "calls_baseline": -1}
     strace = shutil.which("strace")
     launcher = resolve_launcher(ctx.launcher)
     if strace is None or not launcher or threshold < 2:
@@ -104,8 +105,9 @@ def run_route_check(ctx: "MeasureContext", mpi: MpiFacts, threshold: int) -> Evi
             out = Path(tmp) / f"strace-{nbytes}.txt"
             argv = [strace, "-f", "-c", "-o", str(out), "-e", "trace=" + ",".join(SYSCALLS),
                     *launcher, *python_argv(RANK, ["smoke", "--bytes", str(nbytes)])]
-            ctx.progress(f"counting the CMA calls of the emitted threshold at {nbytes} bytes",
-                         None)
+            what = ("the baseline: MPI init's own CMA calls" if nbytes == 1 else
+                    f"a {nbytes}-byte message")
+            ctx.progress(f"tracing the emitted threshold {threshold}: {what}", None)
             try:
                 cp = run_command(argv, env=env, timeout_s=max(20.0, min(60.0,
                                                                         ctx.remaining_s() + 10)))
@@ -119,8 +121,9 @@ def run_route_check(ctx: "MeasureContext", mpi: MpiFacts, threshold: int) -> Evi
                                  f"{cp.returncode}): {cp.stderr.strip()[-200:]}")
                 return _evidence(values)
     behaves, why = route_ok(threshold, *counts)
-    values.update(calls_at=counts[0], calls_below=counts[1], calls_baseline=counts[2],
-                  checked=True, behaves=behaves, why=why)
+    values = {"threshold_bytes": int(threshold), "behaves": behaves, "checked": True,
+              "calls_at": counts[0], "calls_below": counts[1], "calls_baseline": counts[2],
+              "why": why}
     return _evidence(values)
 
 
@@ -133,7 +136,8 @@ def _evidence(values: dict) -> Evidence:
 def emitted_findings(evidence: Sequence[Evidence]) -> tuple[list[Finding], Optional[bool]]:
     """``(findings, behaves)``: ``cma-emitted-form-differs`` (warning) when the emitted form
     routes otherwise than measured (``behaves`` False: the threshold advice is withdrawn),
-    ``cma-emitted-form-unchecked`` (info) when it could not be counted (``behaves`` None)."""
+    ``cma-emitted-form-unchecked`` (info) when it could not be counted (``behaves`` None),
+    ``cma-emitted-form-checked`` (info) when it behaves as measured (``behaves`` True)."""
     ev = Evidence.find(evidence, EMITTED)
     if ev is None:
         return [], None
@@ -144,7 +148,8 @@ def emitted_findings(evidence: Sequence[Evidence]) -> tuple[list[Finding], Optio
                         remedy="install strace on the node to have the probe count the CMA "
                                "calls of the emitted setting")], None
     if v.get("behaves"):
-        return [], True
+        return [Finding(id="cma-emitted-form-checked", severity="info", evidence=[EMITTED],
+                        message=f"the emitted form was traced: {v.get('why')}")], True
     return [Finding(id="cma-emitted-form-differs", severity="warning", evidence=[EMITTED],
                     message=f"threshold advice withdrawn: {v.get('why')}",
                     remedy="keep the library default; report the library version with this "

@@ -139,8 +139,10 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     from launch ``MIN_LAUNCHES`` on, the decision (``decision.record_of``, what ``recommend``
     uses) is taken after each, and measuring stops when its stability reaches
     ``minimax.STABLE_SHARE`` and the launches did not all meet one state of a two-state copy
-    path (``machine_states``) ("stable"), when one more launch would not fit the budget
-    ("budget"), or at ``max_launches`` ("launch cap").  Every kind is measured in the same
+    path (``machine_states``) ("stable"), when one more launch would not fit the budget by the
+    planning estimate or by what the last launch took, or a launch times out ("budget"), at
+    ``max_launches`` ("launch cap"), or when a later launch fails ("launch <i> failed: ...");
+    the launches that completed stand.  Every kind is measured in the same
     launch per rank pair (worker ``--pages base,thp``), one after the other with its own
     buffers and paired rounds, as a launch of its own would; only the MPI start is shared.
 
@@ -154,6 +156,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
 
     Raises ``advisor.measure.LaunchError`` when the launch fails for another reason.
     """
+    import time
+
     from advisor.measure import LaunchError, page_size, run_mpi
 
     sizes, target = p["sizes"], p["target_s"]
@@ -273,6 +277,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     lib_sane, bad_thr = sane_library(library_of(evs, ctx.facts), ctx.facts)
     history: list[float] = []
     n_launch = 1
+    last_s = 0.0  # seconds the last of launches 2, 3, ... took
     while True:
         if n_launch >= MIN_LAUNCHES:
             used, _ = usable_kinds(evidence(steps))
@@ -290,18 +295,32 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
                       for k in kinds}
         est = sum(launch_estimate(todo_sizes[k], 2 * per_batch[(k, pr)])
                   for k in kinds for pr, _ in todo)
-        if n_launch >= MIN_LAUNCHES and est > ctx.remaining_s():
+        # the planning estimate, or what the last launch took when that was longer (a loaded
+        # machine: a new user's make probe saw a launch overrun the budget and lose them all)
+        if n_launch >= MIN_LAUNCHES and max(est, last_s) > ctx.remaining_s():
             stopped = STOP_BUDGET
             break
+        ctx.progress(f"paired on/off batches, launch {n_launch + 1}", 1.0)
+        t0 = time.monotonic()
+        got_all: dict[tuple[str, str], dict] = {}
+        try:
+            for pair, cpus in todo:
+                got = launch(pair, cpus, {k: (todo_sizes[k], per_batch[(k, pair)])
+                                          for k in kinds})
+                if "" in got or any(not got[k].get("sizes") for k in kinds):
+                    raise LaunchError(f"paired launch {n_launch + 1} returned no sizes: "
+                                      f"{got.get('', {}).get('mpit_error', '')}")
+                got_all.update({(kind, pair): got[kind] for kind in kinds})
+        except LaunchError as exc:
+            # the launches so far stand: the decision is taken from them, and says why it
+            # stopped (a timeout here is the budget running out under load)
+            stopped = (STOP_BUDGET if getattr(exc, "timed_out", False)
+                       else f"launch {n_launch + 1} failed: {str(exc)[:160]}")
+            break
         n_launch += 1
-        ctx.progress(f"paired on/off batches, launch {n_launch}", 1.0)
-        for pair, cpus in todo:
-            got = launch(pair, cpus, {k: (todo_sizes[k], per_batch[(k, pair)]) for k in kinds})
-            if "" in got or any(not got[k].get("sizes") for k in kinds):
-                raise LaunchError(f"paired launch {n_launch} returned no sizes: "
-                                  f"{got.get('', {}).get('mpit_error', '')}")
-            for kind in kinds:
-                raw[(kind, pair)][launch_label(n_launch)] = got[kind]
+        last_s = time.monotonic() - t0
+        for (kind, pair), res in got_all.items():
+            raw[(kind, pair)][launch_label(n_launch)] = res
     seq = {"launches": n_launch, "stopped": stopped,
            "stability_by_launch": ",".join(f"{x:.2f}" for x in history),
            "machine_states": machine_states(evidence(steps), n_launch)}

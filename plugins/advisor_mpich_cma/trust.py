@@ -189,10 +189,14 @@ def run_check(ctx: "MeasureContext", mpi: MpiFacts, paired: Sequence[Evidence], 
 
 def check_findings(evidence: Sequence[Evidence]) -> list[Finding]:
     """``cma-mpit-untrusted`` (warning) when the check failed: the advice comes from separate
-    launches, and why."""
+    launches, and why; ``cma-mpit-checked`` (info) with the check's figures when it passed."""
     ev = Evidence.find(evidence, SWITCH_CHECK)
-    if ev is None or ev.values.get("trusted", True):
+    if ev is None:
         return []
+    if ev.values.get("trusted", True):
+        return [Finding(id="cma-mpit-checked", severity="info", evidence=[SWITCH_CHECK],
+                        message=f"the MPI_T run-time switch was checked against fresh "
+                                f"launches: {ev.values.get('why')}")]
     return [Finding(
         id="cma-mpit-untrusted", severity="warning", evidence=[SWITCH_CHECK],
         message=(f"paired MPI_T rounds not used: {ev.values.get('why')}; the threshold is "

@@ -61,6 +61,9 @@ def test_a_form_that_routes_otherwise_withdraws_the_threshold_advice():
     (f,), behaves = EM.emitted_findings([unchecked])
     assert behaves is None and f.severity == "info" and "strace not found" in f.message
     assert EM.emitted_findings([]) == ([], None)
+    good = Evidence(id=EM.EMITTED, values={"checked": True, "behaves": True, "why": "fine"})
+    (f,), behaves = EM.emitted_findings([good])
+    assert behaves is True and f.id == "cma-emitted-form-checked" and f.severity == "info"
 
 
 @pytest.mark.integration

@@ -194,3 +194,50 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
         assert {p.label for s in e.series for p in s.points} == {"launch1", "launch2"}
     d = DC.decision_of(evs, EV.library_of(_library(), FACTS_5))
     assert d.advice == 108 * KiB and d.launches == 2 and d.stability >= 0.8
+
+
+def test_a_later_launch_that_times_out_keeps_the_launches_before_it(monkeypatch):
+    """A loaded machine (a new user's ``make probe``): launch 3 overran its timeout.  The two
+    launches before it stand, and the decision says the budget stopped it."""
+    import time
+
+    import advisor.measure as M
+    from advisor.measure import LaunchError
+    from advisor.models import MpiFacts
+
+    launches = []
+
+    def fake_run_mpi(module, args, **kw):
+        a = dict(zip(args[1::2], args[2::2]))
+        launches.append(a["--sizes"])
+        if len(launches) == 3:
+            raise LaunchError("timed out after 21.9 s", argv=["mpiexec"], returncode=None,
+                              timed_out=True)
+        rounds = int(a["--rounds"])
+        rows = []
+        for i, n in enumerate(int(x) for x in a["--sizes"].split(",")):
+            # CMA 2x from 64 KiB, 0.8x below; the two launches disagree a little
+            off = [10e9 * (1 + 0.01 * ((r + len(launches)) % 3)) for r in range(rounds)]
+            rho = 2.0 if n >= 64 * KiB else 0.8
+            rows.append({"bytes": n, "bw_on_Bps": [x * rho for x in off], "bw_off_Bps": off,
+                         "lat_on_s": [n / (x * rho) for x in off],
+                         "lat_off_s": [n / x for x in off]})
+        return {"sizes": rows, "rounds": rounds, "thresholds": {"on": 1, "off": 1 << 30},
+                "pages": "base", "buffer_bytes": 1 << 20, "thp_backed_bytes_per_rank": [0, 0]}
+
+    monkeypatch.setattr(M, "run_mpi", fake_run_mpi)
+    facts = Facts.model_validate({"memory": {"thp_enabled": "never"},
+                                  "mpi": {"implementation": "mpich", "flavour": "upstream",
+                                          "version": "5.0.2"}})
+    # the scripted machine is steady, so two launches would stop as stable: "every launch met
+    # one copy state" keeps the loop going, and launch 3 runs and times out
+    ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=True,
+                         options={"traffic": "reused", "refine": "0", "launches": "4"})
+    p = {"sizes": [16 * KiB, 64 * KiB, 1 * MiB], "repeats": 3, "target_s": 0.02}
+    monkeypatch.setattr(PR, "machine_states", lambda evs, n: "one")
+    evs, why = PR.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
+                                           version="5.0.2"), p, [("", None)])
+    assert why == "" and len(launches) == 3
+    (e,) = evs
+    assert e.values["launches"] == 2 and e.values["stopped"] == PR.STOP_BUDGET
+    assert {pt.label for s in e.series for pt in s.points} == {"launch1", "launch2"}

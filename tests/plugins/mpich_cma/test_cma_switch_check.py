@@ -54,7 +54,8 @@ def test_an_untrusted_switch_gives_a_warning_that_says_why():
     ev = Evidence(id=SWITCH_CHECK, values={"trusted": False, "why": why, "size_bytes": 1 << 20})
     (f,) = check_findings([ev])
     assert f.id == "cma-mpit-untrusted" and f.severity == "warning" and why in f.message
-    assert check_findings([ev.model_copy(update={"values": {"trusted": True}})]) == []
+    (ok,) = check_findings([ev.model_copy(update={"values": {"trusted": True, "why": "w2"}})])
+    assert ok.id == "cma-mpit-checked" and ok.severity == "info" and "w2" in ok.message
     assert check_findings([]) == []
 
 
