@@ -23,7 +23,6 @@ threshold advice (``cma-emitted-form-differs``).
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -49,13 +48,9 @@ def count_calls(strace_summary: str) -> int:
     total = 0
     for line in strace_summary.splitlines():
         parts = line.split()
-        if parts and parts[-1] in SYSCALLS:
-            nums = [p for p in parts[:-1] if re.fullmatch(r"\d+", p)]
-            # columns: % time, seconds, usecs/call, calls[, errors]: calls is the 4th field
-            if len(parts) >= 5 and re.fullmatch(r"\d+", parts[3]):
-                total += int(parts[3])
-            elif nums:
-                total += int(nums[0])
+        # columns: % time, seconds, usecs/call, calls, [errors,] syscall
+        if len(parts) >= 5 and parts[-1] in SYSCALLS and parts[3].isdigit():
+            total += int(parts[3])
     return total
 
 

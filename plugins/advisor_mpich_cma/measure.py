@@ -5,7 +5,7 @@
   failure is recorded as evidence (its cause is worked out by ``recommend``), never raised.
 * ``measure``: CMA on vs off at every size, latency and bandwidth, switched through MPI_T in
   adjacent batches of each launch (``cma-paired``, ``advisor_mpich_cma.paired``), the switch
-  then checked against fresh launches at one size (``cma-switch-check``,
+  then checked against fresh launches at a few sizes (``cma-switch-check``,
   ``advisor_mpich_cma.trust``); where MPI_T cannot switch it, or the check finds that the
   switch does not move the path, interleaved across independent launches (``cma-sweep``,
   ``run_sweeps``); one per rank pair (same / cross NUMA node when there are several).

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 # Below STABLE_SHARE the advice's confidence is "low": the harness's stability policy (0.8)
-from advisor.measure.interleave import STABLE_SHARE
+from advisor.measure.interleave import STABLE_SHARE  # noqa: F401 (read as minimax.STABLE_SHARE)
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Evidence

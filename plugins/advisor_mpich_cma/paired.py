@@ -280,12 +280,13 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     last_s = 0.0  # seconds the last of launches 2, 3, ... took
     while True:
         if n_launch >= MIN_LAUNCHES:
-            used, _ = usable_kinds(evidence(steps))
+            so_far = evidence(steps)
+            used, _ = usable_kinds(so_far)
             rec = record_of(used, lib_sane, bad_thr)
             history.append(rec.d.stability if rec else 0.0)
             # stable, and not from one state of a copy path seen to switch between two
             if (history[-1] >= R.STABLE_SHARE
-                    and machine_states(evidence(steps), n_launch) != "one"):
+                    and machine_states(so_far, n_launch) != "one"):
                 stopped = STOP_STABLE
                 break
             if n_launch >= max_launches(ctx):
@@ -321,10 +322,11 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
         last_s = time.monotonic() - t0
         for (kind, pair), res in got_all.items():
             raw[(kind, pair)][launch_label(n_launch)] = res
+    final = evidence(steps)
     seq = {"launches": n_launch, "stopped": stopped,
            "stability_by_launch": ",".join(f"{x:.2f}" for x in history),
-           "machine_states": machine_states(evidence(steps), n_launch)}
-    return [e.model_copy(update={"values": {**e.values, **seq}}) for e in evidence(steps)], ""
+           "machine_states": machine_states(final, n_launch)}
+    return [e.model_copy(update={"values": {**e.values, **seq}}) for e in final], ""
 
 
 def paired_id(pair: str, kind: str = "base") -> str:

@@ -355,7 +355,6 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library, base_ids: list[str],
                     "gave a rank no huge pages (smaps AnonHugePages 0), so that measurement is "
                     "not used; the advice is for base pages"))
     kinds = sorted({buffer_pages(e) for e in evs})
-    kind_txt = " and ".join(KIND_NAMES.get(k, k) for k in kinds)
     if len(kinds) > 1:
         per_kind = kind_values(evs, lib)
         findings.append(Finding(

@@ -168,7 +168,7 @@ class DecisionRecord:
     def tie_text(self) -> str:
         if len(self.d.tie) < 2:
             return ""
-        return (f"Tie band (within noise of the best worst ratio): "
+        return ("Tie band (within noise of the best worst ratio): "
                 + ", ".join(f"{thr_name(t)} {self.d.worst[t]:.2f}" for t in self.d.tie)
                 + "; the advice is its member nearest the library default (fewest measured "
                   "sizes routed differently). ")
