@@ -5,9 +5,11 @@
   failure is recorded as evidence (its cause is worked out by ``recommend``), never raised.
 * ``measure``: CMA on vs off at every size, latency and bandwidth, switched through MPI_T in
   adjacent batches of each launch (``cma-paired``, ``advisor_mpich_cma.paired``), the switch
-  then checked against fresh launches at a few sizes (``cma-switch-check``,
-  ``advisor_mpich_cma.trust``); where MPI_T cannot switch it, or the check finds that the
-  switch does not move the path, interleaved across independent launches (``cma-sweep``,
+  checked first by tracing which path each written threshold sends by (one launch under
+  ``strace``), or, where that cannot be traced, afterwards against fresh launches at a few
+  sizes (``cma-switch-check``, ``advisor_mpich_cma.trust``); where MPI_T cannot switch it, or
+  the check finds that the switch does not route as written, interleaved across independent
+  launches (``cma-sweep``,
   ``run_sweeps``); one per rank pair (same / cross NUMA node when there are several).
   ``--option switch_check=0`` skips the check.  The advised threshold is then traced in the
   form emit writes (``cma-emitted-route``, ``advisor_mpich_cma.emitted``;
@@ -272,20 +274,28 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
                              deadline=ctx.deadline, seed=ctx.seed).stats
     t_ceiling = time.monotonic() - t_ceiling
     if flavour != K.CRAY and ctx.options.get("paired", "1") != "0":
-        paired, why_not = run_paired(ctx, mpi, p, todo)
-        if paired:
-            paired = [judged(e, ceiling, t_ceiling) for e in paired]
-            check = None
-            if ctx.options.get("switch_check", "1") != "0":
-                from advisor_mpich_cma.trust import run_check
+        from advisor_mpich_cma.trust import run_check, run_trace_check
 
-                check = run_check(ctx, mpi, paired, target, cpus=todo[0][1])
-            if check is None or check.values.get("trusted"):
-                decided = decision_evidence(paired, ctx)
-                return (out + ([check] if check else []) + paired + decided
-                        + emitted_evidence(ctx, mpi, decided))
+        checking = ctx.options.get("switch_check", "1") != "0"
+        # the switch traced first (one launch): an untrusted switch costs no paired launch
+        check = run_trace_check(ctx, mpi) if checking else None
+        if check is not None and not check.values.get("trusted"):
             out.append(check)  # recommend says why the paired rounds were not used
             why_not = str(check.values.get("why"))
+        else:
+            paired, why_not = run_paired(ctx, mpi, p, todo)
+            if paired:
+                paired = [judged(e, ceiling, t_ceiling) for e in paired]
+                if check is None and checking:  # not traceable here: checked by bandwidth
+                    check = run_check(ctx, mpi, paired, target, cpus=todo[0][1])
+                if check is None or check.values.get("trusted"):
+                    decided = decision_evidence(paired, ctx)
+                    thr = (int(decided[0].values.get("advice_threshold_bytes", -1)) if decided
+                           else -1)
+                    return (out + ([check] if check else []) + paired + decided
+                            + emitted_evidence(ctx, mpi, thr))
+                out.append(check)
+                why_not = str(check.values.get("why"))
         ctx.progress(f"paired MPI_T mode not used ({why_not}): separate launches", 0.0)
     est = launch_estimate(sizes, target)
     configs = (ON, OFF)
@@ -313,14 +323,25 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
                          max_extra_rounds=0 if ctx.quick else 1, progress=ctx.progress)
         out.append(to_evidence(pair, raw, res.rounds, sizes, envs, ceiling, plausibility,
                                 conditions, ctx, cpus, p, t_ceiling))
-    return out
+    return out + emitted_evidence(ctx, mpi, advised_threshold(ctx, out))
 
 
-def emitted_evidence(ctx: MeasureContext, mpi: MpiFacts, decided: list[Evidence]
-                     ) -> list[Evidence]:
-    """The advised threshold traced in the form emit writes (``advisor_mpich_cma.emitted``),
-    when the decision advises one (``--option emitted_check=0`` skips it)."""
-    thr = int(decided[0].values.get("advice_threshold_bytes", -1)) if decided else -1
+def advised_threshold(ctx: MeasureContext, evidence: list[Evidence]) -> int:
+    """The CMA threshold (bytes) that ``recommend`` (pure) advises from ``evidence`` and the
+    check-time evidence, kept default or not; -1 when it advises none."""
+    from advisor_mpich_cma.recommend import recommend
+
+    evs = list(ctx.applicability.evidence) if ctx.applicability else []
+    for rec in recommend([*evs, *evidence], ctx.facts).recommendations:
+        for s in rec.settings:
+            if s.name == K.CMA_THRESHOLD:
+                return int(s.value)
+    return -1
+
+
+def emitted_evidence(ctx: MeasureContext, mpi: MpiFacts, thr: int) -> list[Evidence]:
+    """The advised threshold ``thr`` (bytes; -1: none) traced in the form emit writes
+    (``advisor_mpich_cma.emitted``; ``--option emitted_check=0`` skips it)."""
     if thr < 2 or ctx.options.get("emitted_check", "1") == "0" or mpi.flavour == K.CRAY:
         return []
     from advisor_mpich_cma.emitted import run_route_check

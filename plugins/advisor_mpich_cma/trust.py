@@ -30,6 +30,8 @@ per size ``ratio_env:<n>`` / ``ratio_mpit:<n>`` (bandwidth on/off), ``aa_floor:<
 from __future__ import annotations
 
 import math
+import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from advisor.models import Evidence, Finding, MpiFacts, Point, Series
@@ -187,6 +189,119 @@ def run_check(ctx: "MeasureContext", mpi: MpiFacts, paired: Sequence[Evidence], 
         values=values)
 
 
+#: The written thresholds whose routing the traced check tests (bytes): 1 KiB, where MPICH
+#: 4.3.2's run-time threshold failed (issue 25), and ``MIDDLE_BYTES``.
+TRACE_THRESHOLDS = (1 << 10, MIDDLE_BYTES)
+
+
+def trace_phases() -> list[tuple[int, int]]:
+    """The ``(threshold, bytes)`` phases of the traced check: the two extremes the paired
+    rounds write, at ``MIDDLE_BYTES``, then each of ``TRACE_THRESHOLDS`` at itself and one
+    byte below."""
+    from advisor_mpich_cma.workers.loops import THRESHOLD_OFF, THRESHOLD_ON
+
+    out = [(THRESHOLD_ON, MIDDLE_BYTES), (THRESHOLD_OFF, MIDDLE_BYTES)]
+    for t in TRACE_THRESHOLDS:
+        out += [(t, t), (t, t - 1)]
+    return out
+
+
+def phase_counts(strace_text: str) -> dict[tuple[int, int], int]:
+    """CMA calls (``emitted.SYSCALLS``) per phase of a ``strace -f`` log of the ``route`` mode,
+    split at its marker ``access`` calls (``workers.paired.ROUTE_MARKER``); calls before the
+    first marker (MPI init) and after the end marker are not counted.  Pure.
+
+    :raises ValueError: no marker in the text (the launch was not traced).
+    """
+    import re
+
+    from advisor_mpich_cma.emitted import SYSCALLS
+    from advisor_mpich_cma.workers.paired import ROUTE_MARKER
+
+    marker = re.compile(re.escape(ROUTE_MARKER) + r"(?:(\d+):(\d+)|end)")
+    call = re.compile(r"\b(?:" + "|".join(SYSCALLS) + r")\(")
+    counts: dict[tuple[int, int], int] = {}
+    cur = None
+    for line in strace_text.splitlines():
+        m = marker.search(line)
+        if m:
+            cur = (int(m.group(1)), int(m.group(2))) if m.group(1) else None
+            if cur is not None:
+                counts.setdefault(cur, 0)
+        elif cur is not None and call.search(line):
+            counts[cur] += 1
+    if not counts:
+        raise ValueError("no phase marker in the strace log")
+    return counts
+
+
+def trace_verdict(counts: dict[tuple[int, int], int], messages: int) -> tuple[bool, str]:
+    """``(trusted, why)`` from ``phase_counts``: a phase routes by CMA when it made at least one
+    call per message (``messages``, both directions).  Trusted when every phase of
+    ``trace_phases`` routes as the threshold says (``bytes >= threshold``).  Pure.
+
+    :raises KeyError: a phase of ``trace_phases`` is missing from ``counts``.
+    """
+    wrong = []
+    for t, n in trace_phases():
+        routed = counts[(t, n)] >= messages
+        if routed != (n >= t):
+            wrong.append(f"threshold {t} written through MPI_T sent {n}-byte messages by "
+                         f"{'CMA' if routed else 'the copy path'} ({counts[(t, n)]} "
+                         f"process_vm_readv/writev calls for {messages} messages)")
+    if wrong:
+        return False, ("the run-time switch does not route as the threshold says: "
+                       + "; ".join(wrong))
+    shown = ", ".join(f"{t} at {n} B: {counts[(t, n)]}" for t, n in trace_phases())
+    return True, (f"every threshold written through MPI_T routed as it says, traced (CMA "
+                  f"calls per phase of {messages} messages: {shown})")
+
+
+def run_trace_check(ctx: "MeasureContext", mpi: MpiFacts) -> Optional[Evidence]:
+    """One launch of the ``route`` mode under ``strace -f`` (``trace_phases``), as the
+    ``cma-switch-check`` evidence with ``method`` "strace": values ``phases`` ("T:N=calls,..."),
+    ``messages_per_phase``, ``trusted``, ``why``.  None when it could not be counted here
+    (no ``strace`` or launcher, MPI_T refused, strace unable to trace): the caller then checks
+    the switch by bandwidth (``run_check``).  Never raises for a failing launch."""
+    import tempfile
+
+    from advisor.measure import LaunchError, resolve_launcher, run_command
+    from advisor.measure.launch import parse_json_result, python_argv
+
+    from advisor_mpich_cma.emitted import SYSCALLS
+    from advisor_mpich_cma.launch import config_env
+    from advisor_mpich_cma.workers import RANK
+
+    strace, launcher = shutil.which("strace"), resolve_launcher(ctx.launcher)
+    if strace is None or not launcher:
+        return None
+    phases = trace_phases()
+    ctx.progress("tracing the MPI_T switch: which path each written threshold sends by", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "strace.txt"
+        argv = [strace, "-f", "-o", str(log), "-e",
+                "trace=" + ",".join((*SYSCALLS, "access", "faccessat", "faccessat2")),
+                *launcher, *python_argv(RANK, ["route", "--checks",
+                                               ",".join(f"{t}:{n}" for t, n in phases)])]
+        try:
+            cp = run_command(argv, env=config_env(mpi.flavour, ON, 0),
+                             timeout_s=max(20.0, min(60.0, ctx.remaining_s() + 10)))
+            res = parse_json_result(cp.stdout) or {}
+            counts = phase_counts(log.read_text()) if log.exists() else {}
+        except (LaunchError, ValueError, OSError):
+            return None
+    if cp.returncode != 0 or "phases" not in res or any(p not in counts for p in phases):
+        return None
+    messages = int(res.get("messages_per_phase", 1))
+    trusted, why = trace_verdict(counts, messages)
+    return Evidence(
+        id=SWITCH_CHECK, description="the MPI_T run-time threshold switch traced: "
+        "process_vm_readv/writev calls per written threshold and message size, one launch",
+        values={"trusted": trusted, "why": why, "method": "strace",
+                "phases": ",".join(f"{t}:{n}={counts[(t, n)]}" for t, n in phases),
+                "messages_per_phase": messages})
+
+
 def check_findings(evidence: Sequence[Evidence]) -> list[Finding]:
     """``cma-mpit-untrusted`` (warning) when the check failed: the advice comes from separate
     launches, and why; ``cma-mpit-checked`` (info) with the check's figures when it passed."""
@@ -194,9 +309,11 @@ def check_findings(evidence: Sequence[Evidence]) -> list[Finding]:
     if ev is None:
         return []
     if ev.values.get("trusted", True):
+        how = ("traced" if ev.values.get("method") == "strace" else
+               "checked against fresh launches")
         return [Finding(id="cma-mpit-checked", severity="info", evidence=[SWITCH_CHECK],
-                        message=f"the MPI_T run-time switch was checked against fresh "
-                                f"launches: {ev.values.get('why')}")]
+                        message=f"the MPI_T run-time switch was {how}: "
+                                f"{ev.values.get('why')}")]
     return [Finding(
         id="cma-mpit-untrusted", severity="warning", evidence=[SWITCH_CHECK],
         message=(f"paired MPI_T rounds not used: {ev.values.get('why')}; the threshold is "

@@ -7,6 +7,7 @@ baseline threshold (``advisor verify``: ``--values``).  Runs inside the MPI rank
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Optional, Sequence
 
@@ -162,3 +163,44 @@ def paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: in
             "dst_fill": buffer_conditions(rbuf).get("buffer_fill"),
             "buffer_bytes": int(sbuf.nbytes + rbuf.nbytes),
             "thp_backed_bytes_per_rank": thp_all}
+
+
+#: Marker path prefix of the ``route`` mode: one ``access(2)`` of ``ROUTE_MARKER + "T:N"``
+#: before each phase and of ``ROUTE_MARKER + "end"`` after the last, so a ``strace -f`` of the
+#: launch splits its CMA calls by phase.
+ROUTE_MARKER = "/advisor-route-phase-"
+#: Message exchanges per phase of the ``route`` mode (each one message each way).
+ROUTE_EXCHANGES = 4
+
+
+def route(MPI, comm, checks: Sequence[tuple[int, int]]) -> dict:
+    """The ``route`` mode: for each ``(threshold, nbytes)`` of ``checks``, write the threshold
+    CVAR through MPI_T on every rank, mark the phase (``ROUTE_MARKER``), exchange
+    ``ROUTE_EXCHANGES`` messages of ``nbytes`` each way, then a barrier.  Nothing is timed: the
+    probe counts the CMA system calls of each phase under ``strace`` (``advisor_mpich_cma.trust``).
+    Returns ``{"phases": [[threshold, nbytes], ...], "messages_per_phase": int}`` or
+    ``{"mpit_error": ...}``."""
+    import numpy as np
+
+    from advisor_mpich_cma.knobs import CMA_THRESHOLD
+    from advisor_mpich_cma.mpit import Mpit, MpitError
+
+    try:
+        mpit = Mpit()
+        thr = mpit.cvar(CMA_THRESHOLD)
+        initial = thr.read()
+    except MpitError as exc:
+        return {"mpit_error": str(exc)}
+    peer = 1 - comm.Get_rank()
+    for threshold, nbytes in checks:
+        thr.write(int(threshold))
+        comm.Barrier()
+        os.access(f"{ROUTE_MARKER}{threshold}:{nbytes}", os.F_OK)
+        send, recv = np.ones(nbytes, np.uint8), np.empty(nbytes, np.uint8)
+        for _ in range(ROUTE_EXCHANGES):
+            comm.Sendrecv(send, dest=peer, sendtag=9, recvbuf=recv, source=peer, recvtag=9)
+        comm.Barrier()
+    os.access(f"{ROUTE_MARKER}end", os.F_OK)  # what follows (restore, report) is not a phase
+    thr.write(initial)
+    mpit.close()
+    return {"phases": [list(c) for c in checks], "messages_per_phase": 2 * ROUTE_EXCHANGES}

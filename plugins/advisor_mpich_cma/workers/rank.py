@@ -8,6 +8,7 @@ Usage::
     python -m advisor_mpich_cma.workers.rank sweep --sizes 1024,2048 --target-s 0.05 [--cpus 0/1]
     python -m advisor_mpich_cma.workers.rank paired --sizes 4096,131072 --target-s 0.05 --rounds 16 \
         [--pages base|thp]
+    python -m advisor_mpich_cma.workers.rank route --checks 1:16384,16384:16384,16384:16383
     python -m advisor_mpich_cma.workers.rank paired --pages base,thp --sizes '4096,131072;131072' \
         --target-s '0.05;0.05' --rounds '16;8'
 
@@ -39,6 +40,9 @@ Usage::
   ``--target-s`` and ``--rounds`` then ';'-separated per kind) and returns ``kinds``, one such
   result per kind: the probe saves an MPI start per kind (code: ``workers.paired``).  When MPI_T is missing or a write fails on any rank the
   result has ``mpit_error`` and no sizes (the probe then falls back to separate launches).
+* ``route``: ``--checks T:N,...``; per phase the threshold ``T`` written through MPI_T and
+  messages of ``N`` bytes each way, nothing timed: the probe runs it under ``strace`` and counts
+  each phase's CMA calls (``advisor_mpich_cma.trust``, code: ``workers.paired.route``).
 
 Before any communication every rank writes its security state (Seccomp, CapEff, user
 namespace) to stderr as one ``advisor-rank-security {json}`` line: when CMA kills the job, the
@@ -166,7 +170,7 @@ def _sweep(MPI, comm, sizes: Sequence[int], target_s: float, warmup: int,
 
 def main(argv: Sequence[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m advisor_mpich_cma.workers.rank")
-    ap.add_argument("mode", choices=("identity", "smoke", "sweep", "paired"))
+    ap.add_argument("mode", choices=("identity", "smoke", "sweep", "paired", "route"))
     ap.add_argument("--bytes", type=int, default=1 << 20)
     ap.add_argument("--sizes", default="1024")
     ap.add_argument("--target-s", default="0.05",
@@ -187,6 +191,9 @@ def main(argv: Sequence[str]) -> int:
     ap.add_argument("--values", default=None, metavar="ON,OFF",
                     help="paired mode: the threshold bytes written for 'on' and 'off' (default "
                          f"{THRESHOLD_ON},{THRESHOLD_OFF}; advisor verify: advised,baseline)")
+    ap.add_argument("--checks", default=f"{THRESHOLD_ON}:1024",
+                    help="route mode: phases 'THRESHOLD:BYTES,...' (threshold written through "
+                         "MPI_T, then messages of BYTES each way)")
     ap.add_argument("--cpus", default=None,
                     help="per-rank CPU lists 'A/B' (rank 0 on A, rank 1 on B), e.g. '0/8-15'")
     args = ap.parse_args(list(argv))
@@ -212,6 +219,11 @@ def main(argv: Sequence[str]) -> int:
             result.update(_smoke(MPI, sub, args.bytes))
         else:
             comm.Split(MPI.UNDEFINED, rank)
+    elif args.mode == "route":
+        from advisor_mpich_cma.workers.paired import route
+
+        checks = [tuple(int(x) for x in c.split(":")) for c in args.checks.split(",") if c]
+        result.update(route(MPI, comm, checks))
     elif args.mode == "paired":
         kinds = args.pages.split(",")
         for k in kinds:

@@ -80,3 +80,55 @@ def test_the_emitted_threshold_is_traced_on_the_real_mpich():
         pytest.skip(f"strace cannot trace here: {v['why']}")
     assert v["calls_at"] > v["calls_baseline"] >= 0, v
     assert v["behaves"] is (v["calls_below"] <= v["calls_baseline"]), v
+
+
+def test_the_switch_trace_is_split_by_phase_and_judged():
+    """``trust.phase_counts`` / ``trace_verdict`` on a recorded ``strace -f`` log of the route
+    mode (MPICH 4.3.2 wheel, 2-core VM, shortened): init's and the end's calls are not counted;
+    a written 16384 that sends 16384-byte messages by the copy path is untrusted."""
+    from advisor_mpich_cma import trust as T
+
+    log = "\n".join([
+        '101 process_vm_readv(102, [{iov_base=0x1, iov_len=8}], 1, [{iov_base=0x2, '
+        'iov_len=8}], 1, 0) = 8',  # MPI init's CMA check: not a phase
+        '101 faccessat2(AT_FDCWD, "/advisor-route-phase-1:16384", F_OK, 0) = -1 ENOENT',
+        *['102 process_vm_readv(101, [...], 1, [...], 1, 0) = 16384'] * 8,
+        '101 access("/advisor-route-phase-1073741824:16384", F_OK) = -1 ENOENT',
+        '101 access("/advisor-route-phase-1024:1024", F_OK) = -1 ENOENT',
+        *['101 process_vm_readv(102, [...], 1, [...], 1, 0 <unfinished ...>',
+          '101 <... process_vm_readv resumed>) = 1024'] * 8,
+        '101 access("/advisor-route-phase-1024:1023", F_OK) = -1 ENOENT',
+        '101 access("/advisor-route-phase-16384:16384", F_OK) = -1 ENOENT',
+        '101 access("/advisor-route-phase-16384:16383", F_OK) = -1 ENOENT',
+        '101 access("/advisor-route-phase-end", F_OK) = -1 ENOENT',
+        *['101 process_vm_readv(102, [...], 1, [...], 1, 0) = 4'] * 5,  # after the phases
+    ])
+    counts = T.phase_counts(log)
+    assert counts == {(1, 16384): 8, (1 << 30, 16384): 0, (1024, 1024): 8, (1024, 1023): 0,
+                      (16384, 16384): 0, (16384, 16383): 0}
+    trusted, why = T.trace_verdict(counts, 8)
+    assert not trusted and "16384 written through MPI_T sent 16384-byte messages by the copy " \
+        "path" in why and "1024-byte" not in why
+    counts[(16384, 16384)] = 9
+    assert T.trace_verdict(counts, 8)[0] is True
+    with pytest.raises(ValueError):
+        T.phase_counts("101 process_vm_readv(102) = 8")
+
+
+@pytest.mark.integration
+def test_the_switch_is_traced_on_the_real_mpich():
+    """MPICH 5.0.2 (the test venv's wheel) routes every written threshold as it says."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed (scripts/system-deps.sh installs it)")
+    from support import tool
+
+    from advisor_mpich_cma import trust as T
+
+    tool("mpiexec")
+    ctx = MeasureContext(facts=Facts(), deadline=time.monotonic() + 120)
+    ev = T.run_trace_check(ctx, MpiFacts(implementation="mpich", flavour="upstream"))
+    if ev is None:
+        pytest.skip("strace cannot trace MPI launches here")
+    assert ev.values["method"] == "strace" and ev.values["trusted"] is True, ev.values
+    (f,) = T.check_findings([ev])
+    assert f.id == "cma-mpit-checked" and "traced" in f.message

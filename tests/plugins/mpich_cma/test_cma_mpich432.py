@@ -118,3 +118,45 @@ def test_mpich432_advice_matches_measurement(mpich432):
         assert (1, False) != settings.get(K.CMA_ENABLE), res
         if not res["any_win"] and not res["any_loss"]:
             assert "cma-no-effect" in res["findings"]
+
+
+_TRACE = r"""
+import json, time
+from advisor.models import Facts, MpiFacts
+from advisor.probe import MeasureContext
+from advisor_mpich_cma import emitted as EM, trust as T
+ctx = MeasureContext(facts=Facts(), deadline=time.monotonic() + 60)
+mpi = MpiFacts(implementation="mpich", flavour="upstream")
+sw = T.run_trace_check(ctx, mpi)
+em = EM.run_route_check(ctx, mpi, 16384)
+print(json.dumps({"switch": sw.values if sw else None, "emitted": em.values}))
+"""
+
+
+def test_mpich432_switch_is_traced_untrusted_and_the_emitted_threshold_does_not_route(mpich432):
+    """Issue 25 items 5 and 7 on the release where they matter: a threshold written through
+    MPI_T at run time (1024 or 16384 bytes) does not send messages of that size by CMA on
+    MPICH 4.3.2, so the probe must not decide from paired rounds; and the same threshold in the
+    environment form emit writes routes nothing either, so a threshold advised there would be
+    withdrawn (``cma-emitted-form-differs``).  Counted with strace, not inferred from timing."""
+    import shutil
+
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed (scripts/system-deps.sh installs it)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MPIR_CVAR", "MPICH_"))}
+    env.pop("ADVISOR_LAUNCHER", None)
+    env["PATH"] = f"{mpich432}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run([str(mpich432 / "python"), "-c", _TRACE], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    res = json.loads(done.stdout.strip().splitlines()[-1])
+    if res["switch"] is None or not res["emitted"]["checked"]:
+        pytest.skip(f"strace cannot trace MPI launches here: {res}")
+    sw = res["switch"]
+    assert sw["method"] == "strace" and sw["trusted"] is False, sw
+    assert "threshold 16384 written through MPI_T sent 16384-byte messages by the copy path" \
+        in sw["why"], sw
+    phases = dict(p.split("=") for p in sw["phases"].split(","))
+    # the extremes the paired rounds write still switch: on routes, off does not
+    assert int(phases["1:16384"]) >= sw["messages_per_phase"] and phases["1073741824:16384"] == "0"
+    assert res["emitted"]["behaves"] is False, res["emitted"]
