@@ -11,16 +11,22 @@ idea of ``advisor_mpich_cma.minimax`` applied to whole configurations instead of
   medians: identical launches already differed that much);
 * a configuration's score at a size and metric is its median over the best median there
   (1 = best); its worst score over sizes and metrics is ``1 - regret``;
-* the advice is the configuration with the highest worst score (ties: the baseline, then the
-  listed order), but only when it is better than the baseline beyond noise at some size and
-  worse beyond noise at none; otherwise the baseline stays (advice that flips on noise is a
-  defect);
+* ``best`` is the configuration with the highest worst score (exact ties: the baseline, then
+  the listed order).  The **tie band** is every configuration within noise of it: the 95 %
+  percentile interval, over ``N_STABILITY`` resamples of the launches, of
+  ``worst(best) - worst(c)`` reaches 0.  When the baseline is in the band, the baseline stays
+  (the tie's member nearest the library default, as ``advisor_mpich_cma.minimax`` does);
+* otherwise ``best`` is advised, but only when it is better than the baseline beyond noise at
+  some size and worse beyond noise at none; otherwise the baseline stays (advice that flips on
+  noise is a defect);
 * stability: the share of ``N_STABILITY`` resamples of the launches (rounds drawn with
   replacement, the same rounds for every configuration, since one round launches each once)
-  whose decision by the same rule equals the advice; "beyond noise" there is ``compare``'s rule
-  with the full data's CI, relative to its ratio, moved to the resample's ratio.  A change whose stability is below
-  ``advisor.measure.STABLE_SHARE`` is not advised: the baseline stays (Open MPI advice flipped
-  between two quick probes in a row, issue 25).
+  whose decision by the same rule equals the advice; "within noise" there is the half-width of
+  the full data's band interval, and "beyond noise" is ``compare``'s rule with the full data's
+  CI, relative to its ratio, moved to the resample's ratio.  A change whose stability is below
+  ``advisor.measure.STABLE_SHARE``, or that rests on fewer than ``MIN_CHANGE_LAUNCHES``
+  launches (two launches give three distinct resamples: no interval), is not advised: the
+  baseline stays (Open MPI advice flipped between two quick probes in a row, issue 25).
 """
 
 from __future__ import annotations
@@ -36,6 +42,10 @@ from advisor_openmpi.evidence import BW, LAT, configs_of
 #: Resamples of the stability bootstrap (a share, not a tail quantile: Efron & Tibshirani
 #: (1993, ch. 6) give 25-200 as enough for a standard error).
 N_STABILITY = 200
+#: Fewest launches per configuration a change of configuration is advised from (above).
+MIN_CHANGE_LAUNCHES = 3
+#: Level of the tie band's interval: the project's CI level (DESIGN.md "Measurement hygiene").
+LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,8 @@ class Decision:
         rounds: launches per configuration (smallest).
         why: one line on why the advice is what it is.
         stability: share of launch resamples giving the same advice (0..1).
+        tie: the tie band: configurations within noise of ``best`` (the baseline first when in
+            it); ``(best,)`` when none is, empty when there were too few launches to tell.
     """
 
     baseline: str
@@ -80,6 +92,7 @@ class Decision:
     rounds: int = 0
     why: str = ""
     stability: float = 1.0
+    tie: tuple[str, ...] = ()
 
     def wins(self, config: str) -> list[SizeVerdict]:
         return [v for v in self.verdicts.get(config, []) if v.verdict == "better"]
@@ -90,7 +103,7 @@ class Decision:
     def as_values(self) -> dict:
         v: dict = {"advice": self.advice, "best": self.best, "baseline": self.baseline,
                    "rounds": self.rounds, "stability": round(self.stability, 4),
-                   "stability_resamples": N_STABILITY}
+                   "stability_resamples": N_STABILITY, "tie_band": ",".join(self.tie)}
         for c, w in self.worst.items():
             v[f"regret:{c}"] = round(1.0 - w, 6)
         return v
@@ -156,8 +169,26 @@ def decide(ev: Evidence, baseline: str = "default", *, seed: int = 0) -> Optiona
     best = max(worst, key=lambda c: (worst[c], c == baseline, -configs.index(c)))
     rounds = min(len(v) for v in table.values())
     d = Decision(baseline, baseline, best, worst, verdicts, rounds)
+    rs = _resamples(table, configs, baseline, seed)
+    half: dict[str, float] = {}
+    if rs:
+        # the tie band: the interval of worst(best) - worst(c) over the launch resamples
+        alpha = (1 - LEVEL) / 2
+        gap = {c: np.quantile([w[best] - w[c] for w, _ in rs], [alpha, 1 - alpha])
+               for c in worst}
+        d.tie = tuple(sorted((c for c in worst if c == best or gap[c][0] <= 0.0),
+                             key=lambda c: (c != baseline, -worst[c], configs.index(c))))
+        half = {c: float(np.quantile([w[c] - w[baseline] for w, _ in rs], 1 - alpha)
+                         - np.quantile([w[c] - w[baseline] for w, _ in rs], alpha)) / 2
+                for c in others}
     if best == baseline:
         d.why = f"the baseline {baseline} has the smallest regret"
+    elif baseline in d.tie:
+        lo, hi = gap[baseline]
+        d.why = (f"{best} has the smallest regret, but {baseline} is within noise of it "
+                 f"(worst score {worst[best]:.2f} vs {worst[baseline]:.2f}; 95 % interval of "
+                 f"the difference over launch resamples [{lo:+.2f}, {hi:+.2f}] reaches 0): the "
+                 f"tie's member nearest the default, {baseline}, is kept")
     elif d.losses(best):
         d.why = (f"{best} has the smallest regret but is worse than {baseline} beyond noise "
                  f"at " + "; ".join(v.text() for v in d.losses(best)))
@@ -168,9 +199,15 @@ def decide(ev: Evidence, baseline: str = "default", *, seed: int = 0) -> Optiona
         d.advice = best
         d.why = (f"{best} beats {baseline} beyond noise at "
                  + "; ".join(v.text() for v in d.wins(best)) + " and is worse nowhere")
-    picks = _resampled_advice(table, configs, baseline, d, seed)
+    picks = _resampled_advice(rs, configs, baseline, d, half)
     d.stability = sum(p == d.advice for p in picks) / len(picks) if picks else 0.0
-    if d.advice != baseline and d.stability < STABLE_SHARE:
+    if d.advice != baseline and rounds < MIN_CHANGE_LAUNCHES:
+        d.why = (f"{d.advice} beats {baseline} beyond noise in these {rounds} launches, but a "
+                 f"change needs at least {MIN_CHANGE_LAUNCHES} to tell it from the "
+                 f"launch-to-launch state: {baseline} is kept")
+        d.advice = baseline
+        d.stability = 0.0
+    elif d.advice != baseline and d.stability < STABLE_SHARE:
         # a change that resampled launches do not keep flips from one probe to the next: the
         # baseline stays, and its own stability is what the launches say of keeping it
         d.why = (f"{d.advice} beats {baseline} beyond noise in these launches, but only "
@@ -181,22 +218,17 @@ def decide(ev: Evidence, baseline: str = "default", *, seed: int = 0) -> Optiona
     return d
 
 
-def _resampled_advice(table, configs: list[str], baseline: str, d: Decision,
-                      seed: int) -> list[str]:
-    """The decision on each of ``N_STABILITY`` launch resamples (module docstring); empty
-    when a configuration has fewer than 2 launches."""
+def _resamples(table, configs: list[str], baseline: str, seed: int
+               ) -> list[tuple[dict[str, float], dict[tuple[str, str, int], float]]]:
+    """Per launch resample (``N_STABILITY`` draws of the launches with replacement, the same
+    for every configuration): ``(worst score per configuration, ratio vs the baseline per
+    (config, metric, bytes))``; empty when a configuration has fewer than 2 launches."""
     import numpy as np
 
     cells = sorted({(m, n) for (m, c, n) in table if c == baseline})
     runs = min(len(v) for v in table.values())
     if runs < 2:
         return []
-    # per cell: the floor and the CI's width relative to the ratio on the full data, so a
-    # resample's verdict is ``compare``'s rule (the CI wholly beyond the floor) with the CI
-    # moved to the resample's ratio: on the full data the two rules agree
-    floors = {(v.config, v.metric, v.nbytes): (v.noise_floor, v.ci_low / v.ratio,
-                                               v.ci_high / v.ratio)
-              for vs in d.verdicts.values() for v in vs if v.ratio > 0}
     rng = np.random.Generator(np.random.PCG64(seed))
     draws = rng.integers(0, runs, size=(N_STABILITY, runs))
     out = []
@@ -211,10 +243,26 @@ def _resampled_advice(table, configs: list[str], baseline: str, d: Decision,
                 scores[c].append(top / m if metric == LAT else m / top)
                 b = med[baseline]
                 ratio[(c, metric, n)] = b / m if metric == LAT else m / b
-        worst = {c: min(v) for c, v in scores.items() if v}
+        out.append(({c: min(v) for c, v in scores.items() if v}, ratio))
+    return out
+
+
+def _resampled_advice(rs, configs: list[str], baseline: str, d: Decision,
+                      half: dict[str, float]) -> list[str]:
+    """The decision on each launch resample of ``rs`` (``_resamples``; module docstring):
+    a tie within ``half`` (config -> half-width of the full data's band interval) keeps the
+    baseline."""
+    # per cell: the floor and the CI's width relative to the ratio on the full data, so a
+    # resample's verdict is ``compare``'s rule (the CI wholly beyond the floor) with the CI
+    # moved to the resample's ratio: on the full data the two rules agree
+    floors = {(v.config, v.metric, v.nbytes): (v.noise_floor, v.ci_low / v.ratio,
+                                               v.ci_high / v.ratio)
+              for vs in d.verdicts.values() for v in vs if v.ratio > 0}
+    out = []
+    for worst, ratio in rs:
         best = max(worst, key=lambda c: (worst[c], c == baseline, -configs.index(c)))
         advice = baseline
-        if best != baseline:
+        if best != baseline and worst[best] - worst[baseline] > half.get(best, 0.0):
             mine = [(r, floors.get(k, (0.0, 1.0, 1.0))) for k, r in ratio.items()
                     if k[0] == best]
             if (any(r * lo > 1 + f for r, (f, lo, _) in mine)
