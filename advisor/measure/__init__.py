@@ -5,7 +5,7 @@
 - the sampler and its statistics: ``sample`` -> ``SampleResult``, ``summarize``,
   ``bootstrap_median_ci``, ``split_warmup``, ``classify_series``;
 - comparison against a measured noise floor: ``compare`` -> ``Comparison``,
-  ``noise_floor_from_aa``, ``interleave`` -> ``InterleaveResult``;
+  ``noise_floor_from_aa``, ``interleave`` -> ``InterleaveResult``, ``resample_stability``;
 - fresh processes and MPI jobs: ``run_python``, ``run_mpi``, ``LaunchError``,
   ``mpi_launch_available``, ``resolve_launcher``;
 - plausibility: ``copy_ceiling`` / ``measure_ceiling``, ``shared_ceiling`` (measured once per
@@ -62,7 +62,8 @@ from advisor.measure.ceiling import (
     shared_ceiling,
 )
 from advisor.measure.conditions import conditions, library_versions, thp_mode
-from advisor.measure.interleave import DISAGREE_FACTOR, STABLE_SHARE, InterleaveResult, interleave
+from advisor.measure.interleave import (DISAGREE_FACTOR, STABLE_SHARE, InterleaveResult,
+                                        interleave, resample_stability)
 from advisor.measure.launch import (
     LaunchError,
     mpi_launch_available,
@@ -103,6 +104,7 @@ __all__ = [
     "BufferInfo", "Residency", "buffer_conditions", "buffer_info", "host_buffer", "page_size",
     "residency", "thp_backed_bytes", "CLPEAK_FACTOR", "checked_point", "copy_ceiling", "plausibility", "conditions",
     "library_versions", "thp_mode", "DISAGREE_FACTOR", "STABLE_SHARE", "InterleaveResult", "interleave",
+    "resample_stability",
     "LaunchError", "mpi_launch_available", "resolve_launcher", "run_command", "run_mpi",
     "run_python", "SampleResult", "sample", "timer_overhead_ns", "Comparison", "SeriesShape",
     "bootstrap_median_ci", "classify_series", "compare", "noise_floor_from_aa", "split_warmup",

@@ -150,3 +150,30 @@ def interleave(configs: Sequence[Hashable], run_one: Callable[[Hashable, int], R
     result.rounds = rnd
     result.disagreement = {c: spread(c) for c in configs}
     return result
+
+
+#: Resamples of ``resample_stability`` (a share, not a tail quantile: Efron & Tibshirani (1993,
+#: ch. 6) give 25-200 as enough for a standard error).
+N_RESAMPLES = 200
+
+
+def resample_stability(decide: Callable[[Sequence[int]], Hashable], rounds: int, *,
+                       n: int = N_RESAMPLES, seed: int = 0) -> Optional[float]:
+    """The stability of a decision taken on interleaved rounds: the share of ``n`` resamples of
+    the rounds (``rounds`` indices drawn with replacement, the same draw for every
+    configuration, since one round runs each once) for which ``decide(indices)`` equals
+    ``decide(range(rounds))``, the decision on all of them (0..1, compared with
+    ``STABLE_SHARE``).  None with fewer than 2 rounds (nothing to resample).
+
+    :param decide: indices of the rounds to pool -> the decision (any hashable label).
+    :raises ValueError: ``n`` < 1.
+    """
+    import numpy as np
+
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    if rounds < 2:
+        return None
+    full = decide(list(range(rounds)))
+    draws = np.random.Generator(np.random.PCG64(seed)).integers(0, rounds, size=(n, rounds))
+    return sum(decide([int(i) for i in d]) == full for d in draws) / n

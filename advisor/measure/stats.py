@@ -216,6 +216,23 @@ class Comparison:
     n_a: int
     n_b: int
 
+    def verdict_at(self, ratio: float) -> Verdict:
+        """The verdict this comparison's rule gives at another ``ratio`` (a resample's: issue
+        25's stability of a verdict over resampled rounds), the CI moved with it (its bounds
+        relative to ``self.ratio`` kept) against the same noise floor.  At ``self.ratio`` it is
+        ``self.verdict``.
+
+        :raises ValueError: ``ratio`` not positive, or this comparison's ratio not positive.
+        """
+        if not ratio > 0 or not self.ratio > 0:
+            raise ValueError("verdict_at needs positive ratios")
+        lo, hi = ratio * self.ci_low / self.ratio, ratio * self.ci_high / self.ratio
+        if lo > 1 + self.noise_floor:
+            return "better"
+        if hi < 1 / (1 + self.noise_floor):
+            return "worse"
+        return "indistinguishable"
+
     def as_values(self, prefix: str = "") -> dict[str, float | str]:
         """Flat dict for ``Evidence.values`` (keys ``<prefix>ratio``, ``..._ci_low``, ...)."""
         return {f"{prefix}ratio": self.ratio, f"{prefix}ratio_ci_low": self.ci_low,

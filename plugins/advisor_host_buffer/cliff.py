@@ -161,3 +161,48 @@ def sweep_gain(ev: Evidence, *, noise_floor: float) -> Optional[SweepGain]:
     helps = bool(winners) and not losers
     worst = min(losers, key=lambda n: gains[n][0]) if losers else None
     return SweepGain(gains, helps, best, worst)
+
+
+def ab_stability(values: dict, default_runs: dict[int, list[list[float]]],
+                 tuned_runs: dict[int, list[list[float]]], *, seed: int = 0
+                 ) -> Optional[float]:
+    """How stable ``sweep_gain``'s "helps" verdict is over the A/B rounds (issue 25 item 1):
+    ``advisor.measure.resample_stability`` of the verdict on each resample of the rounds.  A
+    resample's verdict is ``sweep_gain``'s rule with its per-size ratio (median tuned over
+    median default of the pooled samples of the drawn rounds) and the full data's CI, relative
+    to the full data's ratio, moved to it, against the same per-size floors.  Pure.
+
+    :param values: the sweep evidence's values (``gain.<n>``, ``.ci_low``, ``.ci_high``,
+        ``.noise_floor``, ``.affected``), as ``sweep_gain`` reads them.
+    :param default_runs, tuned_runs: bytes -> per-round sample lists (bytes/s), round ``i`` of
+        both taken in the same A/B round.
+    :return: 0..1, or None with fewer than 2 rounds at the compared sizes or no gain values.
+    """
+    import numpy as np
+
+    from advisor.measure import resample_stability
+
+    from advisor.measure.stats import LEVEL, Comparison
+
+    cells = {}
+    for k, v in values.items():
+        m = re.fullmatch(r"gain\.(\d+)", k)
+        n = int(m.group(1)) if m else None
+        if n is None or not values.get(f"gain.{n}.affected", True) or not float(v) > 0:
+            continue
+        if n in default_runs and n in tuned_runs:
+            cells[n] = Comparison(float(v), float(values.get(f"{k}.ci_low", v)),
+                                  float(values.get(f"{k}.ci_high", v)), "indistinguishable",
+                                  float(values.get(f"{k}.noise_floor", 0.0)), LEVEL, 0, 0)
+    if not cells:
+        return None
+    rounds = min(min(len(default_runs[n]), len(tuned_runs[n])) for n in cells)
+
+    def helps(idx) -> bool:
+        verdicts = {c.verdict_at(float(np.median([x for i in idx for x in tuned_runs[n][i]]))
+                                 / float(np.median([x for i in idx
+                                                    for x in default_runs[n][i]])))
+                    for n, c in cells.items()}
+        return "better" in verdicts and "worse" not in verdicts
+
+    return resample_stability(helps, rounds, seed=seed)

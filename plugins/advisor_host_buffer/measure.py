@@ -416,12 +416,124 @@ def followup_sizes(sizes: list[int], tuned: int, current: Optional[int]) -> list
     return [n for n in sizes if n in keep]
 
 
+#: Most A/B rounds of the non-temporal threshold while its verdict is unstable (a cost cap: a
+#: round is two fresh processes sweeping the affected sizes, ~1-3 s on the 2-core VM).
+NT_MAX_ROUNDS = 6
+
+
 def within_run_floor(passes: dict) -> Optional[float]:
     """Median over sizes of the A/A noise floor between the passes of one sweep process
     (``noise_floor_from_aa`` of each size's per-pass samples); None without two passes."""
     floors = sorted(noise_floor_from_aa(v) for v in passes.values()
                     if len(v) >= 2 and all(len(r) for r in v))
     return floors[len(floors) // 2] if floors else None
+
+
+def _ab_values(runs: dict[str, list[list[Point]]], values: dict[str, Any],
+               current: Optional[int], seed: int) -> list[Series]:
+    """The sweep's series (every run of each configuration pooled per size) and, into
+    ``values``, the A/A floors of the default runs and the per-size A/B gains (``gain.<n>``
+    with CI, floor and ``affected``)."""
+    series = []
+    pooled: dict[str, dict[int, list[float]]] = {}
+    for cfg, rr in runs.items():
+        if not rr:
+            continue
+        by: dict[int, list[float]] = {}
+        per_run: dict[int, list[list[float]]] = {}
+        for run in rr:
+            for p in run:
+                by.setdefault(int(p.x), []).extend(p.samples)
+                per_run.setdefault(int(p.x), []).append(p.samples)
+        pooled[cfg] = by
+        series.append(Series(name=cfg, unit=E.BPS, x_name="nbytes", x_unit="bytes", points=[
+            Point(x=float(n), label=cfg, samples=s, stats=summarize(s, seed=seed),
+                  warmup=[w for run in rr for p in run if int(p.x) == n for w in p.warmup])
+            for n, s in sorted(by.items())]))
+        if cfg == "default" and len(rr) >= 2:
+            floors = {n: noise_floor_from_aa(v) for n, v in per_run.items() if len(v) >= 2}
+            for n, f in floors.items():
+                values[f"aa_noise_floor.{n}"] = f
+            # process-level noise of memcpy here: the A/A floor at the sizes both configurations
+            # stream (>= glibc's current threshold), which the tuning does not change.  Inside
+            # the cliff the default runs scatter because cached stores of out-of-cache copies
+            # are erratic: that scatter is the symptom, not measurement noise.
+            plateau = sorted(f for n, f in floors.items() if current is not None and n >= current)
+            if plateau:
+                values["noise_floor"] = plateau[len(plateau) // 2]
+    cliff_range = (int(values["cliff.start_bytes"]), int(current)) if (
+        "cliff.start_bytes" in values and current is not None and "noise_floor" in values) else None
+    if "tuned" in pooled and pooled["tuned"]:
+        for n, tuned_s in pooled["tuned"].items():
+            d = pooled["default"].get(n)
+            if not d:
+                continue
+            nf = values.get(f"aa_noise_floor.{n}", 0.0)
+            if cliff_range and cliff_range[0] <= n < cliff_range[1]:
+                nf = values["noise_floor"]
+            c = compare(d, tuned_s, higher_is_better=True, noise_floor=nf, seed=seed)
+            values[f"gain.{n}"] = c.ratio
+            values[f"gain.{n}.ci_low"] = c.ci_low
+            values[f"gain.{n}.ci_high"] = c.ci_high
+            values[f"gain.{n}.noise_floor"] = nf
+            # glibc changes its code path only for copies in [tuned, current): the others run the
+            # same stores in both configurations, so their ratio is drift (a control)
+            tuned_b = values.get("nt_threshold.tuned_bytes")
+            if tuned_b is not None and current is not None:
+                values[f"gain.{n}.affected"] = int(tuned_b) <= n < int(current)
+    return series
+
+
+def _per_run(rr: list[list[Point]]) -> dict[int, list[list[float]]]:
+    """bytes -> per-run sample lists of one configuration's runs."""
+    out: dict[int, list[list[float]]] = {}
+    for run in rr:
+        for p in run:
+            out.setdefault(int(p.x), []).append(list(p.samples))
+    return out
+
+
+def _until_stable(runs: dict[str, list[list[Point]]], values: dict[str, Any],
+                  current: Optional[int], ctx: MeasureContext,
+                  run_one: Callable[[str, int], list[float]], deadline: float) -> list[Series]:
+    """Sequential A/B (issue 25 item 1): while the "helps" verdict's stability over resamples
+    of the rounds (``cliff.ab_stability``) is below ``STABLE_SHARE``, one more round (default,
+    then tuned) while it fits before ``deadline`` and fewer than ``NT_MAX_ROUNDS`` ran.  Values
+    ``nt.stability``, ``nt.stability_by_round``, ``nt.stopped`` (stable / budget / round cap /
+    too few rounds) and ``interleave.rounds``; returns the series of every round."""
+    from advisor.measure import STABLE_SHARE
+
+    series = _ab_values(runs, values, current, ctx.seed)
+    history: list[float] = []
+    while True:
+        rounds = min(len(runs["default"]), len(runs["tuned"]))
+        got = CL.ab_stability(values, _per_run(runs["default"]), _per_run(runs["tuned"]),
+                              seed=ctx.seed)
+        if got is None:
+            stopped = "too few rounds"
+            break
+        history.append(got)
+        if got >= STABLE_SHARE:
+            stopped = "stable"
+            break
+        if rounds >= NT_MAX_ROUNDS:
+            stopped = "round cap"
+            break
+        t0 = time.monotonic()
+        if t0 + values.get("ab_round_s", 0.0) > deadline:
+            stopped = "budget"
+            break
+        ctx.progress(f"one more A/B round: stability {got:.2f} < {STABLE_SHARE}", None)
+        run_one("default", rounds)
+        run_one("tuned", rounds)
+        values["ab_round_s"] = time.monotonic() - t0
+        series = _ab_values(runs, values, current, ctx.seed)
+    values.update({"interleave.rounds": min(len(runs["default"]), len(runs["tuned"])),
+                   "nt.stopped": stopped,
+                   "nt.stability_by_round": ",".join(f"{x:.2f}" for x in history)})
+    if history:
+        values["nt.stability"] = history[-1]
+    return series
 
 
 def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional[Evidence]:
@@ -495,61 +607,22 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
             side[cfg].append(pts)
             return next(p.samples for p in pts if int(p.x) == key)
 
-        il = interleave(["default", "tuned"], run_one, repeats=2,
-                        deadline=time.monotonic() + ctx.remaining_s() / 2,
+        t_ab = time.monotonic()
+        deadline_ab = t_ab + ctx.remaining_s() / 2
+        il = interleave(["default", "tuned"], run_one, repeats=2, deadline=deadline_ab,
                         max_extra_rounds=0 if ctx.quick else 1)
         runs = side
+        # a later round's seconds: the interleaved rounds' mean, the first default's whole
+        # sweep not counted (it is reused, not rerun)
+        values["ab_round_s"] = (time.monotonic() - t_ab) / max(1, il.rounds)
         values.update({"interleave.rounds": il.rounds, "interleave.extra_rounds": il.extra_rounds,
                        "interleave.truncated": il.truncated,
                        "interleave.disagreement.default": il.disagreement["default"],
                        "interleave.disagreement.tuned": il.disagreement["tuned"]})
-    series = []
-    pooled: dict[str, dict[int, list[float]]] = {}
-    for cfg, rr in runs.items():
-        if not rr:
-            continue
-        by: dict[int, list[float]] = {}
-        per_run: dict[int, list[list[float]]] = {}
-        for run in rr:
-            for p in run:
-                by.setdefault(int(p.x), []).extend(p.samples)
-                per_run.setdefault(int(p.x), []).append(p.samples)
-        pooled[cfg] = by
-        series.append(Series(name=cfg, unit=E.BPS, x_name="nbytes", x_unit="bytes", points=[
-            Point(x=float(n), label=cfg, samples=s, stats=summarize(s, seed=ctx.seed),
-                  warmup=[w for run in rr for p in run if int(p.x) == n for w in p.warmup])
-            for n, s in sorted(by.items())]))
-        if cfg == "default" and len(rr) >= 2:
-            floors = {n: noise_floor_from_aa(v) for n, v in per_run.items() if len(v) >= 2}
-            for n, f in floors.items():
-                values[f"aa_noise_floor.{n}"] = f
-            # process-level noise of memcpy here: the A/A floor at the sizes both configurations
-            # stream (>= glibc's current threshold), which the tuning does not change.  Inside
-            # the cliff the default runs scatter because cached stores of out-of-cache copies
-            # are erratic: that scatter is the symptom, not measurement noise.
-            plateau = sorted(f for n, f in floors.items() if current is not None and n >= current)
-            if plateau:
-                values["noise_floor"] = plateau[len(plateau) // 2]
-    cliff_range = (int(values["cliff.start_bytes"]), int(current)) if (
-        "cliff.start_bytes" in values and current is not None and "noise_floor" in values) else None
-    if "tuned" in pooled and pooled["tuned"]:
-        for n, tuned_s in pooled["tuned"].items():
-            d = pooled["default"].get(n)
-            if not d:
-                continue
-            nf = values.get(f"aa_noise_floor.{n}", 0.0)
-            if cliff_range and cliff_range[0] <= n < cliff_range[1]:
-                nf = values["noise_floor"]
-            c = compare(d, tuned_s, higher_is_better=True, noise_floor=nf, seed=ctx.seed)
-            values[f"gain.{n}"] = c.ratio
-            values[f"gain.{n}.ci_low"] = c.ci_low
-            values[f"gain.{n}.ci_high"] = c.ci_high
-            values[f"gain.{n}.noise_floor"] = nf
-            # glibc changes its code path only for copies in [tuned, current): the others run the
-            # same stores in both configurations, so their ratio is drift (a control)
-            tuned_b = values.get("nt_threshold.tuned_bytes")
-            if tuned_b is not None and current is not None:
-                values[f"gain.{n}.affected"] = int(tuned_b) <= n < int(current)
+    if runs.get("tuned"):
+        series = _until_stable(runs, values, current, ctx, run_one, deadline_ab)
+    else:
+        series = _ab_values(runs, values, current, ctx.seed)
     # the harness' artefact rules on what this sweep recorded (first_touch_artefact on the
     # destination's fill, the placement's distance): a labelled point keeps no bandwidth.  No
     # ceiling check here: the sweep times the ceiling's own kernel (numpy.copyto between

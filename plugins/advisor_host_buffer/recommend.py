@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from advisor.measure import (classify_series, first_touch_artefact, relabel_all, veto,
-                             withheld)
+from advisor.measure import (STABLE_SHARE, classify_series, first_touch_artefact, relabel_all,
+                             veto, withheld)
+from advisor.measure.interleave import N_RESAMPLES
 from advisor.measure.placement import FIRST_TOUCH_LABEL
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
@@ -440,6 +441,19 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
             message=f"memcpy cliff: {cliff_txt}; {why}, so no tunable is advised",
             evidence=[E.EV_SWEEP]))
         return
+    stab, ab_rounds = e.values.get("nt.stability"), e.values.get("interleave.rounds")
+    if stab is not None and float(stab) < STABLE_SHARE:
+        # the gain does not survive resampling the A/B rounds: advice that would flip from one
+        # probe to the next is not given (issue 25 item 1)
+        findings.append(Finding(
+            id="memcpy-cliff", severity="info",
+            message=(f"memcpy cliff: {cliff_txt}; the tuned threshold {hex(int(tuned))} gained "
+                     f"in these {ab_rounds} A/B rounds, but only {float(stab):.0%} of "
+                     f"resamples of them agree (policy {STABLE_SHARE:.0%}; measuring stopped: "
+                     f"{e.values.get('nt.stopped')}), so no tunable is advised"),
+            remedy="probe again with a larger --time-budget to measure more rounds",
+            evidence=[E.EV_SWEEP]))
+        return
     eff = e.values.get("nt_threshold.tuned_effective_bytes")
     if eff is not None and int(eff) != int(tuned):
         findings.append(Finding(
@@ -472,8 +486,11 @@ def _sweep(ev, facts, findings, recs, nf) -> None:
             f"{cliff_txt}. With {item}={hex(int(tuned))} a {E.fmt_bytes(gain.best)} copy ran "
             f"{r:.2f}x faster{_ci(lo, hi)} in a fresh process and no swept size the setting affects got "
             "slower beyond its A/A noise floor."
+            + (f" Stability {float(stab):.2f}: the share of {N_RESAMPLES} resamples of the "
+               f"{ab_rounds} A/B rounds that give this advice (policy {STABLE_SHARE:.2f})."
+               if stab is not None else "")
         ),
-        confidence="high" if lo != r else "medium",
+        confidence="high" if lo != r and stab is not None else "medium",
         evidence=[E.EV_SWEEP],
         verifiable=True,
     ))

@@ -183,6 +183,9 @@ def measure_host(ctx: MeasureContext) -> list[Evidence]:
         series.append(Series(name=name, unit="s", x_name="chunk", x_unit="bytes", points=pts))
         cmp = compare(data["nohuge"], data["huge"], higher_is_better=False, seed=ctx.seed)
         values.update(cmp.as_values(f"{name}_"))
+        stab = pair_stability(cmp, data["nohuge"], data["huge"], seed=ctx.seed)
+        if stab is not None:
+            values[f"{name}_stability"] = stab
     for k, v in huge_got.items():
         if v:
             values[f"{k}_anon_huge_fraction"] = min(v) / chunk
@@ -197,6 +200,25 @@ def measure_host(ctx: MeasureContext) -> list[Evidence]:
                      description="first touch and mlock/munlock (registration-like) of "
                                  "large-page-aligned chunks, MADV_HUGEPAGE vs base pages",
                      series=series, conditions=cond, values=values)]
+
+
+def pair_stability(cmp, base: list[float], huge: list[float], *, seed: int = 0
+                   ) -> Optional[float]:
+    """The stability of ``cmp``'s verdict (``compare(base, huge)``, times) over resamples of
+    the interleaved repeats (repeat ``i`` measured both policies):
+    ``advisor.measure.resample_stability`` of ``cmp.verdict_at`` the resample's ratio (issue 25
+    item 1).  None with fewer than 2 paired repeats."""
+    import numpy as np
+
+    from advisor.measure import resample_stability
+
+    n = min(len(base), len(huge))
+
+    def verdict(idx) -> str:
+        return cmp.verdict_at(float(np.median([base[i] for i in idx]))
+                              / float(np.median([huge[i] for i in idx])))
+
+    return resample_stability(verdict, n, seed=seed)
 
 
 #: Bytes of the message copied into each buffer (the first-send case moved 1 KiB).

@@ -13,6 +13,7 @@ import statistics
 from typing import Optional, Sequence
 
 from advisor.knobs import version_in
+from advisor.measure import STABLE_SHARE
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
 from . import knobs, model
@@ -240,8 +241,12 @@ def _host_speedup(ev: Optional[Evidence]) -> tuple[bool, str, bool]:
         verdict = ev.values.get(f"{s.name}_verdict")  # harness compare(nohuge, huge)
         if verdict is not None:
             lo, hi = ev.values.get(f"{s.name}_ratio_ci_low"), ev.values.get(f"{s.name}_ratio_ci_high")
-            real = real or verdict == "better"
+            stab = ev.values.get(f"{s.name}_stability")  # over resampled repeats (issue 25)
+            # a gain that resampling the repeats does not keep is not called real
+            real = real or (verdict == "better" and (stab is None or stab >= STABLE_SHARE))
             how = f"{verdict}, CI {lo:.3g}-{hi:.3g}x" if lo is not None and hi is not None else verdict
+            if stab is not None:
+                how += f", stability {stab:.2f}"
         else:
             how = "recorded values, no CI"
         parts.append(f"{s.name}: base pages {mb:.4g} s, MADV_HUGEPAGE {mh:.4g} s "

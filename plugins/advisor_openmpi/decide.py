@@ -252,21 +252,21 @@ def _resampled_advice(rs, configs: list[str], baseline: str, d: Decision,
     """The decision on each launch resample of ``rs`` (``_resamples``; module docstring):
     a tie within ``half`` (config -> half-width of the full data's band interval) keeps the
     baseline."""
-    # per cell: the floor and the CI's width relative to the ratio on the full data, so a
-    # resample's verdict is ``compare``'s rule (the CI wholly beyond the floor) with the CI
-    # moved to the resample's ratio: on the full data the two rules agree
-    floors = {(v.config, v.metric, v.nbytes): (v.noise_floor, v.ci_low / v.ratio,
-                                               v.ci_high / v.ratio)
-              for vs in d.verdicts.values() for v in vs if v.ratio > 0}
+    from advisor.measure.stats import Comparison
+
+    # per cell the full data's comparison: a resample's verdict is its rule with the CI moved
+    # to the resample's ratio (``Comparison.verdict_at``): on the full data the two agree
+    cmps = {(v.config, v.metric, v.nbytes): Comparison(v.ratio, v.ci_low, v.ci_high, v.verdict,
+                                                       v.noise_floor, LEVEL, 0, 0)
+            for vs in d.verdicts.values() for v in vs if v.ratio > 0}
     out = []
     for worst, ratio in rs:
         best = max(worst, key=lambda c: (worst[c], c == baseline, -configs.index(c)))
         advice = baseline
         if best != baseline and worst[best] - worst[baseline] > half.get(best, 0.0):
-            mine = [(r, floors.get(k, (0.0, 1.0, 1.0))) for k, r in ratio.items()
-                    if k[0] == best]
-            if (any(r * lo > 1 + f for r, (f, lo, _) in mine)
-                    and not any(r * hi < 1 / (1 + f) for r, (f, _, hi) in mine)):
+            mine = {cmps[k].verdict_at(r) for k, r in ratio.items()
+                    if k[0] == best and k in cmps and r > 0}
+            if "better" in mine and "worse" not in mine:
                 advice = best
         out.append(advice)
     return out

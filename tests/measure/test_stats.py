@@ -145,3 +145,16 @@ def test_noise_floor_from_aa_forms():
     assert noise_floor_from_aa([5.0]) == 0.0
     with pytest.raises(ValueError):
         noise_floor_from_aa([])
+
+
+def test_verdict_at_moves_the_ci_with_the_ratio():
+    """``Comparison.verdict_at``: the rule of ``compare`` at another ratio, the CI's bounds
+    relative to the ratio kept (the resample rule of issue 25's stability figures)."""
+    from advisor.measure.stats import Comparison
+
+    c = Comparison(1.30, 1.20, 1.40, "better", 0.10, 0.95, 9, 9)
+    assert c.verdict_at(1.30) == c.verdict == "better"
+    assert c.verdict_at(1.10) == "indistinguishable"   # CI 1.02-1.18: not beyond 1.10
+    assert c.verdict_at(0.70) == "worse"               # CI 0.65-0.75: below 1/1.1
+    with pytest.raises(ValueError):
+        c.verdict_at(0.0)

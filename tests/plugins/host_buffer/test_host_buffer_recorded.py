@@ -246,3 +246,61 @@ def test_recorded_cliff_from_a_quick_probe_is_a_finding_not_advice():
     msg = _ids(advice.findings)["memcpy-cliff"].message
     tuned = int(sweep.values["nt_threshold.tuned_bytes"])
     assert "--quick" in msg and hex(tuned) in msg and "full probe" in msg
+
+
+def _rounds(gains: list, n: int = 8 << 20) -> tuple[dict, dict, dict]:
+    """Constructed A/B rounds at one affected size: the default at 5 GB/s in every round, the
+    tuned run at ``gains[i]`` times it in round ``i`` (a small deterministic spread inside each
+    run); values as the measurement writes them for the pooled data."""
+    import numpy as np
+
+    from advisor.measure import compare
+
+    d = {n: [[5e9 * (1 + 0.001 * (j % 3 - 1)) for j in range(9)] for _ in gains]}
+    t = {n: [[5e9 * g * (1 + 0.001 * (j % 3 - 1)) for j in range(9)] for g in gains]}
+    c = compare([x for r in d[n] for x in r], [x for r in t[n] for x in r],
+                higher_is_better=True, noise_floor=0.05)
+    assert np.isfinite(c.ratio)
+    values = {f"gain.{n}": c.ratio, f"gain.{n}.ci_low": c.ci_low, f"gain.{n}.ci_high": c.ci_high,
+              f"gain.{n}.noise_floor": 0.05, f"gain.{n}.affected": True}
+    return values, d, t
+
+
+def test_the_nt_gain_is_stable_only_when_every_round_shows_it():
+    """Issue 25 item 1 for host-buffer: the verdict's stability over resamples of the A/B
+    rounds.  A 1.3x gain in each of 4 rounds is stable; a gain in 2 of 4 rounds (the other two
+    level) is not, though the pooled CI may clear the floor."""
+    assert CL.ab_stability(*_rounds([1.3, 1.3, 1.3, 1.3])) == 1.0
+    mixed = CL.ab_stability(*_rounds([1.3, 1.0, 1.3, 1.0]))
+    assert mixed is not None and mixed < 0.8
+    assert CL.ab_stability(*_rounds([1.3])) is None  # one round: nothing to resample
+
+
+def test_an_unstable_nt_gain_is_not_advised():
+    """The recorded cliff, its A/B marked unstable as the measurement would (``nt.stability``
+    below the policy): no tunable is advised, and the finding says why and what to do."""
+    facts, ev = _load("sweep-cliff-kvm.json")
+    sweep = Evidence.find(ev, E.EV_SWEEP)
+    unstable = sweep.model_copy(update={"values": {**sweep.values, "nt.stability": 0.55,
+                                                   "interleave.rounds": 4,
+                                                   "nt.stopped": "budget"}})
+    adv = recommend([unstable if e is sweep else e for e in ev], facts)
+    assert not _nt_advice(adv)
+    f = next(f for f in adv.findings if f.id == "memcpy-cliff")
+    assert "only 55% of resamples" in f.message and "budget" in f.message
+    stable = sweep.model_copy(update={"values": {**sweep.values, "nt.stability": 0.9,
+                                                 "interleave.rounds": 3}})
+    (rec,) = _nt_advice(recommend([stable if e is sweep else e for e in ev], facts))
+    assert "Stability 0.90" in rec.rationale and rec.confidence == "high"
+
+
+def test_resample_stability_of_a_decision():
+    from advisor.measure import resample_stability
+
+    assert resample_stability(lambda idx: "same", 3) == 1.0
+    assert resample_stability(lambda idx: "x", 1) is None
+    # the decision follows round 0 alone: a resample keeps it when it draws round 0
+    share = resample_stability(lambda idx: 0 in idx, 4, n=400)
+    assert 0.6 < share < 0.8  # 1 - (3/4)**4 = 0.68
+    with pytest.raises(ValueError):
+        resample_stability(lambda idx: 0, 3, n=0)

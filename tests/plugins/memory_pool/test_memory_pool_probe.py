@@ -116,6 +116,42 @@ def test_host_probe_real_measurement(registry, facts):
         facts.memory.thp_enabled == "never"
     if got_huge:  # the kernel gave huge pages: their first touch is faster, beyond the CI
         assert ft.values["first-touch_verdict"] == "better"
+    # the verdict's stability over resampled repeats is measured with it (issue 25 item 1)
+    assert 0.0 <= ft.values["first-touch_stability"] <= 1.0
+
+
+def test_an_unstable_huge_page_gain_does_not_make_the_advice_high_confidence():
+    """Issue 25 item 1 for the pool model's evidence: the recorded huge-page first-touch gain
+    counts only when resampling its repeats keeps it; marked unstable (as ``pair_stability``
+    writes it), the model's advice stays, at medium confidence, and says the stability."""
+    path = sorted(RECORDED.glob("host-*.json"))[0]
+    rec = json.loads(path.read_text())
+    facts = Facts.model_validate(rec["facts"])
+    ev = [Evidence.model_validate(e) for e in rec["evidence"]]
+    ft = next(e for e in ev if e.id == EV.HOST_FIRST_TOUCH)
+    if not ft.values.get("huge_anon_huge_fraction", 0) > 0:
+        pytest.skip("the recorded host evidence got no huge pages")
+    for stab, conf in ((0.5, "medium"), (0.95, "high")):
+        marked = ft.model_copy(update={"values": {
+            **ft.values, **{f"{s.name}_stability": stab for s in ft.series}}})
+        adv = RC.recommend_host([marked if e is ft else e for e in ev], facts)
+        r = next(r for r in adv.recommendations if r.id == "host-pool-large-page-blocks")
+        assert r.confidence == conf and f"stability {stab:.2f}" in r.rationale
+
+
+def test_pair_stability_of_a_huge_page_verdict():
+    """A gain in every repeat is stable; one carried by half the repeats is not."""
+    from advisor.measure import compare
+    from advisor_memory_pool.measure import pair_stability
+
+    base = [2.0, 2.01, 1.99, 2.0, 2.02, 1.98]
+    steady = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98]
+    cmp = compare(base, steady, higher_is_better=False)
+    assert cmp.verdict == "better" and pair_stability(cmp, base, steady) == 1.0
+    half = [1.0, 2.0, 1.0, 2.01, 1.0, 1.99]
+    cmp = compare(base, half, higher_is_better=False, noise_floor=0.1)
+    assert pair_stability(cmp, base, half) < 0.8
+    assert pair_stability(cmp, base[:1], half[:1]) is None
 
 
 def test_device_probe_without_gpu_is_not_applicable(registry, facts):
