@@ -55,3 +55,27 @@ def kind_values(evs: Sequence[Evidence], lib: Library) -> dict:
             v[f"advice_threshold_bytes:{k}"] = -1 if d.advice is None else int(d.advice)
             v[f"stability:{k}"] = d.stability
     return v
+
+
+def decisive_sizes(d, default: Optional[int], sizes: Sequence[int]) -> list[int]:
+    """The sizes (bytes, of ``sizes``) where the candidates still in contention after a
+    decision ``d`` (``minimax.Decision``: its tie band, advice and best, and the library
+    ``default``; None = CMA off) route messages differently, widened by one measured size on
+    each side: where later launches can still move the choice between them.  Every contender
+    routes the other sizes alike (a threshold ``T`` sends ``n >= T`` by CMA; off sends none),
+    so their scores there are equal and cannot reorder them.  Pure.  Example: tie band
+    {8192, 16384}, default 8192, sizes 4, 8, 12, 16, 64 KiB -> 4, 8, 12, 16 KiB.
+    """
+    contenders = {*d.tie, d.advice, d.best, default}
+    ts = sorted(t for t in contenders if t is not None)
+    srt = sorted(set(int(n) for n in sizes))
+    if not srt:
+        return []
+    lo = ts[0] if ts else srt[-1] + 1
+    hi = float("inf") if None in contenders else (ts[-1] if ts else lo)
+    inside = [i for i, n in enumerate(srt) if lo <= n < hi]
+    # one size on each side: the last below the smallest contender and the first at or above
+    # the largest, so the crossover stays bracketed
+    below = [i for i, n in enumerate(srt) if n < lo][-1:]
+    above = [i for i, n in enumerate(srt) if n >= hi][:1]
+    return [srt[i] for i in sorted({*below, *inside, *above})]

@@ -6,19 +6,22 @@ bytes and more use CMA, smaller ones the copy path", from rounds that wrote the 
 through MPI_T (or set the forced on / off extremes in the environment).  ``emit`` writes ``T``
 into the environment (``MPIR_CVAR_CH4_CMA_ENABLE=1`` and the threshold CVAR).  Whether the
 library compares with ``>=`` or ``>``, and whether the environment form acts like the run-time
-one, is what this check shows at the one decisive point: fresh launches with the emitted
-environment, one exchanging a message of exactly ``T`` bytes, one of ``T - 1`` bytes, and a
-third of 1 byte for the baseline, under ``strace -f -c`` counting
-``process_vm_readv``/``process_vm_writev`` (the CMA path's system calls).  MPICH makes some at
-init whatever the messages (its CMA check: measured 8 readv, 4 of them failing, and 4 writev
-on the 5.0.2 wheel), so the baseline launch's count is subtracted.  It behaves as measured when
-the ``T``-byte launch makes more calls than the baseline and the ``T - 1``-byte one no more.
+one, is what this check shows at the one decisive point: one fresh launch with the emitted
+environment (the worker's ``route`` mode, ``--env-form``: nothing written through MPI_T),
+exchanging messages of exactly ``T`` bytes, then ``T - 1`` bytes, then 1 byte (the baseline),
+each phase marked by an ``access(2)`` of a marker path, under ``strace -f`` tracing
+``process_vm_readv``/``process_vm_writev`` (the CMA path's system calls) and the markers.
+MPICH makes some CMA calls at init whatever the messages (its CMA check: measured 8 readv, 4 of
+them failing, and 4 writev on the 5.0.2 wheel); they fall before the first marker and are not
+counted (``phase_counts``).  It behaves as measured when the ``T``-byte phase makes more calls
+than the baseline phase and the ``T - 1``-byte one no more.  The same traced launch, writing
+each threshold through MPI_T instead, checks the run-time switch (``trust.run_trace_check``).
 
 Evidence ``cma-emitted-route``: values ``threshold_bytes``, ``calls_at``, ``calls_below``,
-``calls_baseline`` (counts, -1 when not counted), ``checked`` (bool), ``behaves`` (bool, only
-when checked), ``why``.  Where ``strace`` is missing or cannot trace here, ``checked`` is False and the
-advice stands with that said (``recommend``); where it misbehaves, ``recommend`` withdraws the
-threshold advice (``cma-emitted-form-differs``).
+``calls_baseline`` (counts per phase, -1 when not counted), ``checked`` (bool), ``behaves``
+(bool, only when checked), ``why``.  Where ``strace`` is missing or cannot trace here,
+``checked`` is False and the advice stands with that said (``recommend``); where it misbehaves,
+``recommend`` withdraws the threshold advice (``cma-emitted-form-differs``).
 """
 
 from __future__ import annotations
@@ -36,96 +39,133 @@ if TYPE_CHECKING:  # pragma: no cover
 EMITTED = "cma-emitted-route"
 #: The CMA path's system calls (process_vm_readv(2); MPICH's CMA reads the peer's buffer).
 SYSCALLS = ("process_vm_readv", "process_vm_writev")
+#: The marker calls of the worker's ``route`` mode (``os.access``: glibc issues one of these).
+MARKER_SYSCALLS = ("access", "faccessat", "faccessat2")
 
 
-def count_calls(strace_summary: str) -> int:
-    """Calls of ``SYSCALLS`` in a ``strace -c`` summary table (0 when none is listed).
+def phase_counts(strace_text: str) -> dict[tuple[int, int], int]:
+    """CMA calls (``SYSCALLS``) per ``(threshold, bytes)`` phase of a ``strace -f`` log of the
+    worker's ``route`` mode, split at its marker calls (``workers.paired.ROUTE_MARKER``); calls
+    before the first marker (MPI init) and after the end marker are not counted.  Pure.
 
-    :raises ValueError: the text holds no strace summary table.
+    :raises ValueError: no marker in the text (the launch was not traced).
     """
-    if "syscall" not in strace_summary:
-        raise ValueError("no strace -c summary in the output")
-    total = 0
-    for line in strace_summary.splitlines():
-        parts = line.split()
-        # columns: % time, seconds, usecs/call, calls, [errors,] syscall
-        if len(parts) >= 5 and parts[-1] in SYSCALLS and parts[3].isdigit():
-            total += int(parts[3])
-    return total
+    import re
+
+    from advisor_mpich_cma.workers.paired import ROUTE_MARKER
+
+    marker = re.compile(re.escape(ROUTE_MARKER) + r"(?:(\d+):(\d+)|end)")
+    call = re.compile(r"\b(?:" + "|".join(SYSCALLS) + r")\(")
+    counts: dict[tuple[int, int], int] = {}
+    cur = None
+    for line in strace_text.splitlines():
+        m = marker.search(line)
+        if m:
+            cur = (int(m.group(1)), int(m.group(2))) if m.group(1) else None
+            if cur is not None:
+                counts.setdefault(cur, 0)
+        elif cur is not None and call.search(line):
+            counts[cur] += 1
+    if not counts:
+        raise ValueError("no phase marker in the strace log")
+    return counts
+
+
+def traced_route(ctx: "MeasureContext", env: dict, phases: Sequence[tuple[int, int]], *,
+                 write: bool) -> tuple[Optional[dict[tuple[int, int], int]], int, str]:
+    """One launch of the worker's ``route`` mode under ``strace -f`` with the env overlay
+    ``env``: ``(CMA calls per phase, messages per phase, "")``, or ``(None, 0, why)`` when it
+    could not be counted here (no ``strace`` or launcher, the launch failed, MPI_T refused,
+    strace unable to trace).  ``write``: each phase's threshold is written through MPI_T;
+    otherwise the environment's stands.  Never raises for a failing launch."""
+    from advisor.measure import LaunchError, resolve_launcher, run_command
+    from advisor.measure.launch import parse_json_result, python_argv
+
+    from advisor_mpich_cma.workers import RANK
+
+    strace, launcher = shutil.which("strace"), resolve_launcher(ctx.launcher)
+    if strace is None:
+        return None, 0, "strace not found"
+    if not launcher:
+        return None, 0, "no MPI launcher"
+    args = ["route", "--checks", ",".join(f"{t}:{n}" for t, n in phases)]
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "strace.txt"
+        argv = [strace, "-f", "-o", str(log), "-e",
+                "trace=" + ",".join((*SYSCALLS, *MARKER_SYSCALLS)), *launcher,
+                *python_argv(RANK, args + ([] if write else ["--env-form"]))]
+        try:
+            cp = run_command(argv, env=env, timeout_s=max(20.0, min(60.0,
+                                                                    ctx.remaining_s() + 10)))
+        except LaunchError as exc:
+            return None, 0, f"the traced launch failed: {str(exc)[:200]}"
+        res = parse_json_result(cp.stdout) or {}
+        try:
+            counts = phase_counts(log.read_text() if log.exists() else "")
+        except ValueError:
+            return None, 0, ("strace could not trace the launch here (exit "
+                             f"{cp.returncode}): {(res.get('mpit_error') or cp.stderr.strip())[-200:]}")
+    if cp.returncode != 0 or "phases" not in res or any(p not in counts for p in phases):
+        return None, 0, (f"the traced launch gave no phase counts (exit {cp.returncode}): "
+                         f"{(res.get('mpit_error') or cp.stderr.strip())[-200:]}")
+    return counts, int(res.get("messages_per_phase", 1)), ""
 
 
 def route_ok(threshold: int, calls_at: int, calls_below: int,
              calls_baseline: int = 0) -> tuple[bool, str]:
-    """``(behaves, why)``: CMA calls beyond the baseline launch's at ``threshold`` bytes and
-    none beyond it one byte below (pure; counts of ``SYSCALLS`` per launch)."""
+    """``(behaves, why)``: CMA calls beyond the baseline phase's at ``threshold`` bytes and
+    none beyond it one byte below (pure; counts of ``SYSCALLS`` per phase)."""
     calls_at, calls_below = calls_at - calls_baseline, calls_below - calls_baseline
     if calls_at > 0 and calls_below <= 0:
-        return True, (f"with the emitted threshold {threshold}, a {threshold}-byte message took "
-                      f"the CMA path ({calls_at} process_vm_readv/writev calls beyond MPI "
-                      f"init's) and a {threshold - 1}-byte one the copy path (none), as "
-                      f"measured")
+        return True, (f"with the emitted threshold {threshold}, {threshold}-byte messages took "
+                      f"the CMA path ({calls_at} process_vm_readv/writev calls beyond the "
+                      f"1-byte baseline's) and {threshold - 1}-byte ones the copy path (none), "
+                      f"as measured")
     if calls_at <= 0:
-        return False, (f"with the emitted threshold {threshold} in the environment, a "
-                       f"{threshold}-byte message made no process_vm_readv/writev call: the "
+        return False, (f"with the emitted threshold {threshold} in the environment, "
+                       f"{threshold}-byte messages made no process_vm_readv/writev call: the "
                        f"library does not send messages of the threshold itself by CMA in this "
                        f"form (it may compare with '>' or ignore the variable)")
-    return False, (f"with the emitted threshold {threshold}, a {threshold - 1}-byte message "
+    return False, (f"with the emitted threshold {threshold}, {threshold - 1}-byte messages "
                    f"made {calls_below} process_vm_readv/writev calls: messages below the "
                    f"threshold took the CMA path")
 
 
 def run_route_check(ctx: "MeasureContext", mpi: MpiFacts, threshold: int) -> Evidence:
-    """The three traced launches (module docstring) -> ``cma-emitted-route`` evidence.  Never
-    raises for a missing or failing ``strace``: the evidence says why nothing was counted."""
-    from advisor.measure import LaunchError, resolve_launcher, run_command
-    from advisor.measure.launch import python_argv
-
-    from advisor_mpich_cma.launch import config_env
+    """The traced launch (module docstring) -> ``cma-emitted-route`` evidence.  Never raises
+    for a missing or failing ``strace``: the evidence says why nothing was counted."""
     from advisor_mpich_cma.evidence import ON
-    from advisor_mpich_cma.workers import RANK
+    from advisor_mpich_cma.launch import config_env
 
     # the verdict first: a listing that shows the first values shows it
     values: dict = {"threshold_bytes": int(threshold), "checked": False, "calls_at": -1,
                     "calls_below": -1, "calls_baseline": -1}
-    strace = shutil.which("strace")
-    launcher = resolve_launcher(ctx.launcher)
-    if strace is None or not launcher or threshold < 2:
-        values["why"] = ("strace not found: the route of the emitted threshold was not counted"
-                         if strace is None else "no launcher or no threshold to check")
+    if threshold < 2:
+        values["why"] = "no threshold to check"
         return _evidence(values)
-    env = config_env(mpi.flavour, ON, int(threshold))
-    counts = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for nbytes in (threshold, threshold - 1, 1):
-            out = Path(tmp) / f"strace-{nbytes}.txt"
-            argv = [strace, "-f", "-c", "-o", str(out), "-e", "trace=" + ",".join(SYSCALLS),
-                    *launcher, *python_argv(RANK, ["smoke", "--bytes", str(nbytes)])]
-            what = ("the baseline: MPI init's own CMA calls" if nbytes == 1 else
-                    f"a {nbytes}-byte message")
-            ctx.progress(f"tracing the emitted threshold {threshold}: {what}", None)
-            try:
-                cp = run_command(argv, env=env, timeout_s=max(20.0, min(60.0,
-                                                                        ctx.remaining_s() + 10)))
-            except LaunchError as exc:
-                values["why"] = f"the traced launch failed: {str(exc)[:200]}"
-                return _evidence(values)
-            try:
-                counts.append(count_calls(out.read_text() if out.exists() else ""))
-            except ValueError:
-                values["why"] = ("strace could not trace the launch here (exit "
-                                 f"{cp.returncode}): {cp.stderr.strip()[-200:]}")
-                return _evidence(values)
-    behaves, why = route_ok(threshold, *counts)
+    # (a threshold of 2 has no 1-byte message below its T - 1 to serve as the baseline)
+    phases = [(threshold, threshold), (threshold, threshold - 1)] + (
+        [(threshold, 1)] if threshold > 2 else [])
+    ctx.progress(f"tracing the emitted threshold {threshold}: messages of {threshold} and "
+                 f"{threshold - 1} bytes, and a 1-byte baseline", None)
+    counts, _, why = traced_route(ctx, config_env(mpi.flavour, ON, int(threshold)), phases,
+                                  write=False)
+    if counts is None:
+        values["why"] = (f"{why}: the route of the emitted threshold was not counted"
+                         if why == "strace not found" else why)
+        return _evidence(values)
+    at, below = counts[phases[0]], counts[phases[1]]
+    base = counts[phases[2]] if len(phases) > 2 else 0
+    behaves, why = route_ok(threshold, at, below, base)
     values = {"threshold_bytes": int(threshold), "behaves": behaves, "checked": True,
-              "calls_at": counts[0], "calls_below": counts[1], "calls_baseline": counts[2],
-              "why": why}
+              "calls_at": at, "calls_below": below, "calls_baseline": base, "why": why}
     return _evidence(values)
 
 
 def _evidence(values: dict) -> Evidence:
     return Evidence(id=EMITTED, description="the advised threshold in the form emit writes it "
-                    "(environment), traced: process_vm_readv/writev calls of a message at the "
-                    "threshold and one byte below", values=values)
+                    "(environment), traced in one launch: process_vm_readv/writev calls of "
+                    "messages at the threshold, one byte below and of 1 byte", values=values)
 
 
 def emitted_findings(evidence: Sequence[Evidence]) -> tuple[list[Finding], Optional[bool]]:

@@ -285,6 +285,12 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
         drawn = rng.integers(0, len(launch_ids), size=(n_boot, len(launch_ids)))
         col_launch = np.array([launch_ids.index(c[2]) for c in cols])
         keep = (drawn[:, :, None] == col_launch[None, None, :]).any(axis=1)   # (B, S)
+        # a size one launch alone measured (later launches re-measure only the decisive
+        # sizes, ``paired.run_paired``) stays in every resample: dropping it would drop the size
+        seen: dict[tuple[str, int], int] = {}
+        for c in cols:
+            seen[(c[0], c[1])] = seen.get((c[0], c[1]), 0) + 1
+        keep |= np.array([seen[(c[0], c[1])] == 1 for c in cols])[None, :]
         bworst = np.where(keep[:, None, :], boot, np.inf).min(axis=2)         # (B, C)
     else:
         bworst = boot.min(axis=2)                    # (B, C)

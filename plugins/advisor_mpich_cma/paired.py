@@ -10,7 +10,8 @@ from advisor.models import Evidence, MpiFacts, Point, Series
 from advisor.probe import MeasureContext
 
 from advisor_mpich_cma import minimax as R
-from advisor_mpich_cma.decision import default_candidate, kind_values, record_of
+from advisor_mpich_cma.decision import (decisive_sizes, default_candidate, kind_values,
+                                        record_of)
 from advisor_mpich_cma.evidence import (BW, DECISION, LAT, OFF, ON, PAIRED, library_of,
                                         sane_library,
                                         usable_kinds)
@@ -135,7 +136,9 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     Launch 1 measures the grid; the crossover is then refined per kind by bisection
     (``minimax.bracket`` / ``minimax.midpoint``, each step a launch of its own, counted as part
     of launch 1) while the budget allows, at most ``refine_steps`` steps per kind.  Launches
-    2, 3, ... each measure every size so far (grid and refined) in one launch per rank pair;
+    2, 3, ... each measure, in one launch per rank pair, the sizes so far (grid and refined)
+    where the candidates in contention after launch 1 route messages differently
+    (``decision.decisive_sizes``; a kind with none is not measured again);
     from launch ``MIN_LAUNCHES`` on, the decision (``decision.record_of``, what ``recommend``
     uses) is taken after each, and measuring stops when its stability reaches
     ``minimax.STABLE_SHARE`` and the launches did not all meet one state of a two-state copy
@@ -148,7 +151,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
 
     Evidence ids: ``cma-paired[.<pair>]`` for base pages, ``cma-paired.thp[.<pair>]`` for
     THP-backed buffers; one point per size and launch (label ``launch<i>``); values
-    ``launches``, ``stopped`` (why), ``stability_by_launch`` (the decision's stability after
+    ``launches``, ``stopped`` (why), ``later_launch_sizes`` (per kind, the sizes launches 2,
+    3, ... measured), ``stability_by_launch`` (the decision's stability after
     each launch from the second, comma-separated), ``machine_states`` (steady / both / one:
     with "one" every candidate ties in the decision and the default is advised),
     ``buffer_pages`` ("base"/"msgbuf"/"thp"),
@@ -278,6 +282,17 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     history: list[float] = []
     n_launch = 1
     last_s = 0.0  # seconds the last of launches 2, 3, ... took
+    # launches 2, 3, ... re-measure the sizes where the candidates still in contention after
+    # launch 1 route messages differently (``decision.decisive_sizes``): elsewhere their
+    # scores are equal, and the largest sizes cost most of a launch (4-16 MiB: 3.7 of 5.7 s
+    # of the base kind's timed work on the 2-core VM).  ``--option later_sizes=all``: every size.
+    later = {k: sorted({int(r["bytes"]) for r in raw[(k, todo[0][0])][first]["sizes"]})
+             for k in kinds}
+    rec0 = record_of(usable_kinds(evidence(steps))[0], lib_sane, bad_thr)
+    if rec0 is not None and ctx.options.get("later_sizes", "decisive") != "all":
+        cut = {k: decisive_sizes(rec0.d, default_candidate(lib_sane), v)
+               for k, v in later.items()}
+        later = {k: v for k, v in cut.items() if v} or later
     while True:
         if n_launch >= MIN_LAUNCHES:
             so_far = evidence(steps)
@@ -292,10 +307,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             if n_launch >= max_launches(ctx):
                 stopped = STOP_CAP
                 break
-        todo_sizes = {k: sorted({int(r["bytes"]) for r in raw[(k, todo[0][0])][first]["sizes"]})
-                      for k in kinds}
-        est = sum(launch_estimate(todo_sizes[k], 2 * per_batch[(k, pr)])
-                  for k in kinds for pr, _ in todo)
+        est = sum(launch_estimate(later[k], 2 * per_batch[(k, pr)])
+                  for k in later for pr, _ in todo)
         # the planning estimate, or what the last launch took when that was longer (a loaded
         # machine: a new user's make probe saw a launch overrun the budget and lose them all)
         if n_launch >= MIN_LAUNCHES and max(est, last_s) > ctx.remaining_s():
@@ -306,12 +319,11 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
         got_all: dict[tuple[str, str], dict] = {}
         try:
             for pair, cpus in todo:
-                got = launch(pair, cpus, {k: (todo_sizes[k], per_batch[(k, pair)])
-                                          for k in kinds})
-                if "" in got or any(not got[k].get("sizes") for k in kinds):
+                got = launch(pair, cpus, {k: (later[k], per_batch[(k, pair)]) for k in later})
+                if "" in got or any(not got[k].get("sizes") for k in later):
                     raise LaunchError(f"paired launch {n_launch + 1} returned no sizes: "
                                       f"{got.get('', {}).get('mpit_error', '')}")
-                got_all.update({(kind, pair): got[kind] for kind in kinds})
+                got_all.update({(kind, pair): got[kind] for kind in later})
         except LaunchError as exc:
             # the launches so far stand: the decision is taken from them, and says why it
             # stopped (a timeout here is the budget running out under load)
@@ -325,6 +337,9 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     final = evidence(steps)
     seq = {"launches": n_launch, "stopped": stopped,
            "stability_by_launch": ",".join(f"{x:.2f}" for x in history),
+           "later_launch_sizes": "; ".join(f"{k}: " + (",".join(map(str, later[k]))
+                                                       if k in later else "none")
+                                           for k in kinds),
            "machine_states": machine_states(final, n_launch)}
     return [e.model_copy(update={"values": {**e.values, **seq}}) for e in final], ""
 

@@ -30,8 +30,6 @@ per size ``ratio_env:<n>`` / ``ratio_mpit:<n>`` (bandwidth on/off), ``aa_floor:<
 from __future__ import annotations
 
 import math
-import shutil
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from advisor.models import Evidence, Finding, MpiFacts, Point, Series
@@ -206,35 +204,6 @@ def trace_phases() -> list[tuple[int, int]]:
     return out
 
 
-def phase_counts(strace_text: str) -> dict[tuple[int, int], int]:
-    """CMA calls (``emitted.SYSCALLS``) per phase of a ``strace -f`` log of the ``route`` mode,
-    split at its marker ``access`` calls (``workers.paired.ROUTE_MARKER``); calls before the
-    first marker (MPI init) and after the end marker are not counted.  Pure.
-
-    :raises ValueError: no marker in the text (the launch was not traced).
-    """
-    import re
-
-    from advisor_mpich_cma.emitted import SYSCALLS
-    from advisor_mpich_cma.workers.paired import ROUTE_MARKER
-
-    marker = re.compile(re.escape(ROUTE_MARKER) + r"(?:(\d+):(\d+)|end)")
-    call = re.compile(r"\b(?:" + "|".join(SYSCALLS) + r")\(")
-    counts: dict[tuple[int, int], int] = {}
-    cur = None
-    for line in strace_text.splitlines():
-        m = marker.search(line)
-        if m:
-            cur = (int(m.group(1)), int(m.group(2))) if m.group(1) else None
-            if cur is not None:
-                counts.setdefault(cur, 0)
-        elif cur is not None and call.search(line):
-            counts[cur] += 1
-    if not counts:
-        raise ValueError("no phase marker in the strace log")
-    return counts
-
-
 def trace_verdict(counts: dict[tuple[int, int], int], messages: int) -> tuple[bool, str]:
     """``(trusted, why)`` from ``phase_counts``: a phase routes by CMA when it made at least one
     call per message (``messages``, both directions).  Trusted when every phase of
@@ -258,41 +227,20 @@ def trace_verdict(counts: dict[tuple[int, int], int], messages: int) -> tuple[bo
 
 
 def run_trace_check(ctx: "MeasureContext", mpi: MpiFacts) -> Optional[Evidence]:
-    """One launch of the ``route`` mode under ``strace -f`` (``trace_phases``), as the
-    ``cma-switch-check`` evidence with ``method`` "strace": values ``phases`` ("T:N=calls,..."),
-    ``messages_per_phase``, ``trusted``, ``why``.  None when it could not be counted here
-    (no ``strace`` or launcher, MPI_T refused, strace unable to trace): the caller then checks
-    the switch by bandwidth (``run_check``).  Never raises for a failing launch."""
-    import tempfile
-
-    from advisor.measure import LaunchError, resolve_launcher, run_command
-    from advisor.measure.launch import parse_json_result, python_argv
-
-    from advisor_mpich_cma.emitted import SYSCALLS
+    """One launch of the ``route`` mode under ``strace -f`` (``trace_phases``, each threshold
+    written through MPI_T; ``emitted.traced_route``), as the ``cma-switch-check`` evidence with
+    ``method`` "strace": values ``phases`` ("T:N=calls,..."), ``messages_per_phase``,
+    ``trusted``, ``why``.  None when it could not be counted here (no ``strace`` or launcher,
+    MPI_T refused, strace unable to trace): the caller then checks the switch by bandwidth
+    (``run_check``).  Never raises for a failing launch."""
+    from advisor_mpich_cma.emitted import traced_route
     from advisor_mpich_cma.launch import config_env
-    from advisor_mpich_cma.workers import RANK
 
-    strace, launcher = shutil.which("strace"), resolve_launcher(ctx.launcher)
-    if strace is None or not launcher:
-        return None
     phases = trace_phases()
     ctx.progress("tracing the MPI_T switch: which path each written threshold sends by", None)
-    with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "strace.txt"
-        argv = [strace, "-f", "-o", str(log), "-e",
-                "trace=" + ",".join((*SYSCALLS, "access", "faccessat", "faccessat2")),
-                *launcher, *python_argv(RANK, ["route", "--checks",
-                                               ",".join(f"{t}:{n}" for t, n in phases)])]
-        try:
-            cp = run_command(argv, env=config_env(mpi.flavour, ON, 0),
-                             timeout_s=max(20.0, min(60.0, ctx.remaining_s() + 10)))
-            res = parse_json_result(cp.stdout) or {}
-            counts = phase_counts(log.read_text()) if log.exists() else {}
-        except (LaunchError, ValueError, OSError):
-            return None
-    if cp.returncode != 0 or "phases" not in res or any(p not in counts for p in phases):
+    counts, messages, _ = traced_route(ctx, config_env(mpi.flavour, ON, 0), phases, write=True)
+    if counts is None:
         return None
-    messages = int(res.get("messages_per_phase", 1))
     trusted, why = trace_verdict(counts, messages)
     return Evidence(
         id=SWITCH_CHECK, description="the MPI_T run-time threshold switch traced: "

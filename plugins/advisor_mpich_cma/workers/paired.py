@@ -173,27 +173,31 @@ ROUTE_MARKER = "/advisor-route-phase-"
 ROUTE_EXCHANGES = 4
 
 
-def route(MPI, comm, checks: Sequence[tuple[int, int]]) -> dict:
+def route(MPI, comm, checks: Sequence[tuple[int, int]], write: bool = True) -> dict:
     """The ``route`` mode: for each ``(threshold, nbytes)`` of ``checks``, write the threshold
-    CVAR through MPI_T on every rank, mark the phase (``ROUTE_MARKER``), exchange
+    CVAR through MPI_T on every rank (``write``; otherwise the environment's threshold stands
+    and ``threshold`` only labels the phase), mark the phase (``ROUTE_MARKER``), exchange
     ``ROUTE_EXCHANGES`` messages of ``nbytes`` each way, then a barrier.  Nothing is timed: the
-    probe counts the CMA system calls of each phase under ``strace`` (``advisor_mpich_cma.trust``).
-    Returns ``{"phases": [[threshold, nbytes], ...], "messages_per_phase": int}`` or
-    ``{"mpit_error": ...}``."""
+    probe counts the CMA system calls of each phase under ``strace``
+    (``advisor_mpich_cma.emitted.traced_route``).  Returns ``{"phases": [[threshold, nbytes],
+    ...], "messages_per_phase": int}`` or ``{"mpit_error": ...}``."""
     import numpy as np
 
     from advisor_mpich_cma.knobs import CMA_THRESHOLD
     from advisor_mpich_cma.mpit import Mpit, MpitError
 
-    try:
-        mpit = Mpit()
-        thr = mpit.cvar(CMA_THRESHOLD)
-        initial = thr.read()
-    except MpitError as exc:
-        return {"mpit_error": str(exc)}
+    thr = mpit = None
+    if write:
+        try:
+            mpit = Mpit()
+            thr = mpit.cvar(CMA_THRESHOLD)
+            initial = thr.read()
+        except MpitError as exc:
+            return {"mpit_error": str(exc)}
     peer = 1 - comm.Get_rank()
     for threshold, nbytes in checks:
-        thr.write(int(threshold))
+        if thr is not None:
+            thr.write(int(threshold))
         comm.Barrier()
         os.access(f"{ROUTE_MARKER}{threshold}:{nbytes}", os.F_OK)
         send, recv = np.ones(nbytes, np.uint8), np.empty(nbytes, np.uint8)
@@ -201,6 +205,7 @@ def route(MPI, comm, checks: Sequence[tuple[int, int]]) -> dict:
             comm.Sendrecv(send, dest=peer, sendtag=9, recvbuf=recv, source=peer, recvtag=9)
         comm.Barrier()
     os.access(f"{ROUTE_MARKER}end", os.F_OK)  # what follows (restore, report) is not a phase
-    thr.write(initial)
-    mpit.close()
+    if thr is not None:
+        thr.write(initial)
+        mpit.close()
     return {"phases": [list(c) for c in checks], "messages_per_phase": 2 * ROUTE_EXCHANGES}

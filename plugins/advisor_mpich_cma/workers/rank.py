@@ -194,6 +194,9 @@ def main(argv: Sequence[str]) -> int:
     ap.add_argument("--checks", default=f"{THRESHOLD_ON}:1024",
                     help="route mode: phases 'THRESHOLD:BYTES,...' (threshold written through "
                          "MPI_T, then messages of BYTES each way)")
+    ap.add_argument("--env-form", action="store_true",
+                    help="route mode: do not write the threshold; the environment's stands and "
+                         "each phase's THRESHOLD only labels it")
     ap.add_argument("--cpus", default=None,
                     help="per-rank CPU lists 'A/B' (rank 0 on A, rank 1 on B), e.g. '0/8-15'")
     args = ap.parse_args(list(argv))
@@ -223,7 +226,7 @@ def main(argv: Sequence[str]) -> int:
         from advisor_mpich_cma.workers.paired import route
 
         checks = [tuple(int(x) for x in c.split(":")) for c in args.checks.split(",") if c]
-        result.update(route(MPI, comm, checks))
+        result.update(route(MPI, comm, checks, write=not args.env_form))
     elif args.mode == "paired":
         kinds = args.pages.split(",")
         for k in kinds:

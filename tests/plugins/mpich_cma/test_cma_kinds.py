@@ -184,11 +184,15 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
         assert e.values["refine.sizes"] == f"{92 * KiB},{108 * KiB}"
         assert e.values["sizes"] == 5
     assert [c for c in calls if c[1] == [92 * KiB]] == [("base", [92 * KiB]), ("thp", [92 * KiB])]
-    # both kinds share each launch: the grid, every refinement step and the second launch (all
-    # five sizes), one MPI start each; the scripted machine is steady, so two launches make
-    # the decision stable and measuring stops there
+    # both kinds share each launch: the grid, every refinement step and the second launch, one
+    # MPI start each; the scripted machine is steady, so two launches make the decision stable
+    # and measuring stops there.  The second launch re-measures only where the contenders
+    # (advice 108 KiB, the 8 KiB default) route differently, and the first size at or above
+    # the largest: 1 MiB and 128 KiB go by CMA under both (decision.decisive_sizes)
     assert launches == [["base", "thp"]] * (1 + PR.MAX_REFINE_QUICK + 1)
-    assert calls[-1] == ("thp", [64 * KiB, 92 * KiB, 108 * KiB, 128 * KiB, 1 * MiB])
+    assert calls[-1] == ("thp", [64 * KiB, 92 * KiB, 108 * KiB])
+    assert evs[0].values["later_launch_sizes"] == (
+        f"base: {64 * KiB},{92 * KiB},{108 * KiB}; thp: {64 * KiB},{92 * KiB},{108 * KiB}")
     for e in evs:
         assert e.values["launches"] == PR.MIN_LAUNCHES and e.values["stopped"] == PR.STOP_STABLE
         assert {p.label for s in e.series for p in s.points} == {"launch1", "launch2"}
@@ -241,3 +245,19 @@ def test_a_later_launch_that_times_out_keeps_the_launches_before_it(monkeypatch)
     (e,) = evs
     assert e.values["launches"] == 2 and e.values["stopped"] == PR.STOP_BUDGET
     assert {pt.label for s in e.series for pt in s.points} == {"launch1", "launch2"}
+
+
+def test_later_launches_measure_where_the_contenders_differ():
+    """``decision.decisive_sizes``: the sizes the tie band, advice, best and default route
+    differently, one measured size on each side; CMA off in contention makes every size from
+    the smallest contender decisive."""
+    from types import SimpleNamespace
+
+    grid = [4 * KiB, 8 * KiB, 12 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 1 * MiB, 16 * MiB]
+    d = SimpleNamespace(tie=(8 * KiB, 16 * KiB), advice=8 * KiB, best=16 * KiB)
+    assert DC.decisive_sizes(d, 8 * KiB, grid) == [4 * KiB, 8 * KiB, 12 * KiB, 16 * KiB]
+    alone = SimpleNamespace(tie=(8 * KiB,), advice=8 * KiB, best=8 * KiB)
+    assert DC.decisive_sizes(alone, 8 * KiB, grid) == [4 * KiB, 8 * KiB]
+    off = SimpleNamespace(tie=(None, 64 * KiB), advice=None, best=64 * KiB)
+    assert DC.decisive_sizes(off, None, grid) == [32 * KiB, 64 * KiB, 1 * MiB, 16 * MiB]
+    assert DC.decisive_sizes(alone, 8 * KiB, []) == []
