@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/bench_advice_stability.py                       # 10 full mpich-cma
     .venv/bin/python bench/bench_advice_stability.py --plugin openmpi --probes 5 --quick
+    .venv/bin/python bench/bench_advice_stability.py --probes 20 --ab later_sizes=all  # A/B
 
 Each probe is ``python -m advisor probe --plugin P [--quick] -o <tmp>`` in a fresh process, one
 after the other.  Per probe it prints the advised settings (the recommendations' non-default
@@ -38,14 +39,16 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 from advisor.measure import STABLE_SHARE  # noqa: E402
 
 
-def one(plugin: str, quick: bool, keep: Path | None = None, index: int = 0) -> dict:
+def one(plugin: str, quick: bool, keep: Path | None = None, index: int = 0,
+        options: tuple[str, ...] = ()) -> dict:
     from advisor.profile import load_profile
 
     with tempfile.TemporaryDirectory() as tmp:
         out = (keep / f"probe-{index:02d}.toml") if keep else Path(tmp) / "p.toml"
         t0 = time.monotonic()
         cp = subprocess.run([sys.executable, "-m", "advisor", "probe", "--plugin", plugin,
-                             *(["--quick"] if quick else []), "-o", str(out)],
+                             *(["--quick"] if quick else []),
+                             *[x for o in options for x in ("--option", o)], "-o", str(out)],
                             capture_output=True, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'plugins'}"})
         took = time.monotonic() - t0
@@ -85,18 +88,36 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--keep", type=Path, default=None, metavar="DIR",
                     help="keep each probe's profile in DIR (probe-01.toml, ...)")
+    ap.add_argument("--option", action="append", default=[], metavar="K=V",
+                    help="probe option for every probe (advisor probe --option)")
+    ap.add_argument("--ab", default=None, metavar="K=V",
+                    help="alternate: odd probes as given, even probes with this option too; "
+                         "the summary is printed per group (an A/B of a probe change under "
+                         "the same machine states)")
     a = ap.parse_args()
     if a.keep:
         a.keep.mkdir(parents=True, exist_ok=True)
     print(f"# {a.probes} {'quick' if a.quick else 'full'} probes of {a.plugin}; load average "
-          f"{os.getloadavg()[0]:.2f}; python {sys.executable}")
-    rows = []
+          f"{os.getloadavg()[0]:.2f}; python {sys.executable}"
+          + (f"; A/B: {a.ab} on even probes" if a.ab else ""))
+    groups: dict[str, list[dict]] = {}
     for i in range(a.probes):
-        r = one(a.plugin, a.quick, a.keep, i + 1)
-        rows.append(r)
+        opts = tuple(a.option) + ((a.ab,) if a.ab and i % 2 else ())
+        r = one(a.plugin, a.quick, a.keep, i + 1, opts)
+        groups.setdefault(" ".join(opts[len(a.option):]) or "as given", []).append(r)
         st = "-" if r["stability"] is None else f"{r['stability']:.2f}"
         print(f"probe {i + 1:2d}: {r['advice']:<45} stability {st:>5}  launches "
-              f"{r['launches']}  stopped {r['stopped']}  {r['seconds']:.1f} s", flush=True)
+              f"{r['launches']}  stopped {r['stopped']}  {r['seconds']:.1f} s"
+              + (f"  [{' '.join(opts)}]" if opts else ""), flush=True)
+    for name, rows in groups.items():
+        if len(groups) > 1:
+            print(f"## {name}")
+        summary(rows)
+    return 0
+
+
+def summary(rows: list[dict]) -> None:
+    """Agreement, share stable, calibration and wall time of ``rows`` (module docstring)."""
     common, n_common = Counter(r["advice"] for r in rows).most_common(1)[0]
     stable = [r for r in rows if (r["stability"] or 0) >= STABLE_SHARE or r["stopped"] == "budget"]
     high = [r for r in rows if (r["stability"] or 0) >= STABLE_SHARE]
@@ -107,8 +128,6 @@ def main() -> int:
           f"{calib:.2f} give the common advice")
     print(f"wall time: median {statistics.median(r['seconds'] for r in rows):.1f} s "
           f"(range {min(r['seconds'] for r in rows):.1f}-{max(r['seconds'] for r in rows):.1f})")
-    return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -58,13 +58,18 @@ def kind_values(evs: Sequence[Evidence], lib: Library) -> dict:
 
 
 def decisive_sizes(d, default: Optional[int], sizes: Sequence[int]) -> list[int]:
-    """The sizes (bytes, of ``sizes``) where the candidates still in contention after a
-    decision ``d`` (``minimax.Decision``: its tie band, advice and best, and the library
-    ``default``; None = CMA off) route messages differently, widened by one measured size on
-    each side: where later launches can still move the choice between them.  Every contender
-    routes the other sizes alike (a threshold ``T`` sends ``n >= T`` by CMA; off sends none),
-    so their scores there are equal and cannot reorder them.  Pure.  Example: tie band
-    {8192, 16384}, default 8192, sizes 4, 8, 12, 16, 64 KiB -> 4, 8, 12, 16 KiB.
+    """The sizes (bytes, of ``sizes``) where later launches can still move the decision ``d``
+    (``minimax.Decision``): where the candidates still in contention (its tie band, advice and
+    best, and the library ``default``; None = CMA off) route messages differently, widened by
+    one measured size on each side, and the size where the default's and the advice's worst
+    ratio lies (``per_size_default`` / ``per_size_advice``).  Every contender routes the other
+    sizes alike (a threshold ``T`` sends ``n >= T`` by CMA; off sends none), so their scores
+    there are equal and cannot reorder them; but a loss they share sets how far their worst
+    ratios lie apart, so where it lies is measured again too (without it, a loss one launch saw
+    at 1 MiB stood against differences every launch re-measured at 8-24 KiB, and the stability
+    fell below the policy in 4 of 9 probes on the 2-core VM).  Pure.  Example: tie band
+    {8192, 16384}, default 8192, sizes 4, 8, 12, 16, 64 KiB, worst ratios at 64 KiB -> 4, 8,
+    12, 16, 64 KiB.
     """
     contenders = {*d.tie, d.advice, d.best, default}
     ts = sorted(t for t in contenders if t is not None)
@@ -78,4 +83,6 @@ def decisive_sizes(d, default: Optional[int], sizes: Sequence[int]) -> list[int]
     # the largest, so the crossover stays bracketed
     below = [i for i, n in enumerate(srt) if n < lo][-1:]
     above = [i for i, n in enumerate(srt) if n >= hi][:1]
-    return [srt[i] for i in sorted({*below, *inside, *above})]
+    worst = {min(per, key=per.get)[1] for per in (getattr(d, "per_size_default", None),
+                                                  getattr(d, "per_size_advice", None)) if per}
+    return sorted({*(srt[i] for i in (*below, *inside, *above)), *(n for n in worst if n in srt)})

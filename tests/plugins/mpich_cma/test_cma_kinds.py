@@ -249,8 +249,9 @@ def test_a_later_launch_that_times_out_keeps_the_launches_before_it(monkeypatch)
 
 def test_later_launches_measure_where_the_contenders_differ():
     """``decision.decisive_sizes``: the sizes the tie band, advice, best and default route
-    differently, one measured size on each side; CMA off in contention makes every size from
-    the smallest contender decisive."""
+    differently, one measured size on each side, and where the default's and the advice's
+    worst ratio lies; CMA off in contention makes every size from the smallest contender
+    decisive."""
     from types import SimpleNamespace
 
     grid = [4 * KiB, 8 * KiB, 12 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 1 * MiB, 16 * MiB]
@@ -261,3 +262,8 @@ def test_later_launches_measure_where_the_contenders_differ():
     off = SimpleNamespace(tie=(None, 64 * KiB), advice=None, best=64 * KiB)
     assert DC.decisive_sizes(off, None, grid) == [32 * KiB, 64 * KiB, 1 * MiB, 16 * MiB]
     assert DC.decisive_sizes(alone, 8 * KiB, []) == []
+    # where the contenders' worst ratio lies is measured again too
+    worst = SimpleNamespace(tie=(8 * KiB,), advice=8 * KiB, best=8 * KiB,
+                            per_size_default={("", 16 * MiB): 0.6, ("", 8 * KiB): 0.9},
+                            per_size_advice={("", 16 * MiB): 0.6})
+    assert DC.decisive_sizes(worst, 8 * KiB, grid) == [4 * KiB, 8 * KiB, 16 * MiB]
