@@ -136,9 +136,10 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     Launch 1 measures the grid; the crossover is then refined per kind by bisection
     (``minimax.bracket`` / ``minimax.midpoint``, each step a launch of its own, counted as part
     of launch 1) while the budget allows, at most ``refine_steps`` steps per kind.  Launches
-    2, 3, ... each measure, in one launch per rank pair, the sizes so far (grid and refined)
-    where the candidates in contention after launch 1 route messages differently
-    (``decision.decisive_sizes``; a kind with none is not measured again);
+    2, 3, ... each measure, in one launch per rank pair, every size so far (grid and refined),
+    or with ``--quick`` only those where the candidates in contention after launch 1 route
+    messages differently or have their worst ratio (``decision.decisive_sizes``; a kind with
+    none is not measured again);
     from launch ``MIN_LAUNCHES`` on, the decision (``decision.record_of``, what ``recommend``
     uses) is taken after each, and measuring stops when its stability reaches
     ``minimax.STABLE_SHARE`` and the launches did not all meet one state of a two-state copy
@@ -282,14 +283,18 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     history: list[float] = []
     n_launch = 1
     last_s = 0.0  # seconds the last of launches 2, 3, ... took
-    # launches 2, 3, ... re-measure the sizes where the candidates still in contention after
-    # launch 1 route messages differently (``decision.decisive_sizes``): elsewhere their
-    # scores are equal, and the largest sizes cost most of a launch (4-16 MiB: 3.7 of 5.7 s
-    # of the base kind's timed work on the 2-core VM).  ``--option later_sizes=all``: every size.
+    # launches 2, 3, ... re-measure every size (full probe) or, with --quick, only where the
+    # candidates still in contention after launch 1 route messages differently and where
+    # their worst ratio lies (``decision.decisive_sizes``): the largest sizes cost most of a
+    # launch (4-16 MiB: 3.7 of 5.7 s of the base kind's timed work on the 2-core VM).  An A/B
+    # of 20 full probes there: decisive sizes 7/10 the same advice at a 25 s median, every
+    # size 10/10 at 40 s; the full probe keeps the agreement.  ``--option later_sizes=all`` /
+    # ``decisive`` chooses either way.
     later = {k: sorted({int(r["bytes"]) for r in raw[(k, todo[0][0])][first]["sizes"]})
              for k in kinds}
     rec0 = record_of(usable_kinds(evidence(steps))[0], lib_sane, bad_thr)
-    if rec0 is not None and ctx.options.get("later_sizes", "decisive") != "all":
+    if rec0 is not None and ctx.options.get(
+            "later_sizes", "decisive" if ctx.quick else "all") == "decisive":
         cut = {k: decisive_sizes(rec0.d, default_candidate(lib_sane), v)
                for k, v in later.items()}
         later = {k: v for k, v in cut.items() if v} or later
