@@ -192,27 +192,30 @@ def run_check(ctx: "MeasureContext", mpi: MpiFacts, paired: Sequence[Evidence], 
 TRACE_THRESHOLDS = (1 << 10, MIDDLE_BYTES)
 
 
-def trace_phases() -> list[tuple[int, int]]:
+def trace_phases(thresholds: Sequence[int] = TRACE_THRESHOLDS) -> list[tuple[int, int]]:
     """The ``(threshold, bytes)`` phases of the traced check: the two extremes the paired
-    rounds write, at ``MIDDLE_BYTES``, then each of ``TRACE_THRESHOLDS`` at itself and one
-    byte below."""
+    rounds write, at ``MIDDLE_BYTES``, then each of ``thresholds`` (bytes; those from 2 up to
+    below the off extreme) at itself and one byte below."""
     from advisor_mpich_cma.workers.loops import THRESHOLD_OFF, THRESHOLD_ON
 
     out = [(THRESHOLD_ON, MIDDLE_BYTES), (THRESHOLD_OFF, MIDDLE_BYTES)]
-    for t in TRACE_THRESHOLDS:
+    for t in sorted({int(t) for t in thresholds if 2 <= int(t) < THRESHOLD_OFF}):
         out += [(t, t), (t, t - 1)]
     return out
 
 
-def trace_verdict(counts: dict[tuple[int, int], int], messages: int) -> tuple[bool, str]:
-    """``(trusted, why)`` from ``phase_counts``: a phase routes by CMA when it made at least one
-    call per message (``messages``, both directions).  Trusted when every phase of
-    ``trace_phases`` routes as the threshold says (``bytes >= threshold``).  Pure.
+def trace_verdict(counts: dict[tuple[int, int], int], messages: int,
+                  phases: Optional[Sequence[tuple[int, int]]] = None) -> tuple[bool, str]:
+    """``(trusted, why)`` from ``emitted.phase_counts``: a phase routes by CMA when it made at
+    least one call per message (``messages``, both directions).  Trusted when every phase of
+    ``phases`` (default ``trace_phases()``) routes as the threshold says
+    (``bytes >= threshold``).  Pure.
 
-    :raises KeyError: a phase of ``trace_phases`` is missing from ``counts``.
+    :raises KeyError: a phase of ``phases`` is missing from ``counts``.
     """
+    phases = list(phases) if phases is not None else trace_phases()
     wrong = []
-    for t, n in trace_phases():
+    for t, n in phases:
         routed = counts[(t, n)] >= messages
         if routed != (n >= t):
             wrong.append(f"threshold {t} written through MPI_T sent {n}-byte messages by "
@@ -221,14 +224,16 @@ def trace_verdict(counts: dict[tuple[int, int], int], messages: int) -> tuple[bo
     if wrong:
         return False, ("the run-time switch does not route as the threshold says: "
                        + "; ".join(wrong))
-    shown = ", ".join(f"{t} at {n} B: {counts[(t, n)]}" for t, n in trace_phases())
+    shown = ", ".join(f"{t} at {n} B: {counts[(t, n)]}" for t, n in phases)
     return True, (f"every threshold written through MPI_T routed as it says, traced (CMA "
                   f"calls per phase of {messages} messages: {shown})")
 
 
-def run_trace_check(ctx: "MeasureContext", mpi: MpiFacts) -> Optional[Evidence]:
-    """One launch of the ``route`` mode under ``strace -f`` (``trace_phases``, each threshold
-    written through MPI_T; ``emitted.traced_route``), as the ``cma-switch-check`` evidence with
+def run_trace_check(ctx: "MeasureContext", mpi: MpiFacts,
+                    thresholds: Sequence[int] = TRACE_THRESHOLDS) -> Optional[Evidence]:
+    """One launch of the ``route`` mode under ``strace -f`` (``trace_phases(thresholds)``, each
+    threshold written through MPI_T; ``emitted.traced_route``), as the ``cma-switch-check``
+    evidence with
     ``method`` "strace": values ``phases`` ("T:N=calls,..."), ``messages_per_phase``,
     ``trusted``, ``why``.  None when it could not be counted here (no ``strace`` or launcher,
     MPI_T refused, strace unable to trace): the caller then checks the switch by bandwidth
@@ -236,12 +241,12 @@ def run_trace_check(ctx: "MeasureContext", mpi: MpiFacts) -> Optional[Evidence]:
     from advisor_mpich_cma.emitted import traced_route
     from advisor_mpich_cma.launch import config_env
 
-    phases = trace_phases()
+    phases = trace_phases(thresholds)
     ctx.progress("tracing the MPI_T switch: which path each written threshold sends by", None)
     counts, messages, _ = traced_route(ctx, config_env(mpi.flavour, ON, 0), phases, write=True)
     if counts is None:
         return None
-    trusted, why = trace_verdict(counts, messages)
+    trusted, why = trace_verdict(counts, messages, phases)
     return Evidence(
         id=SWITCH_CHECK, description="the MPI_T run-time threshold switch traced: "
         "process_vm_readv/writev calls per written threshold and message size, one launch",

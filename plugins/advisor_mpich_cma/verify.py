@@ -14,7 +14,9 @@ run-time switch"; background.md section 4: separate launches on this VM confound
 path's fast/slow state with the setting):
 
 * **paired** where the switch is trusted (:func:`paired_thresholds`: upstream MPICH, the two
-  sides differ only in the CMA variables): each launch starts with CMA enabled (MPICH's init
+  sides differ only in the CMA variables; and the two thresholds, written through MPI_T in one
+  launch under ``strace``, route as they say: ``trust.run_trace_check``, skipped with option
+  ``switch_check=0``; MPICH 4.3.2 fails it): each launch starts with CMA enabled (MPICH's init
   check stays in force) and the worker writes the advised and the baseline threshold through
   MPI_T in adjacent batches, round after round (``workers.rank paired --values``; a side
   with CMA disabled is the threshold 2**30, above every size, as the probe's ``cma-off``).
@@ -310,6 +312,15 @@ def verify(rec: Recommendation, ctx: MeasureContext,
             "way (same CMA state and threshold): nothing to measure", values=labels)])
     repeats = QUICK_REPEATS if ctx.quick else REPEATS
     values, why_not = paired_thresholds(eff(advised), eff(baseline), mpi.flavour, defaults)
+    if values is not None and ctx.options.get("paired", "1") != "0" and ctx.options.get(
+            "switch_check", "1") != "0":
+        # the two thresholds it would write, traced first (as the probe does): a release
+        # whose run-time switch does not route them (MPICH 4.3.2) is verified by launches
+        from advisor_mpich_cma.trust import run_trace_check
+
+        check = run_trace_check(ctx, mpi, values)
+        if check is not None and not check.values.get("trusted"):
+            values, why_not = None, f"MPI_T switch untrusted: {check.values.get('why')}"
     if values is not None and ctx.options.get("paired", "1") != "0":
         ev, why_not = measure_paired(ctx, sizes, values,
                                      paired_env(advised, mpi.flavour, values[1]), repeats)

@@ -128,8 +128,10 @@ from advisor_mpich_cma import emitted as EM, trust as T
 ctx = MeasureContext(facts=Facts(), deadline=time.monotonic() + 60)
 mpi = MpiFacts(implementation="mpich", flavour="upstream")
 sw = T.run_trace_check(ctx, mpi)
+vf = T.run_trace_check(ctx, mpi, (16384, 8192))  # what verify writes for advice 16 KiB
 em = EM.run_route_check(ctx, mpi, 16384)
-print(json.dumps({"switch": sw.values if sw else None, "emitted": em.values}))
+print(json.dumps({"switch": sw.values if sw else None, "verify": vf.values if vf else None,
+                  "emitted": em.values}))
 """
 
 
@@ -160,3 +162,5 @@ def test_mpich432_switch_is_traced_untrusted_and_the_emitted_threshold_does_not_
     # the extremes the paired rounds write still switch: on routes, off does not
     assert int(phases["1:16384"]) >= sw["messages_per_phase"] and phases["1073741824:16384"] == "0"
     assert res["emitted"]["behaves"] is False, res["emitted"]
+    # verify traces the two thresholds it would write and falls back to launches too
+    assert res["verify"]["trusted"] is False and "8192:8192=0" in res["verify"]["phases"]
