@@ -23,7 +23,7 @@ import re
 
 __all__ = ["BINARY_PREFIXES", "DECIMAL_PREFIXES", "TIME_PREFIXES", "format_number",
            "format_bytes", "format_seconds", "format_bandwidth", "format_ratio",
-           "format_count", "format_value", "sizes_in_text"]
+           "format_count", "format_value", "readable_bytes", "sizes_in_text"]
 
 #: (factor, suffix) for sizes, largest first: IEC binary multiples.
 BINARY_PREFIXES = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"),
@@ -115,8 +115,23 @@ def format_value(value: float, unit: str, digits: int = DIGITS) -> str:
 _BYTES_IN_TEXT = re.compile(r"\b(\d+) ?(?:bytes|B)\b")
 
 
+def readable_bytes(n: int) -> str:
+    """``n`` bytes for a sentence: :func:`format_bytes` to 4 digits, except where that rounding
+    would hide a remainder below a thousandth of the unit, which a sentence about alignment
+    turns on: ``1073741840`` -> ``"1 GiB + 16 B"`` (not ``"1 GiB"``, which reads as a
+    large-page multiple), ``268435456`` -> ``"256 MiB"``, ``100000`` -> ``"97.66 KiB"``."""
+    n = int(n)
+    for factor, unit in BINARY_PREFIXES:
+        if factor > 1 and n >= factor:
+            q, r = divmod(n, factor)
+            if 0 < r < factor / 1000:
+                return f"{q} {unit} + {r} B"
+            break
+    return format_bytes(n, digits=4)
+
+
 def sizes_in_text(text: str) -> str:
     """Every ``"<integer> bytes"`` / ``"<integer> B"`` inside ``text`` rewritten with
-    :func:`format_bytes` (``"threshold 268435456 bytes"`` -> ``"threshold 256 MiB"``); the rest
-    of the text unchanged.  Sizes below 1 KiB stay as ``"<n> B"``."""
-    return _BYTES_IN_TEXT.sub(lambda m: format_bytes(int(m.group(1)), digits=4), text)
+    :func:`readable_bytes` (``"threshold 268435456 bytes"`` -> ``"threshold 256 MiB"``); the
+    rest of the text unchanged.  Sizes below 1 KiB stay as ``"<n> B"``."""
+    return _BYTES_IN_TEXT.sub(lambda m: readable_bytes(int(m.group(1))), text)

@@ -6,10 +6,10 @@ No printing here (the CLI prints).  Outcomes are ``advisor.verify.VerifyOutcome`
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from advisor.models import Finding
+from advisor.report.units import sizes_in_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile
@@ -38,21 +38,8 @@ def measured(o: "VerifyOutcome") -> str:
     for e in o.verification.evidence:
         by = e.values.get("decided_by")
         if by:
-            return f"{o.recommendation}: {_sizes_readable(str(by))}"
+            return f"{o.recommendation}: {sizes_in_text(str(by))}"
     return o.recommendation
-
-
-def _sizes_readable(text: str) -> str:
-    """``'268435456 bytes'`` -> ``'256 MiB'`` inside a text (binary units; exact or one decimal)."""
-    def one(m: "re.Match[str]") -> str:
-        n = int(m.group(1))
-        for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-            if n >= 1 << shift:
-                v = n / (1 << shift)
-                return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
-        return f"{n} B"
-
-    return re.sub(r"\b(\d+) ?(?:bytes|B)\b", one, text)
 
 
 def _cells(o: "VerifyOutcome") -> dict[str, str]:
