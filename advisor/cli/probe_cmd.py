@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 from typing import List, Optional
 
@@ -84,9 +85,11 @@ def probe(
         err(line)
         for f in res.findings:  # what makes the advice doubtful is said here, not only in show
             if f.severity in ("warning", "error"):
-                first = f.message.split("; ")[0]
-                err(f"  {f.severity}: {f.id}: {first[:200]}"
-                    + (f" (fix: {f.remedy[:160]})" if f.remedy else ""))
+                # cut at a word, marked, not mid-word (show has the whole text)
+                first = textwrap.shorten(f.message.split("; ")[0], 200, placeholder=" …")
+                err(f"  {f.severity}: {f.id}: {first}"
+                    + (f" (fix: {textwrap.shorten(f.remedy, 160, placeholder=' …')})"
+                       if f.remedy else ""))
     err(f"profile written to {target}")
     if json_:
         import json
