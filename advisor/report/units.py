@@ -116,18 +116,20 @@ _BYTES_IN_TEXT = re.compile(r"\b(\d+) ?(?:bytes|B)\b")
 
 
 def readable_bytes(n: int) -> str:
-    """``n`` bytes for a sentence: :func:`format_bytes` to 4 digits, except where that rounding
-    would hide a remainder below a thousandth of the unit, which a sentence about alignment
-    turns on: ``1073741840`` -> ``"1 GiB + 16 B"`` (not ``"1 GiB"``, which reads as a
-    large-page multiple), ``268435456`` -> ``"256 MiB"``, ``100000`` -> ``"97.66 KiB"``."""
+    """``n`` bytes for a sentence: :func:`format_bytes` to 4 digits, unless that shows a whole
+    number of units that ``n`` is not, which a sentence about thresholds or alignment turns on:
+    then the remainder is written when it is below a thousandth of the unit, else the exact
+    bytes.  ``1073741840`` -> ``"1 GiB + 16 B"`` (not ``"1 GiB"``, a large-page multiple),
+    ``16383`` -> ``"16383 B"`` (not ``"16 KiB"``), ``268435456`` -> ``"256 MiB"``, ``100000`` ->
+    ``"97.66 KiB"`` (visibly rounded)."""
     n = int(n)
-    for factor, unit in BINARY_PREFIXES:
-        if factor > 1 and n >= factor:
-            q, r = divmod(n, factor)
-            if 0 < r < factor / 1000:
-                return f"{q} {unit} + {r} B"
-            break
-    return format_bytes(n, digits=4)
+    text = format_bytes(n, digits=4)
+    num, _, unit = text.partition(" ")
+    factor = next((f for f, u in BINARY_PREFIXES if u == unit), 1)
+    if "." in num or "e" in num or int(num) * factor == n:
+        return text
+    q, r = divmod(n, factor)
+    return f"{q} {unit} + {r} B" if 0 < r < factor / 1000 else f"{n} B"
 
 
 def sizes_in_text(text: str) -> str:

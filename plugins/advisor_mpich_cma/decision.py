@@ -12,7 +12,7 @@ from advisor.models import Evidence
 
 from advisor_mpich_cma import minimax as R
 from advisor_mpich_cma.evidence import Library, buffer_pages
-from advisor_mpich_cma.story import DecisionRecord, default_measured
+from advisor_mpich_cma.story import DecisionRecord, default_measured, measuring_clause
 
 def default_candidate(lib: Library) -> Optional[int]:
     """The library's default as a ``minimax.decide`` candidate: its threshold in bytes when it
@@ -41,7 +41,9 @@ def record_of(evs: Sequence[Evidence], lib: Library,
     if d is None:
         return None
     ok, note = default_measured(lib, substituted)
-    return DecisionRecord(d, tuple(sorted({buffer_pages(e) for e in evs})), ok, note)
+    seq = next((e.values for e in evs if "stopped" in e.values), {})
+    return DecisionRecord(d, tuple(sorted({buffer_pages(e) for e in evs})), ok, note,
+                          measuring_clause(seq))
 
 
 def kind_values(evs: Sequence[Evidence], lib: Library) -> dict:

@@ -152,7 +152,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
 
     Evidence ids: ``cma-paired[.<pair>]`` for base pages, ``cma-paired.thp[.<pair>]`` for
     THP-backed buffers; one point per size and launch (label ``launch<i>``); values
-    ``launches``, ``stopped`` (why), ``later_launch_sizes`` (per kind, the sizes launches 2,
+    ``launches``, ``stopped`` (why), ``machine_states_by_launch`` (``machine_states`` after
+    each launch from the second), ``later_launch_sizes`` (per kind, the sizes launches 2,
     3, ... measured), ``stability_by_launch`` (the decision's stability after
     each launch from the second, comma-separated), ``machine_states`` (steady / both / one:
     with "one" every candidate ties in the decision and the default is advised),
@@ -281,6 +282,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     evs = list(ctx.applicability.evidence) if ctx.applicability else []
     lib_sane, bad_thr = sane_library(library_of(evs, ctx.facts), ctx.facts)
     history: list[float] = []
+    states: list[str] = []  # machine_states after each launch from the second
     n_launch = 1
     last_s = 0.0  # seconds the last of launches 2, 3, ... took
     # launches 2, 3, ... re-measure every size (full probe) or, with --quick, only where the
@@ -304,9 +306,9 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             used, _ = usable_kinds(so_far)
             rec = record_of(used, lib_sane, bad_thr)
             history.append(rec.d.stability if rec else 0.0)
+            states.append(machine_states(so_far, n_launch))
             # stable, and not from one state of a copy path seen to switch between two
-            if (history[-1] >= R.STABLE_SHARE
-                    and machine_states(so_far, n_launch) != "one"):
+            if history[-1] >= R.STABLE_SHARE and states[-1] != "one":
                 stopped = STOP_STABLE
                 break
             if n_launch >= max_launches(ctx):
@@ -319,7 +321,10 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
         if n_launch >= MIN_LAUNCHES and max(est, last_s) > ctx.remaining_s():
             stopped = STOP_BUDGET
             break
-        ctx.progress(f"paired on/off batches, launch {n_launch + 1}", 1.0)
+        why_more = ("" if n_launch < MIN_LAUNCHES else
+                    f" (stability {history[-1]:.2f})" if history[-1] < R.STABLE_SHARE else
+                    " (the launches so far met one state of a two-state copy path)")
+        ctx.progress(f"paired on/off batches, launch {n_launch + 1}{why_more}", 1.0)
         t0 = time.monotonic()
         got_all: dict[tuple[str, str], dict] = {}
         try:
@@ -342,6 +347,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     final = evidence(steps)
     seq = {"launches": n_launch, "stopped": stopped,
            "stability_by_launch": ",".join(f"{x:.2f}" for x in history),
+           "machine_states_by_launch": ",".join(states),
            "later_launch_sizes": "; ".join(f"{k}: " + (",".join(map(str, later[k]))
                                                        if k in later else "none")
                                            for k in kinds),
@@ -428,8 +434,8 @@ def decision_evidence(paired: list[Evidence], ctx: MeasureContext) -> list[Evide
     values = {**rec.as_values(), **kind_values(used, lib)}
     # how the sequential measurement ended (``run_paired``): launches taken, why it stopped
     seq = next((e.values for e in paired if "stopped" in e.values), {})
-    values.update({k: seq[k] for k in ("stopped", "stability_by_launch", "machine_states")
-                   if k in seq})
+    values.update({k: seq[k] for k in ("stopped", "stability_by_launch", "machine_states",
+                                       "machine_states_by_launch") if k in seq})
     return [Evidence(id=DECISION, description="minimax-regret decision on the paired "
                      "evidence of every buffer kind together: ratios are performance over the "
                      "per-size best of CMA on/off (1 = best), regret = 1 - worst ratio; "

@@ -45,6 +45,31 @@ def _where(p: str, n: int) -> str:
     return f"{(p + ' ') if p else ''}{fmt_bytes(n)}"
 
 
+def measuring_clause(values: dict) -> str:
+    """How measuring ended, from the paired evidence's values (``paired.run_paired``):
+    ``"measuring stopped: stable after 4 launches (stability after launch 2, 3, 4: 0.98, 0.99,
+    1.00; launches 2, 3 had met one state of a copy path that switches between two, which
+    does not stop as stable)"``;
+    empty without ``stopped``.  Pure."""
+    stopped = values.get("stopped")
+    if not stopped:
+        return ""
+    n = int(values.get("launches", 0) or 0)
+    text = f"measuring stopped: {stopped} after {n} launch{'es' if n != 1 else ''}"
+    stab = [x for x in str(values.get("stability_by_launch", "")).split(",") if x]
+    states = [x for x in str(values.get("machine_states_by_launch", "")).split(",") if x]
+    parts = []
+    if stab:
+        first = n - len(stab) + 1 if n >= len(stab) else 2
+        parts.append(f"stability after launch {', '.join(str(first + i) for i in range(len(stab)))}: "
+                     f"{', '.join(stab)}")
+    one = [str(first + i) for i, st in enumerate(states) if st == "one"] if stab else []
+    if one:
+        parts.append(f"launch{'es' if len(one) > 1 else ''} {', '.join(one)} had met one state "
+                     f"of a copy path that switches between two, which does not stop as stable")
+    return text + (f" ({'; '.join(parts)})" if parts else "")
+
+
 def default_measured(lib: Library, substituted: Optional[str] = None) -> tuple[bool, str]:
     """``(measured, why_not)``: whether the decision's default candidate is the library's default
     run as it is (see the module docstring).  ``substituted``: why ``sane_library`` replaced the
@@ -74,12 +99,16 @@ class DecisionRecord:
         kinds: buffer kinds decided together ("base", "thp").
         default_ok: the default is measured as itself (``default_measured``).
         default_note: why not, when it is not.
+        measuring: how the sequential measurement ended (``paired.run_paired``'s values
+            ``stopped``, ``stability_by_launch``, ``machine_states_by_launch``), as a clause;
+            empty when not recorded.
     """
 
     d: R.Decision
     kinds: tuple[str, ...] = ("base",)
     default_ok: bool = True
     default_note: str = ""
+    measuring: str = ""
 
     # ------------------------------------------------------------------ the decision's facts
     @property
@@ -219,7 +248,7 @@ class DecisionRecord:
         launches = (f"the {self.d.launches} launches and their paired rounds"
                     if self.d.launches > 1 else "the paired rounds")
         return (f"the same advice in {self.d.stability:.0%} of {R.N_STABILITY} bootstrap "
-                f"resamples of {launches}")
+                f"resamples of {launches}" + (f"; {self.measuring}" if self.measuring else ""))
 
     def findings(self, ids: list[str]) -> list[Finding]:
         d = self.d

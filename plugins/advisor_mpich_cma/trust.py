@@ -225,8 +225,8 @@ def trace_verdict(counts: dict[tuple[int, int], int], messages: int,
         return False, ("the run-time switch does not route as the threshold says: "
                        + "; ".join(wrong))
     shown = ", ".join(f"{t} at {n} B: {counts[(t, n)]}" for t, n in phases)
-    return True, (f"every threshold written through MPI_T routed as it says, traced (CMA "
-                  f"calls per phase of {messages} messages: {shown})")
+    return True, (f"every threshold written through MPI_T routed as it says (CMA calls per "
+                  f"phase of {messages} messages: {shown})")
 
 
 def run_trace_check(ctx: "MeasureContext", mpi: MpiFacts,

@@ -186,9 +186,9 @@ def decide(ev: Evidence, baseline: str = "default", *, seed: int = 0) -> Optiona
     elif baseline in d.tie:
         lo, hi = gap[baseline]
         d.why = (f"{best} has the smallest regret, but {baseline} is within noise of it "
-                 f"(worst score {worst[best]:.2f} vs {worst[baseline]:.2f}; 95 % interval of "
-                 f"the difference over launch resamples [{lo:+.2f}, {hi:+.2f}] reaches 0): the "
-                 f"tie's member nearest the default, {baseline}, is kept")
+                 f"(worst score {best} {worst[best]:.2f}, {baseline} {worst[baseline]:.2f}; 95 % "
+                 f"interval of the difference over launch resamples [{lo:+.2f}, {hi:+.2f}] "
+                 f"reaches 0): {baseline} is kept, the member of the tie nearest the default")
     elif d.losses(best):
         d.why = (f"{best} has the smallest regret but is worse than {baseline} beyond noise "
                  f"at " + "; ".join(v.text() for v in d.losses(best)))

@@ -77,9 +77,8 @@ def measure_limits(ctx: MeasureContext, evidence: list[Evidence], version: Optio
         {1024, 4096} if eff == P.UCX else set()))
     repeats = max(2, plan["repeats"] - 1)
 
-    def stability(ev: Evidence) -> Optional[float]:
-        d = decide(ev, baseline=path)
-        return d.stability if d is not None else None
+    def stability(ev: Evidence):
+        return decide(ev, baseline=path)
 
     return [run_configs(ctx, envs, sizes, repeats, plan["target_s"],
                         ev_id=LIMITS, description=f"{var} variants of the path {path}, "

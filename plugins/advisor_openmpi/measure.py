@@ -203,11 +203,10 @@ def measure(ctx: MeasureContext) -> list[Evidence]:
     envs = {c: ({} if c == P.DEFAULT else P.overlay(c, mpi.version)) for c in todo}
     values = {f"skipped:{k}": v for k, v in skipped.items()}
     values["default_path"] = str(default_path)
-    def stability(ev: Evidence) -> Optional[float]:
+    def stability(ev: Evidence):
         from advisor_openmpi.decide import decide
 
-        d = decide(ev)
-        return d.stability if d is not None else None
+        return decide(ev)
 
     out = [run_configs(ctx, envs, p["sizes"], p["repeats"], p["target_s"], ev_id=PATHS,
                        description="candidate Open MPI shared-memory paths, interleaved "

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import os
 import statistics
-from typing import Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
 from advisor.models import Evidence, Point, Series
 from advisor.probe import MeasureContext
 
 from advisor_openmpi.evidence import BW, LAT
 from advisor_openmpi.workers import PINGPONG
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor_openmpi.decide import Decision
 
 #: Open MPI's launcher refuses to run as root without these (``mpirun --help``).
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -31,17 +34,20 @@ def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[st
                 sizes: list[int], repeats: int, target: float, *, ev_id: str,
                 description: str, values: Optional[dict] = None,
                 max_extra_rounds: int = 0,
-                stable: Optional[Callable[[Evidence], Optional[float]]] = None,
+                stable: Optional[Callable[[Evidence], Optional["Decision"]]] = None,
                 max_rounds: int = 0) -> Evidence:
     """Interleave the configurations ``envs`` (name -> env overlay) across launches of the
     ping-pong sweep and record them as one evidence (layout: ``advisor_openmpi.evidence``).
 
     Sequential measurement: with ``stable`` (the evidence as the profile keeps it,
-    ``advisor.runner.thin_evidence``, -> the decision's stability 0..1, or
-    None when there is no decision), one more round (a launch of every configuration) follows
-    the planned ``repeats`` while the stability is below ``advisor.measure.STABLE_SHARE``, a
+    ``advisor.runner.thin_evidence``, -> its ``decide.Decision``, or None when there is no
+    decision), one more round (a launch of every configuration) follows the planned
+    ``repeats`` while the decision's stability is below ``advisor.measure.STABLE_SHARE``, a
     round fits before ``ctx.deadline`` and fewer than ``max_rounds`` ran.  Values ``stopped``
-    (why: stable / budget / round cap / planned) and ``stability_by_round`` record it.
+    (why: stable / budget / round cap / planned) and ``stability_by_round`` record it, and
+    ``decision.<key>`` the last decision's figures (``Decision.as_values``: advice, best,
+    stability, tie band, regret per configuration): what ``recommend`` decides on the stored
+    evidence.
     Raises ``LaunchError`` when a launch fails (the runner records the probe as failed)."""
     from advisor.measure import STABLE_SHARE, interleave, run_mpi, shared_ceiling
 
@@ -82,7 +88,8 @@ def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[st
     while True:
         # the decision on the samples the profile keeps, which is what recommend decides on:
         # on the whole samples the stop rule once read 0.82 where the stored advice read 0.76
-        got = stable(thin_evidence(ev))
+        last = stable(thin_evidence(ev))
+        got = last.stability if last is not None else None
         history.append(got if got is not None else 0.0)
         if got is None or got >= STABLE_SHARE:
             stopped = STOP_STABLE if got is not None else STOP_PLANNED
@@ -100,7 +107,8 @@ def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[st
         ev = record()
     return ev.model_copy(update={"values": {
         **ev.values, "stopped": stopped,
-        "stability_by_round": ",".join(f"{x:.2f}" for x in history)}})
+        "stability_by_round": ",".join(f"{x:.2f}" for x in history),
+        **({f"decision.{k}": v for k, v in last.as_values().items()} if last else {})}})
 
 
 def _evidence(ctx: MeasureContext, envs, raw: dict, sizes: list[int], ceiling, ev_id: str,

@@ -63,3 +63,5 @@ def test_sizes_in_text():
     # not a large-page multiple, and "1 GiB" would say it is
     assert sizes_in_text("blocks of 1073741840 B, not multiples of the 2097152 B large page") \
         == "blocks of 1 GiB + 16 B, not multiples of the 2 MiB large page"
+    # one byte below a threshold is not the threshold
+    assert sizes_in_text("16384 at 16383 B: 0") == "16384 at 16383 B: 0"

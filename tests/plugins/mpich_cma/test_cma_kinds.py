@@ -198,6 +198,10 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
         assert {p.label for s in e.series for p in s.points} == {"launch1", "launch2"}
     d = DC.decision_of(evs, EV.library_of(_library(), FACTS_5))
     assert d.advice == 108 * KiB and d.launches == 2 and d.stability >= 0.8
+    # the rationale says how measuring ended (a new user could not tell why launches went on)
+    rec = DC.record_of(evs, EV.library_of(_library(), FACTS_5))
+    assert "measuring stopped: stable after 2 launches (stability after launch 2: " in rec.stab()
+    assert evs[0].values["machine_states_by_launch"] == "steady"
 
 
 def test_a_later_launch_that_times_out_keeps_the_launches_before_it(monkeypatch):
