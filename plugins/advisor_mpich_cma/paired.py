@@ -294,9 +294,10 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     # ``decisive`` chooses either way.
     later = {k: sorted({int(r["bytes"]) for r in raw[(k, todo[0][0])][first]["sizes"]})
              for k in kinds}
-    rec0 = record_of(usable_kinds(evidence(steps))[0], lib_sane, bad_thr)
-    if rec0 is not None and ctx.options.get(
-            "later_sizes", "decisive" if ctx.quick else "all") == "decisive":
+    rec0 = (record_of(usable_kinds(evidence(steps))[0], lib_sane, bad_thr)
+            if ctx.options.get("later_sizes", "decisive" if ctx.quick else "all") == "decisive"
+            else None)
+    if rec0 is not None:
         cut = {k: decisive_sizes(rec0.d, default_candidate(lib_sane), v)
                for k, v in later.items()}
         later = {k: v for k, v in cut.items() if v} or later
