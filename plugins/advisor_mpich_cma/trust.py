@@ -3,9 +3,16 @@
 The paired measurement (``advisor_mpich_cma.paired``) writes the threshold CVAR through MPI_T
 between batches of one launch.  That a library takes the write (it reads back) does not show
 that its shared-memory path follows it: on the MPICH 4.3.2 wheel a run-time threshold of 1024
-did not route 1 KiB messages through CMA, while the same threshold set in the environment at
-launch did (issue 25).  So before deciding from paired rounds, the probe compares them with
-fresh launches at a few sizes (``check_sizes``): the threshold CVAR set in the
+did not route 1 KiB messages through CMA (issue 25; traced here: a written 1024 or 16384 sends
+messages of that size by the copy path, while 1 and 2**30 switch).
+
+First check, before any paired launch (``run_trace_check``): one launch of the worker's
+``route`` mode under ``strace -f`` writes each threshold of ``trace_phases`` through MPI_T and
+counts the CMA calls of messages at it and one byte below (``trace_verdict``); a phase that
+routes otherwise than its threshold says makes the switch untrusted.  ``advisor verify``
+traces the two thresholds it would write the same way.  Where strace is missing or cannot
+trace, the second check runs after the paired rounds: it compares them with fresh launches at
+a few sizes (``check_sizes``): the threshold CVAR set in the
 environment to the two values the paired rounds write (1 byte and 2**30, CMA enabled in
 both), two launches each (on off off on), the A/A floor from each configuration's two
 launches (``advisor.measure.noise_floor_from_aa``).
@@ -17,14 +24,17 @@ the floor of 1, or its bootstrap CI holding 1.  How far the two ratios lie apart
 test: the VM's copy path switches between a fast and a slow state (background.md §4) that
 moves the CMA/copy ratio itself (seen at 16 KiB: paired rounds x0.81-x2.08, fresh launches
 x0.72 and x1.74 in two probes), so a size-by-size match failed working switches; a switch that
-does nothing, the failure seen on MPICH 4.3.2, keeps every round near 1.  An untrusted switch:
+does nothing keeps every round near 1.  It compares only the extremes, which MPICH 4.3.2 does
+switch, so it trusts that release: that is why the trace runs first.  An untrusted switch:
 the paired rounds are not used, the probe falls back to interleaved launches (the environment
 form, which is also the form ``emit`` writes) and says why.
 
 Evidence ``cma-switch-check``: values ``sizes_bytes`` (the sizes checked, ``check_sizes``),
 per size ``ratio_env:<n>`` / ``ratio_mpit:<n>`` (bandwidth on/off), ``aa_floor:<n>``,
 ``trusted:<n>``, ``inconclusive:<n>``; overall ``trusted`` (every size) and ``why``; series
-``bandwidth:cma-on`` / ``bandwidth:cma-off`` (one point per size and launch, bytes/s).
+``bandwidth:cma-on`` / ``bandwidth:cma-off`` (one point per size and launch, bytes/s).  From
+the trace instead: ``method`` "strace", ``phases`` ("T:N=calls,..."), ``messages_per_phase``,
+``trusted``, ``why``.
 """
 
 from __future__ import annotations
@@ -233,8 +243,7 @@ def run_trace_check(ctx: "MeasureContext", mpi: MpiFacts,
                     thresholds: Sequence[int] = TRACE_THRESHOLDS) -> Optional[Evidence]:
     """One launch of the ``route`` mode under ``strace -f`` (``trace_phases(thresholds)``, each
     threshold written through MPI_T; ``emitted.traced_route``), as the ``cma-switch-check``
-    evidence with
-    ``method`` "strace": values ``phases`` ("T:N=calls,..."), ``messages_per_phase``,
+    evidence with ``method`` "strace": values ``phases`` ("T:N=calls,..."), ``messages_per_phase``,
     ``trusted``, ``why``.  None when it could not be counted here (no ``strace`` or launcher,
     MPI_T refused, strace unable to trace): the caller then checks the switch by bandwidth
     (``run_check``).  Never raises for a failing launch."""
