@@ -181,7 +181,6 @@ def ab_stability(values: dict, default_runs: dict[int, list[list[float]]],
     import numpy as np
 
     from advisor.measure import resample_stability
-
     from advisor.measure.stats import LEVEL, Comparison
 
     cells = {}

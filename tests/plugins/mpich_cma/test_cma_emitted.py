@@ -60,15 +60,22 @@ def test_a_form_that_routes_otherwise_withdraws_the_threshold_advice():
     assert behaves is True and f.id == "cma-emitted-form-checked" and f.severity == "info"
 
 
-@pytest.mark.integration
-def test_the_emitted_threshold_is_traced_on_the_real_mpich():
+@pytest.fixture
+def traced_ctx() -> MeasureContext:
+    """A measure context for a traced launch of the test venv's MPICH: skips without strace,
+    fails without ``mpiexec``."""
     if shutil.which("strace") is None:
         pytest.skip("strace is not installed (scripts/system-deps.sh installs it)")
     from support import tool
 
     tool("mpiexec")
-    ctx = MeasureContext(facts=Facts(), deadline=time.monotonic() + 120)
-    ev = EM.run_route_check(ctx, MpiFacts(implementation="mpich", flavour="upstream"), 16384)
+    return MeasureContext(facts=Facts(), deadline=time.monotonic() + 120)
+
+
+@pytest.mark.integration
+def test_the_emitted_threshold_is_traced_on_the_real_mpich(traced_ctx):
+    ev = EM.run_route_check(traced_ctx, MpiFacts(implementation="mpich", flavour="upstream"),
+                            16384)
     v = ev.values
     if not v["checked"]:
         pytest.skip(f"strace cannot trace here: {v['why']}")
@@ -110,17 +117,11 @@ def test_the_switch_trace_is_split_by_phase_and_judged():
 
 
 @pytest.mark.integration
-def test_the_switch_is_traced_on_the_real_mpich():
+def test_the_switch_is_traced_on_the_real_mpich(traced_ctx):
     """MPICH 5.0.2 (the test venv's wheel) routes every written threshold as it says."""
-    if shutil.which("strace") is None:
-        pytest.skip("strace is not installed (scripts/system-deps.sh installs it)")
-    from support import tool
-
     from advisor_mpich_cma import trust as T
 
-    tool("mpiexec")
-    ctx = MeasureContext(facts=Facts(), deadline=time.monotonic() + 120)
-    ev = T.run_trace_check(ctx, MpiFacts(implementation="mpich", flavour="upstream"))
+    ev = T.run_trace_check(traced_ctx, MpiFacts(implementation="mpich", flavour="upstream"))
     if ev is None:
         pytest.skip("strace cannot trace MPI launches here")
     assert ev.values["method"] == "strace" and ev.values["trusted"] is True, ev.values
