@@ -45,6 +45,19 @@ def _fish_complete(text: str) -> bool:
         return False
 
 
+def _open_quote(text: str) -> Optional[str]:
+    """The quote character ``text`` ends inside (``shlex``'s state at the end: ``'`` or
+    ``"``), or None when every quote is closed."""
+    lex = shlex.shlex(text, posix=True)
+    lex.whitespace_split = True
+    try:
+        for _ in lex:
+            pass
+    except ValueError:
+        return lex.state if lex.state in ("'", '"') else None
+    return None
+
+
 def _logical_lines(text: str, complete: Callable[[str], bool] = _sh_complete, *,
                    keep_backslash: bool = False) -> Iterable[tuple[int, str]]:
     """Yield ``(first line number, text)`` of complete commands: physical lines joined while
@@ -57,7 +70,8 @@ def _logical_lines(text: str, complete: Callable[[str], bool] = _sh_complete, *,
             start = no
         buf.append(line)
         joined = "\n".join(buf)
-        if joined.endswith("\\") and not joined.endswith("\\\\"):
+        if (joined.endswith("\\") and not joined.endswith("\\\\")
+                and _open_quote(joined[:-1]) != "'"):  # inside '...' a backslash is literal
             if not keep_backslash:
                 buf[-1] = line[:-1]
             continue

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from advisor.emit import EmitOptions, render
 from advisor.errors import EmitError
+from advisor.formats.names import refused_reason
 from advisor.models import PluginResult, Recommendation, Setting
 from advisor.plugins import collect, make_plugin_manager
 from support import sample_profile
@@ -42,9 +43,13 @@ SHELL_OWNED = {
     "SAVEHIST", "HISTFILE", "HISTSIZE", "LISTMAX", "TERMCAP", "REPLY", "REPLY_", "MATCH",
     "MBEGIN", "MEND", "SHELLOPTS", "BASHOPTS", "POSIXLY_CORRECT", "TZ", "NLSPATH",
 }
+#: names emit accepts: not the shells' own, and none emit refuses as code a loader or shell
+#: runs (``advisor.formats.names.refused_reason``: e.g. every ``LD_*``, which hypothesis found
+#: as ``LD_``; their refusal has tests of its own)
 NAME = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True).filter(
     lambda n: n.upper() not in SHELL_OWNED and not n.upper().startswith(
-        ("FISH", "ZSH", "BASH", "_", "LC_", "HIST", "TCSH", "LS_")))
+        ("FISH", "ZSH", "BASH", "_", "LC_", "HIST", "TCSH", "LS_"))
+    and refused_reason(n) is None)
 
 
 def _emitters():
