@@ -1,7 +1,8 @@
 """Evidence of the host-buffer probe: its ids, point labels and typed readers (pure).
 
-Ids and keys are written by :mod:`advisor_host_buffer.measure` and read by ``recommend`` and
-``verify``; units are in every key name (``bytes``, ``s``, ``bytes_per_s``).
+Ids and keys are written by the ``measure_*`` stages (run by :mod:`advisor_host_buffer.measure`)
+and read by ``recommend`` and ``verify``; units are in every key name (``bytes``, ``s``,
+``bytes_per_s``).
 
 Vocabulary (field-standard names): *zero page* (the kernel's shared page of zeros that every
 untouched private anonymous page maps to on a read fault), *first touch* (the write that allocates
