@@ -79,7 +79,7 @@ def _fixed(value, digits: int = 3) -> str:
 def _setting_value(value, type_: str) -> str:
     """A setting's value as stored (copyable), with the human-readable size after a ``bytes``
     value of 1 KiB or more: ``1073741824 (1 GiB)``."""
-    from advisor.report.units import format_bytes
+    from advisor.specs.units import format_bytes
 
     if (type_ == "bytes" and isinstance(value, int) and not isinstance(value, bool)
             and value >= 1024):
@@ -91,7 +91,7 @@ def show_report(prof: "Profile") -> ShowReport:
     """The rows of ``advisor show`` for ``prof``."""
     from advisor.report.appverify import SHOW_HEADERS, SHOW_TITLE, detail_lines, table_rows
     from advisor.report.evidence import EVIDENCE_HEADERS, evidence_rows
-    from advisor.report.units import sizes_in_text
+    from advisor.specs.units import sizes_in_text
     from advisor.report.verify import class_cells
 
     p = prof.provenance

@@ -9,7 +9,7 @@ import json
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from advisor.models import Finding
-from advisor.report.units import sizes_in_text
+from advisor.specs.units import sizes_in_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile
