@@ -18,6 +18,7 @@ from typing import Iterable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from advisor.machine_class import class_id, flatten
 from advisor.models_app import AppVerification  # noqa: E402  (re-exported: Profile holds it)
 from advisor.models_step import SchedulerFacts
 
@@ -172,16 +173,12 @@ class Facts(Model):
     def fingerprint_differences(self, other: "Facts") -> list[str]:
         """Dotted names of the fingerprinted facts that differ from ``other``'s (e.g.
         ``kernel.release``), sorted; empty when the fingerprints are equal."""
-        from advisor.fleet.classes import flatten
-
         a, b = flatten(self.fingerprint_inputs()), flatten(other.fingerprint_inputs())
         return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
 
     def class_fingerprint(self) -> str:
         """The machine class this node belongs to, shared by identically built nodes (memory
-        to the GiB, kernel major.minor, no ``nr_hugepages``); ``advisor.fleet.classes``."""
-        from advisor.fleet.classes import class_id
-
+        to the GiB, kernel major.minor, no ``nr_hugepages``); ``advisor.machine_class``."""
         return class_id(self)
 
 

@@ -94,8 +94,8 @@ def sidecar_of(profile: "Profile", data: bytes, probes: Mapping[str, Any]) -> Si
     """The sidecar of ``profile``, whose TOML bytes are ``data``; headline figures by the
     ``headline`` method of ``probes`` (``advisor.fleet.headline``)."""
     from advisor import __version__
-    from advisor.fleet.classes import class_inputs
     from advisor.fleet.headline import headlines_of
+    from advisor.machine_class import class_inputs
     from advisor.fleet.nodes import _one_line
 
     heads: dict[str, float] = {}
@@ -155,7 +155,7 @@ def read_sidecar(profile_path: "Path | str", sha256: str,
         return None
     blob = json.dumps(sc.class_facts, sort_keys=True, separators=(",", ":")).encode()
     if not sc.class_id.endswith("-" + hashlib.sha256(blob).hexdigest()[:8]):
-        return None  # the class id is not the one its class facts give (advisor.fleet.classes)
+        return None  # the class id is not the one its class facts give (advisor.machine_class)
     ok = {p for p, st in sc.results.items() if st.status == "ok"}
     if not (ok & set(probes)) <= set(sc.headline_probes) or \
             any(f.partition(":")[0] not in sc.headline_probes for f in sc.headlines):
