@@ -286,6 +286,9 @@ class Evidence(Model):
 
 Severity = Literal["info", "warning", "error"]
 Confidence = Literal["low", "medium", "high"]
+#: ``Setting``/``Knob`` ``type`` (how the value is read) and ``kind`` (env variable or in code).
+SettingType = Literal["int", "bytes", "bool", "str", "enum", "float", "list"]
+SettingKind = Literal["env", "config"]
 
 
 class Finding(Model):
@@ -304,13 +307,13 @@ class Setting(Model):
     flavour: Optional[str] = Field(None, description="e.g. upstream, cray")
     name: str
     value: Scalar
-    type: Literal["int", "bytes", "bool", "str", "enum", "float", "list"] = "str"
+    type: SettingType = "str"
     unit: Optional[str] = None
     default: Optional[Scalar] = Field(None, description="the library default this replaces")
     versions: Optional[str] = Field(
         None, description="PEP 440 specifier of library versions the name is valid for"
     )
-    kind: Literal["env", "config"] = "env"
+    kind: SettingKind = "env"
     separator: Optional[str] = Field(
         None, description="list variables (GLIBC_TUNABLES ':'): merge with an existing value"
     )
