@@ -51,9 +51,9 @@ ZERO_PAGE_ARTEFACT = (
 
 
 def headline(evidence: Iterable[Evidence]) -> dict[str, float]:
-    """Fleet headline figure (``advisor.fleet.headline``): memcpy bandwidth with the library's
+    """Fleet headline figure (``advisor.specs.headline``): memcpy bandwidth with the library's
     default settings at the sweep's largest size, bytes/s."""
-    from advisor.fleet.headline import median_at_largest_x
+    from advisor.specs.headline import median_at_largest_x
 
     ev = Evidence.find(evidence, EV_SWEEP)
     v = median_at_largest_x(ev.series_named("default")) if ev is not None else None
