@@ -28,7 +28,7 @@ from advisor.libraries.mpich import CRAY, UPSTREAM
 from advisor.libraries.mpich import NAME as MPICH
 from advisor.libraries.openmpi import BANNER as OPENMPI_BANNER
 from advisor.libraries.openmpi import NAME as OPENMPI
-from advisor.models import MpiFacts
+from advisor.models import Facts, MpiFacts
 
 #: Seconds allowed for ``mpichversion`` (measured here: ~0.045 s; 40x margin for loaded nodes).
 MPICHVERSION_TIMEOUT_S = 2.0
@@ -183,3 +183,14 @@ def detect_mpi(notes: Optional[Notes] = None, *, library_version: bool = True) -
                 lib = {"library_version": " ".join(text.strip().splitlines()[0].split())}
     return combine(mv, lib, mpiexec=find_tool("mpiexec"),
                    mpi4py_version=mpi4py_version)
+
+
+def mpi_facts(facts: Facts) -> MpiFacts:
+    """``facts.mpi`` when it names an implementation, else a fresh ``detect_mpi()`` (a hand-made
+    ``Facts`` left MPI unknown); never raises: a failed detection keeps ``facts.mpi``."""
+    if facts.mpi.implementation:
+        return facts.mpi
+    try:
+        return detect_mpi()
+    except Exception:  # noqa: BLE001 - lenient: identity stays unknown
+        return facts.mpi

@@ -17,9 +17,10 @@ from advisor.measure import relabel_all, veto, withheld
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
 from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma.causes import mpich_init_keeps_cma, remedies_of
+from advisor.measure.mpi.causes import remedies_of
 from advisor_mpich_cma.decision import kind_values, record_of
 from advisor_mpich_cma.emitted import emitted_findings
+from advisor_mpich_cma.identity import mpich_init_keeps_cma
 from advisor_mpich_cma.evidence import (KIND_NAMES, LIBRARY, PAIRED, SWEEP, Library,
                                         buffer_pages, library_of, paired, sane_library, sweeps,
                                         usable_kinds)

@@ -16,10 +16,10 @@ unknown, misspelt and renamed ``OMPI_MCA_*`` names and badly typed values; this 
   built component excluded), and a mechanism the build lacks is named.
 * ``openmpi-cma-unusable`` (warning): the environment selects CMA explicitly
   (``OMPI_MCA_smsc=cma``, 4.1's ``btl_vader_single_copy_mechanism=cma``, or ``UCX_TLS`` naming
-  cma with the ucx PML) and the live sibling test (``advisor_mpich_cma.sibling``, ~0.3 s, run
+  cma with the ucx PML) and the live sibling test (``advisor.measure.mpi.sibling``, ~0.3 s, run
   only then) says CMA fails here.  Not an error: Open MPI still selects smsc cma, every
   single-copy read fails (EPERM) and it silently copies in and out instead (measured under the
-  seccomp filter ``advisor_mpich_cma.workers.deny_cma``: 18728 failing process_vm_readv calls,
+  seccomp filter ``advisor.measure.mpi.deny_cma``: 18728 failing process_vm_readv calls,
   data correct); UCX checks per peer and does not use cma.
 * ``openmpi-ucx-no-shm`` (warning): the ucx PML with a ``UCX_TLS`` that leaves out every
   shared-memory transport (``sm``/``shm`` = posix, sysv, cma, knem, xpmem; UCX docs "UCX
@@ -42,9 +42,11 @@ import os
 from typing import Callable, Mapping, Optional
 
 from advisor.knobs import version_in
+from advisor.measure.mpi.usability import blocked_finding, sibling_evidence
 from advisor.models import Evidence, Facts, Finding
 
 from advisor_openmpi import knobs as K
+from advisor_openmpi.evidence import SIBLING
 
 FRAMEWORKS = ("pml", "btl", "smsc")
 #: Component names Open MPI 5 reads as another built component (measured: btl vader -> sm).
@@ -188,25 +190,19 @@ def cma_selection(env: Mapping[str, str]) -> Optional[str]:
 
 
 def cma_unusable_finding(assignment: str, sibling: Evidence, facts: Facts) -> Optional[Finding]:
-    """The ``openmpi-cma-unusable`` warning when the sibling test failed, else None."""
-    from advisor_mpich_cma.causes import DISABLE_REMEDY, remedies_of
-    from advisor_mpich_cma.usability import usability
-
-    use = usability([sibling], facts)
-    if use.usable:
-        return None
+    """The ``openmpi-cma-unusable`` warning when the sibling test failed, else None
+    (``advisor.measure.mpi.usability.blocked_finding``)."""
     ucx = assignment.startswith(K.UCX_TLS)
     effect = ("UCX checks CMA per peer and leaves it out, so messages go copy-in/copy-out "
               "through the other shared-memory transports" if ucx else
               "Open MPI still selects smsc cma, every single-copy read fails and it silently "
               "falls back to copy-in/copy-out (visible only at verbose level)")
-    remedies = [r for r in remedies_of(use.causes) if r != DISABLE_REMEDY]
     drop = (f"drop cma from {K.UCX_TLS}" if ucx else
             f"{K.SMSC}=^cma to state that no single copy is used")
-    return Finding(id="openmpi-cma-unusable", severity="warning", evidence=[sibling.id],
-                   message=(f"{assignment} selects CMA, but CMA unusable: Open MPI will use "
-                            f"copy-in/copy-out ({use.reason}); {effect}"),
-                   remedy="; ".join([*remedies, drop]))
+    return blocked_finding(sibling, facts, finding_id="openmpi-cma-unusable",
+                           severity="warning", remedies=[drop], keep_disable=False,
+                           message=f"{assignment} selects CMA, but CMA unusable: Open MPI will "
+                                   "use copy-in/copy-out ({reason}); " + effect)
 
 
 def _ucx_findings(env: Mapping[str, str], ib: Callable[[], list[str]]) -> list[Finding]:
@@ -297,9 +293,7 @@ def lint(env: Mapping[str, str], facts: Facts) -> list[Finding]:
         found += vader_aliases(env, ompi_version(facts))
     assignment = cma_selection(env)
     if assignment:
-        from advisor_mpich_cma.measure import sibling_evidence
-
-        f = cma_unusable_finding(assignment, sibling_evidence(), facts)
+        f = cma_unusable_finding(assignment, sibling_evidence(SIBLING), facts)
         if f is not None:
             found.append(f)
     return found

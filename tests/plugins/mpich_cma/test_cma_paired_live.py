@@ -14,7 +14,7 @@ from advisor_mpich_cma import evidence as EV
 from advisor_mpich_cma import launch as LN
 from advisor_mpich_cma.workers import RANK
 from advisor_mpich_cma import minimax as R
-from advisor_mpich_cma.workers.rank import THRESHOLD_OFF, THRESHOLD_ON
+from advisor.measure.mpi.loops import THRESHOLD_OFF, THRESHOLD_ON
 from support import tool
 
 pytestmark = pytest.mark.integration
