@@ -32,7 +32,7 @@ unknown, misspelt and renamed ``OMPI_MCA_*`` names and badly typed values; this 
   settings with ``OMPI_MCA_pml=ucx``: they do not shape point-to-point messages on that path.
 
 Components come from ``facts.extra["openmpi"]["components_<fw>"]`` (the plugin's fact detector),
-else from a live ``ompi_info --parsable`` (``advisor.libraries.openmpi.components``).
+else from a live ``ompi_info --parsable`` (``advisor.libraries.ompi_info.components``).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ import os
 from typing import Callable, Mapping, Optional
 
 from advisor.knobs import version_in
+from advisor.libraries.openmpi import version as openmpi_version
 from advisor.measure.mpi.usability import blocked_finding, sibling_evidence
 from advisor.models import Evidence, Facts, Finding
 
@@ -86,17 +87,9 @@ def _selects(env: Mapping[str, str], name: str, comp: str) -> bool:
     return not neg and comp in names
 
 
-def ompi_version(facts: Facts) -> Optional[str]:
-    """Open MPI's version: ``facts.mpi.version`` when mpi4py resolves to Open MPI, else the
-    fact detector's ``ompi_version``; None when neither is known."""
-    if facts.mpi.implementation == "openmpi" and facts.mpi.version:
-        return facts.mpi.version
-    return (facts.extra.get("openmpi") or {}).get("ompi_version") or None
-
-
 @functools.lru_cache(maxsize=4)
 def _live_components(path: str) -> dict[str, list[str]]:
-    from advisor.libraries.openmpi import components, run_ompi_info
+    from advisor.libraries.ompi_info import components, run_ompi_info
 
     try:
         return components(run_ompi_info(path, "--parsable"))
@@ -114,7 +107,7 @@ def built_components(facts: Facts) -> dict[str, list[str]]:
         return out
     if facts.mpi.implementation not in (None, "openmpi"):
         return {}
-    from advisor.libraries.openmpi import find_ompi_info
+    from advisor.libraries.ompi_info import find_ompi_info
 
     path = find_ompi_info()
     return {fw: c for fw, c in _live_components(path).items() if fw in FRAMEWORKS} if path else {}
@@ -259,7 +252,7 @@ def lint_env(env: Mapping[str, str], facts: Facts, *,
     :param ib: lists this node's InfiniBand devices (tests pass a recorded answer)."""
     if built is None:
         built = built_components(facts)
-    version = ompi_version(facts)
+    version = openmpi_version(facts)
     return [*_not_built(env, built), *_single_copy_moved(env, version, built),
             *_ucx_findings(env, ib)]
 
@@ -290,7 +283,7 @@ def lint(env: Mapping[str, str], facts: Facts) -> list[Finding]:
     from advisor.libraries.openmpi import catalogue
 
     if catalogue(facts) is None:
-        found += vader_aliases(env, ompi_version(facts))
+        found += vader_aliases(env, openmpi_version(facts))
     assignment = cma_selection(env)
     if assignment:
         f = cma_unusable_finding(assignment, sibling_evidence(SIBLING), facts)

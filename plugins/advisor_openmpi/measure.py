@@ -22,6 +22,7 @@ import sys
 from typing import Mapping, Optional
 
 from advisor.facts.mpi import mpi_facts
+from advisor.libraries.openmpi import ORTE, PRRTE
 from advisor.measure.mpi import RANK
 from advisor.measure.mpi.sweep import plan as sweep_plan
 from advisor.measure.mpi.usability import sibling_evidence
@@ -142,7 +143,7 @@ def check(facts: Facts) -> Applicability:
         return Applicability(usable=False, reason=f"no 2-rank MPI run possible ({why})")
     argv = resolve_launcher() or []
     family = launcher_family(argv[0]) if argv else None
-    if family is not None and family not in ("orte", "prrte"):
+    if family is not None and family not in (ORTE, PRRTE):
         return Applicability(usable=False, reason=(
             f"the launcher {argv[0]} is not Open MPI's ({family}): mpi4py's Open MPI cannot "
             "be started with it"))

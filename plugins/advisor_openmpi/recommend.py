@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from advisor.libraries.openmpi import version as openmpi_version
 from advisor.measure import STABLE_SHARE, relabel_all, veto
 from advisor.measure.mpi.causes import remedies_of
 from advisor.measure.mpi.usability import sibling_causes
@@ -25,16 +26,10 @@ from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Set
 from advisor_openmpi import knobs as K
 from advisor_openmpi import paths as P
 from advisor_openmpi.decide import N_STABILITY, Decision, decide, fmt_bytes, traffic_split
-from advisor_openmpi.evidence import (BW, LAT, LIBRARY, LIMITS, PATHS, SELECTION,
+from advisor_openmpi.evidence import (BW, LAT, LIMITS, PATHS, SELECTION,
                                       SELECTION_UCX, SIBLING, cma_usable)
 
 FALLBACK_MESSAGE = "CMA unusable: Open MPI will use copy-in/copy-out"
-
-
-def _version(evidence: Sequence[Evidence], facts: Facts) -> Optional[str]:
-    lib = Evidence.find(evidence, LIBRARY)
-    v = lib.values.get("ompi_version") if lib else None
-    return str(v) if v else facts.mpi.version
 
 
 def names_cma(s: Setting) -> bool:
@@ -237,7 +232,7 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     through ``advisor.measure.relabel`` (artefact points carry no bandwidth) and the advice goes
     through ``advisor.measure.veto`` (an artefact lowers or withdraws what rests on it)."""
     evidence = relabel_all(evidence)
-    version = _version(evidence, facts)
+    version = openmpi_version(facts)
     findings = _sel_findings(evidence)
     cma_ok = cma_usable(evidence) is not False
     if not cma_ok:

@@ -88,6 +88,7 @@ def rank_security(stderr: str) -> list[dict]:
 
 
 def _identity(MPI) -> dict:
+    """The ``identity`` mode: the library's own strings."""
     return {"library_version": MPI.Get_library_version(),
             "mpi_version": "%d.%d" % MPI.Get_version(),
             "vendor": list(MPI.get_vendor()) if hasattr(MPI, "get_vendor") else None}
@@ -263,9 +264,7 @@ def main(argv: Sequence[str], *, open_switch: Optional[Callable[[], Any]] = None
     if comm.Get_size() < 2 and args.mode != "identity":
         result["error"] = "needs 2 ranks"
     elif args.mode == "identity":
-        result.update({"library_version": MPI.Get_library_version(),
-                       "mpi_version": "%d.%d" % MPI.Get_version(),
-                       "vendor": list(MPI.get_vendor()) if hasattr(MPI, "get_vendor") else None})
+        result.update(_identity(MPI))
     elif args.mode == "smoke":
         sub = comm.Split(0 if rank < 2 else MPI.UNDEFINED, rank)
         if rank < 2:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.libraries.openmpi import components
+from advisor.libraries.ompi_info import components
 from advisor.models import Evidence, Facts, MpiFacts, SecurityFacts
 from advisor.measure.mpi.usability import sibling_evidence
 from advisor_openmpi import lint as L
