@@ -35,7 +35,8 @@ from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma.evidence import BW, LAT, LIBRARY, OFF, ON, SIBLING, SMOKE, SWEEP
 from advisor_mpich_cma.identity import cma_applicability, cvar_defaults, library_defaults
 from advisor_mpich_cma.launch import config_env, launch_estimate, shown
-from advisor_mpich_cma.paired import decision_evidence, run_paired
+from advisor_mpich_cma.paired import run_paired
+from advisor_mpich_cma.records import decision_evidence
 from advisor_mpich_cma.usability import usability
 from advisor_mpich_cma.workers import RANK
 

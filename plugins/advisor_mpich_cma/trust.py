@@ -107,12 +107,12 @@ def paired_ratio_at(paired: Sequence[Evidence], nbytes: int
     there."""
     import numpy as np
 
-    from advisor_mpich_cma import minimax as R
+    from advisor_mpich_cma.pairs import paired_from_evidence
 
     base = [e for e in paired if e.values.get("buffer_pages", "base") == "base"]
     if not base:
         return None
-    p = R.paired_from_evidence(base[0])
+    p = paired_from_evidence(base[0])
     if nbytes not in p.sizes:
         return None
     from advisor.measure import bootstrap_median_ci

@@ -12,7 +12,6 @@ with ``read() -> int``, ``write(int)``, ``close()`` and ``path`` (what was loade
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, Callable, Optional, Sequence
 
