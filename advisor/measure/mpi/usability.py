@@ -94,11 +94,15 @@ def _smoke_causes(v: Mapping[str, Any], facts: Facts) -> list[Cause]:
 def usability(sibling: Optional[Evidence], smokes: Sequence[Evidence], facts: Facts,
               profile_allows: Optional[bool] = None) -> Usability:
     """Can CMA work here?  Decided by the live probes only (the sibling test, then the 2-rank
-    MPI smoke runs with CMA forced on, values as ``advisor_mpich_cma.measure.smoke_evidence``
-    writes them); the machine facts and a parsed seccomp profile only explain a failure.
+    MPI smoke runs with CMA forced on); the machine facts and a parsed seccomp profile only
+    explain a failure.
 
     :param sibling: the ``sibling_evidence`` record, or None when the test did not run.
-    :param smokes: the smoke runs' evidence, in the order they count.
+    :param smokes: the smoke runs' evidence, in the order they count; values ``ok``,
+        ``launch_failed`` (the job did not run: says nothing about CMA), ``errno`` (-1 unknown)
+        or ``error`` (the launch's output, classified by ``causes.classify_log``), and the
+        ranks' ``rank_seccomp``, ``rank_cap_eff``, ``rank_user_ns_distinct``
+        (``rank.rank_security``).
     :param profile_allows: what a parsed seccomp profile says (``seccomp_profile_allows_cma``),
         when one is known; if it disagrees with the live probe the probe wins and a note says so.
     :return: ``Usability``; ``usable`` False when any live probe failed; unknown (no probe)
