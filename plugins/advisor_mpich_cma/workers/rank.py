@@ -50,12 +50,15 @@ class ThresholdSwitch:
         self.path = self._mpit.path
 
     def read(self) -> int:
+        """The threshold (bytes) this rank's library holds now."""
         return _checked(self._cvar.read)
 
     def write(self, value: int) -> None:
+        """Write the threshold (bytes); every rank must write the same value (scope ALL_EQ)."""
         _checked(self._cvar.write, value)
 
     def close(self) -> None:
+        """End the MPI_T session."""
         self._mpit.close()
 
 
