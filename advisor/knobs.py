@@ -7,7 +7,7 @@ PEP 440 specifiers (``packaging.specifiers.SpecifierSet``), e.g. ``">=4.3,<5"``.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterable, Optional
 
 from pydantic import Field
 
@@ -61,3 +61,12 @@ def version_in(version: str, spec: str) -> bool:
         return Version(version) in SpecifierSet(spec)
     except (InvalidVersion, InvalidSpecifier):
         return False
+
+
+def knob_named(knobs: Iterable[Knob], name: str) -> Knob:
+    """The record of ``knobs`` named ``name`` (its canonical name or an alias).  Raises
+    ``KeyError`` when none is."""
+    for k in knobs:
+        if name == k.name or name in k.aliases:
+            return k
+    raise KeyError(name)

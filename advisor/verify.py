@@ -68,7 +68,8 @@ from advisor.models import Facts, Finding, Profile, Recommendation, Verification
 from advisor.probe import Applicability, JointEnv, MeasureContext
 # Default budgets (seconds) are those of ``advisor probe``: verify repeats a part of the same
 # measurements.
-from advisor.runner import DEFAULT_BUDGET_S, QUICK_BUDGET_S, thin_evidence
+from advisor.measure.thinning import thin_evidence
+from advisor.runner import DEFAULT_BUDGET_S, QUICK_BUDGET_S
 from advisor.steps import StepRunner
 from advisor.verify_outcome import Scope, VerifyOutcome
 

@@ -91,13 +91,14 @@ def need_mpich_keeps_cma() -> None:
 
 
 def need_cma_usable() -> None:
-    """Skip unless CMA really works between two sibling processes here (the mpich-cma plugin's
-    live ``process_vm_readv`` test) and MPICH keeps it on: a machine whose Yama, seccomp filter
-    or user namespaces block CMA is a machine where the plugin's right answer is "blocked"."""
+    """Skip unless CMA really works between two sibling processes here (the live
+    ``process_vm_readv`` test of ``advisor.measure.mpi.sibling``) and MPICH keeps it on: a
+    machine whose Yama, seccomp filter or user namespaces block CMA is a machine where the
+    plugin's right answer is "blocked"."""
     need_mpich_keeps_cma()
-    from advisor_mpich_cma.measure import sibling_evidence
+    from advisor.measure.mpi.usability import sibling_evidence
 
-    ev = sibling_evidence()
+    ev = sibling_evidence("cma-sibling")
     if ev.values.get("result") != "ok":
         pytest.skip(f"CMA does not work between siblings here: {ev.values}")
 

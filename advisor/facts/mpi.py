@@ -14,7 +14,6 @@ Two sources, both the library's own words:
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import sys
@@ -23,12 +22,8 @@ from pathlib import Path
 from typing import Optional
 
 from advisor.facts._util import Notes
-from advisor.libraries.mpich import BANNERS as MPICH_BANNERS
-from advisor.libraries.mpich import CRAY, UPSTREAM
-from advisor.libraries.mpich import NAME as MPICH
-from advisor.libraries.openmpi import BANNER as OPENMPI_BANNER
-from advisor.libraries.openmpi import NAME as OPENMPI
-from advisor.models import MpiFacts
+from advisor.libraries import intelmpi, mpich, mvapich, openmpi
+from advisor.models import Facts, MpiFacts
 
 #: Seconds allowed for ``mpichversion`` (measured here: ~0.045 s; 40x margin for loaded nodes).
 MPICHVERSION_TIMEOUT_S = 2.0
@@ -55,7 +50,7 @@ def find_tool(name: str) -> Optional[str]:
 def parse_mpichversion(text: str) -> dict:
     """Fields of ``mpichversion`` output.
 
-    Returns ``{"implementation": MPICH, "version", "device", "configure", "flavour"}``;
+    Returns ``{"implementation": mpich.NAME, "version", "device", "configure", "flavour"}``;
     ``flavour`` is ``"cray"`` when the tool's own text names Cray (e.g. a ``/opt/cray`` configure
     prefix), else ``"upstream"``.  Raises ``ValueError`` when there is no ``MPICH Version:`` line.
     """
@@ -68,25 +63,23 @@ def parse_mpichversion(text: str) -> dict:
         raise ValueError("no 'MPICH Version:' line in mpichversion output")
     first = next(" ".join(line.split()) for line in text.splitlines() if line.strip())
     return {
-        "implementation": MPICH,
+        "implementation": mpich.NAME,
         "version": fields["version"],
         "first_line": first,
         "device": fields.get("device") or None,
         "configure": fields.get("configure") or None,
-        "flavour": CRAY if CRAY in text.lower() else UPSTREAM,
+        "flavour": mpich.CRAY if mpich.CRAY in text.lower() else mpich.UPSTREAM,
     }
 
 
-# (pattern on the library version string, implementation, flavour); first match wins.  The
-# patterns are the libraries' own banners as printed by MPI_Get_library_version.
-# MPICH's and Open MPI's banners live with their library records (advisor.libraries).
-_BANNERS = (
-    (MPICH_BANNERS[0][0], MPICH, MPICH_BANNERS[0][1]),
-    (re.compile(r"Intel\(R\) MPI Library\s+([0-9][\w.]*)", re.I), "intelmpi", "intel"),
-    (re.compile(r"MVAPICH2?\s+Version\s*:\s*([0-9][\w.]*)", re.I), "mvapich", "mvapich"),
-    (re.compile(OPENMPI_BANNER), OPENMPI, OPENMPI),
-    (MPICH_BANNERS[1][0], MPICH, MPICH_BANNERS[1][1]),
-)
+#: (pattern on the library version string, implementation, flavour); first match wins.  Each
+#: library's banners are its record's (``advisor.libraries``); the order is this reader's: Cray
+#: MPICH first, upstream MPICH last, since the others' strings can carry MPICH's text too.
+_BANNERS = tuple((pattern, lib.NAME, flavour)
+                 for lib, banners in ((mpich, mpich.BANNERS[:1]), (intelmpi, intelmpi.BANNERS),
+                                      (mvapich, mvapich.BANNERS), (openmpi, openmpi.BANNERS),
+                                      (mpich, mpich.BANNERS[1:]))
+                 for pattern, flavour in banners)
 
 
 def parse_mpi_library_version(text: str) -> dict:
@@ -183,3 +176,14 @@ def detect_mpi(notes: Optional[Notes] = None, *, library_version: bool = True) -
                 lib = {"library_version": " ".join(text.strip().splitlines()[0].split())}
     return combine(mv, lib, mpiexec=find_tool("mpiexec"),
                    mpi4py_version=mpi4py_version)
+
+
+def mpi_facts(facts: Facts) -> MpiFacts:
+    """``facts.mpi`` when it names an implementation, else a fresh ``detect_mpi()`` (a hand-made
+    ``Facts`` left MPI unknown); never raises: a failed detection keeps ``facts.mpi``."""
+    if facts.mpi.implementation:
+        return facts.mpi
+    try:
+        return detect_mpi()
+    except Exception:  # noqa: BLE001 - lenient: identity stays unknown
+        return facts.mpi

@@ -5,8 +5,8 @@ flagged as outliers, at most :data:`POOL_NODES` of them, evenly spaced in name o
 
 * records are matched by evidence id, series by name, points by ``(x, label)``;
 * a pooled point's samples are the nodes' samples concatenated in node order, then thinned
-  (``runner.thin_evidence``: every k-th) to ``runner.MAX_SAMPLES_PER_POINT``, so every node
-  contributes; warm-up samples the same way;
+  (``measure.thinning.thin_evidence``: every k-th) to ``measure.thinning.MAX_SAMPLES_PER_POINT``,
+  so every node contributes; warm-up samples the same way;
 * each node's records are read through ``advisor.measure.relabel`` (artefact labels re-derived
   from what the node recorded, artefact points without samples), so a node's artefact point
   (not a physical measurement) adds no samples; the pooled point is an artefact only when
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["POOL_NODES", "pool_evidence", "class_profile"]
 
 #: Nodes whose evidence a class pools: a pooled point keeps 48 samples
-#: (``runner.MAX_SAMPLES_PER_POINT``), so more nodes add no samples, only reading time.
+#: (``measure.thinning.MAX_SAMPLES_PER_POINT``), so more nodes add no samples, only reading time.
 POOL_NODES = 48
 
 
@@ -54,7 +54,7 @@ def pool_evidence(per_node: Sequence[Sequence["Evidence"]]) -> list["Evidence"]:
     """The pooled evidence of several nodes' records of one probe (see the module docstring)."""
     from advisor.measure.artefacts import relabel
     from advisor.models import Point
-    from advisor.runner import thin_evidence
+    from advisor.measure.thinning import thin_evidence
 
     order: list[str] = []
     groups: dict[str, list] = {}
@@ -95,13 +95,13 @@ def pool_evidence(per_node: Sequence[Sequence["Evidence"]]) -> list["Evidence"]:
 
 
 def _thin_warmup(e: "Evidence") -> "Evidence":
-    from advisor.runner import MAX_SAMPLES_PER_POINT as M
+    from advisor.measure.thinning import MAX_SAMPLES_PER_POINT as limit
 
-    if all(len(p.warmup) <= M for s in e.series for p in s.points):
+    if all(len(p.warmup) <= limit for s in e.series for p in s.points):
         return e
     return e.model_copy(update={"series": [s.model_copy(update={"points": [
-        p.model_copy(update={"warmup": p.warmup[::-(-len(p.warmup) // M)]})
-        if len(p.warmup) > M else p for p in s.points]}) for s in e.series]})
+        p.model_copy(update={"warmup": p.warmup[::-(-len(p.warmup) // limit)]})
+        if len(p.warmup) > limit else p for p in s.points]}) for s in e.series]})
 
 
 def class_profile(class_id: str, profiles: Sequence["Profile"], probes: Mapping[str, Any], *,

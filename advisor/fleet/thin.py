@@ -1,13 +1,13 @@
 """Small per-node profiles for fleets (``advisor probe --thin``): at most :data:`FLEET_PROFILE_BYTES`.
 
-A full profile keeps up to ``runner.MAX_SAMPLES_PER_POINT`` (48) samples per point, about 0.5 MB
-for a full probe here (the mpich-cma sweep alone has 360 points).  A fleet writes one profile per
+A full profile keeps up to ``measure.thinning.MAX_SAMPLES_PER_POINT`` (48) samples per point,
+about 0.5 MB for a full probe here (the mpich-cma sweep alone has 360 points).  A fleet writes one profile per
 node into a shared directory and reads thousands of them back, so each is cut to what fits:
 
 0. every float of a point (samples, warm-up samples, statistics) is rounded to
    :data:`SIGNIFICANT_DIGITS` significant digits (``_round``);
-1. the samples of every point are thinned (``runner.thin_evidence``: every k-th, time order
-   kept, statistics of all samples kept) with the largest per-point limit in
+1. the samples of every point are thinned (``measure.thinning.thin_evidence``: every k-th, time
+   order kept, statistics of all samples kept) with the largest per-point limit in
    :data:`LIMITS` whose profile fits;
 2. if none fits, warm-up samples (first-use, not noise; no ``recommend`` reads them for
    advice) are dropped as well, again with the largest limit that fits.
@@ -41,7 +41,7 @@ __all__ = ["FLEET_PROFILE_BYTES", "LIMITS", "SIGNIFICANT_DIGITS", "thin_profile"
 
 #: Per-node profile size for fleets: 64 KiB (issue 15, deliverable 4).
 FLEET_PROFILE_BYTES = 64 * 1024
-#: Samples-per-point limits tried, largest first (48 is ``runner.MAX_SAMPLES_PER_POINT``).
+#: Samples-per-point limits tried, largest first (48 is ``measure.thinning.MAX_SAMPLES_PER_POINT``).
 LIMITS = (48, 32, 24, 16, 12, 8, 6, 4, 3, 2, 1)
 #: Significant digits kept of each sample and statistic: 6, a resolution of 0.0001 %, against a
 #: smallest noise floor of about 0.8 % recorded in the shipped profile (its A/A floors): the
@@ -78,7 +78,7 @@ def _round(profile: "Profile") -> "Profile":
 
 
 def _thin(profile: "Profile", limit: int, warmup: bool) -> "Profile":
-    from advisor.runner import thin_evidence
+    from advisor.measure.thinning import thin_evidence
 
     def ev(e):
         e = thin_evidence(e, limit)

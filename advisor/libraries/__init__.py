@@ -9,6 +9,11 @@ built-in ones are core modules listed in ``advisor.plugins.BUILTIN_HOOK_MODULES`
 * ``advisor.libraries.openmpi`` - ``OMPI_MCA_`` parameters, the vader -> sm rename;
 * ``advisor.libraries.cupy`` and ``advisor.libraries.dla_future`` - name families and versions.
 
+The MPI libraries' modules also say how each MPI names itself (its ``MPI_Get_library_version``
+banners, read by ``advisor.facts.mpi``) and how its launcher is recognised and started locally
+(read by ``advisor.measure.launch``); ``intelmpi`` and ``mvapich`` do only that (no record yet),
+and ``ompi_info`` is Open MPI's one ``ompi_info`` reader.
+
 ``version_of`` is the one answer to "which version of library X is here".
 """
 

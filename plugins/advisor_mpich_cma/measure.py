@@ -18,25 +18,27 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Optional
 
+from advisor.facts.mpi import mpi_facts
+from advisor.libraries.mpich import find_mpivars, run_mpivars
 from advisor.measure import shared_ceiling
+from advisor.measure.mpi.causes import classify_log
+from advisor.measure.mpi.rank import cpulist, placement_values, rank_security
+from advisor.measure.mpi.sweep import plan as sweep_plan
+from advisor.measure.mpi.usability import sibling_evidence
 from advisor.models import Conditions, Evidence, Facts, MpiFacts, Point, Series
 from advisor.probe import Applicability, MeasureContext
 
 from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma.causes import classify_log
 from advisor_mpich_cma.evidence import BW, LAT, LIBRARY, OFF, ON, SIBLING, SMOKE, SWEEP
-from advisor_mpich_cma.identity import (cma_applicability, find_mpivars, library_defaults,
-                                        cvar_defaults, run_mpivars)
+from advisor_mpich_cma.identity import cma_applicability, cvar_defaults, library_defaults
 from advisor_mpich_cma.launch import config_env, launch_estimate, shown
-from advisor_mpich_cma.paired import decision_evidence, run_paired
-from advisor_mpich_cma.placement import placement_values
+from advisor_mpich_cma.paired import run_paired
+from advisor_mpich_cma.records import decision_evidence
 from advisor_mpich_cma.usability import usability
 from advisor_mpich_cma.workers import RANK
-from advisor_mpich_cma.workers.rank import RANK_SECURITY_MARK, _cpulist
 
 #: Message sizes of the full sweep: powers of two from 1 KiB to 16 MiB (issue 4) plus points
 #: between them near the crossovers reported for MPICH (8 KiB cell size / default threshold and
@@ -54,17 +56,6 @@ FULL_TARGET_S, QUICK_TARGET_S = 0.04, 0.02
 SMOKE_BYTES = 1 << 20
 #: Timeouts (seconds) of one smoke / identity launch: a 2-rank MPICH start takes ~0.4 s here.
 SMOKE_TIMEOUT_S = 60.0
-
-
-def mpi_facts(facts: Facts) -> MpiFacts:
-    if facts.mpi.implementation:
-        return facts.mpi
-    try:  # facts detection left MPI unknown (e.g. a hand-made Facts): ask the library
-        from advisor.facts.mpi import detect_mpi
-
-        return detect_mpi()
-    except Exception:  # lenient: identity stays unknown
-        return facts.mpi
 
 
 def library_evidence(mpi: MpiFacts) -> tuple[Evidence, Optional[dict[str, str]]]:
@@ -95,37 +86,6 @@ def library_evidence(mpi: MpiFacts) -> tuple[Evidence, Optional[dict[str, str]]]
     return ev, cvars
 
 
-def sibling_evidence(**kw) -> Evidence:
-    """Run the live sibling test (``advisor_mpich_cma.sibling``) and record it."""
-    from advisor_mpich_cma.sibling import sibling_probe  # imports only the stdlib
-
-    r = sibling_probe(**kw)
-    reader, target = r.get("reader") or {}, r.get("target") or {}
-    values = {"kind": "siblings", "result": r.get("result"),
-              "errno": r.get("errno") if r.get("errno") is not None else -1,
-              "verified": bool(r.get("verified", False)),
-              "parent_reads_child": r.get("parent_reads_child"),
-              "reader_seccomp": reader.get("seccomp"), "reader_cap_eff": reader.get("cap_eff"),
-              "reader_user_ns": reader.get("user_ns"), "target_user_ns": target.get("user_ns"),
-              "reader_ppid": reader.get("ppid"), "target_ppid": target.get("ppid"),
-              "error": r.get("error")}
-    return Evidence(id=SIBLING, description="two sibling processes: one reads the other's "
-                    "buffer with process_vm_readv (what MPI ranks do)",
-                    values={k: v for k, v in values.items() if v is not None})
-
-
-def _rank_security(stderr: str) -> list[dict]:
-    out = []
-    for line in (stderr or "").splitlines():
-        i = line.find(RANK_SECURITY_MARK)
-        if i >= 0:
-            try:
-                out.append(json.loads(line[i + len(RANK_SECURITY_MARK):]))
-            except ValueError:
-                pass
-    return out
-
-
 def smoke_evidence(flavour: Optional[str], threshold: int, *, launcher=None,
                    timeout_s: float = SMOKE_TIMEOUT_S, ev_id: str = SMOKE) -> Evidence:
     """A 2-rank run with CMA forced on from ``threshold`` and a message above it.
@@ -141,14 +101,14 @@ def smoke_evidence(flavour: Optional[str], threshold: int, *, launcher=None,
     try:
         res = run_mpi(RANK, ["smoke", "--bytes", str(nbytes)], env=env, timeout_s=timeout_s,
                       launcher=launcher)
-        values.update(ok=bool(res.get("ok")), seconds=float(res.get("seconds", 0.0)),
+        values.update(ok=bool(res.get("ok")), seconds=float(sum(res.get("seconds") or [0.0])),
                       **placement_values(res))
         if not res.get("ok"):
             values["error"] = "message content differs after the exchange"
     except LaunchError as exc:
         err = exc.stderr or str(exc)
         code = classify_log(err)
-        ranks = _rank_security(err)
+        ranks = rank_security(err)
         values.update(ok=False, errno=code if code is not None else -1,
                       error=_first_error(err) if code is not None else str(exc)[:500],
                       timed_out=bool(exc.timed_out))
@@ -177,7 +137,7 @@ def check(facts: Facts) -> Applicability:
     mpi = mpi_facts(facts)
     lib_ev, cvars = library_evidence(mpi)
     evidence = [lib_ev]
-    evidence.append(sibling_evidence())
+    evidence.append(sibling_evidence(SIBLING))
     applicable, why = cma_applicability(mpi, cvars)
     if applicable and evidence[-1].values.get("result") == "ok":
         from advisor.measure import mpi_launch_available
@@ -209,17 +169,10 @@ def measure(ctx: MeasureContext) -> list[Evidence]:
 
 
 def plan(ctx: MeasureContext) -> dict:
-    """Sizes, repeats and per-size target seconds for this context (budget-aware)."""
-    sizes = list(QUICK_SIZES if ctx.quick else FULL_SIZES)
-    repeats = QUICK_REPEATS if ctx.quick else FULL_REPEATS
-    target = QUICK_TARGET_S if ctx.quick else FULL_TARGET_S
-    if "sizes" in ctx.options:
-        sizes = sorted({int(x) for x in ctx.options["sizes"].split(",") if x.strip()})
-    if "repeats" in ctx.options:
-        repeats = max(2, int(ctx.options["repeats"]))
-    if "target_s" in ctx.options:
-        target = float(ctx.options["target_s"])
-    return {"sizes": sizes, "repeats": repeats, "target_s": target}
+    """Sizes, repeats and per-size target seconds for this context
+    (``advisor.measure.mpi.sweep.plan`` of this probe's quick and full sweeps)."""
+    return sweep_plan(ctx, quick=(QUICK_SIZES, QUICK_REPEATS, QUICK_TARGET_S),
+                      full=(FULL_SIZES, FULL_REPEATS, FULL_TARGET_S))
 
 
 def pairs(facts) -> list[tuple[str, Optional[str]]]:
@@ -229,8 +182,8 @@ def pairs(facts) -> list[tuple[str, Optional[str]]]:
     if (facts.memory.numa_nodes or 1) < 2 or len(nodes) < 2:
         return [("", None)]
     keys = sorted(nodes, key=lambda k: int(k) if str(k).isdigit() else str(k))
-    n0 = sorted(_cpulist(nodes[keys[0]]))
-    n1 = sorted(_cpulist(nodes[keys[1]]))
+    n0 = sorted(cpulist(nodes[keys[0]]))
+    n1 = sorted(cpulist(nodes[keys[1]]))
     out: list[tuple[str, Optional[str]]] = []
     if len(n0) >= 2:
         out.append(("same-numa", f"{n0[0]}/{n0[1]}"))

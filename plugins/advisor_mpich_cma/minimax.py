@@ -1,6 +1,6 @@
 """The CMA threshold decided by minimax regret over paired on/off measurements (pure: no I/O).
 
-Input (``Paired``): per rank pair and message size, CMA-on and CMA-off results taken in pairs
+Input (``advisor_mpich_cma.pairs.Paired``): per rank pair and message size, CMA-on and CMA-off results taken in pairs
 (index ``r`` of ``lat_on``/``lat_off``/``bw_on``/``bw_off`` come from adjacent batches of one
 launch in the ``paired`` worker mode, or from the two launches of one interleave round of the
 separate-launch sweep).  Latencies in seconds, bandwidths in bytes/s.
@@ -37,13 +37,12 @@ Rule (DESIGN.md "Advice (what makes it trustworthy)"):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 # Below STABLE_SHARE the advice's confidence is "low": the harness's stability policy (0.8)
 from advisor.measure.interleave import STABLE_SHARE  # noqa: F401 (read as minimax.STABLE_SHARE)
 
-if TYPE_CHECKING:  # pragma: no cover
-    from advisor.models import Evidence
+from advisor_mpich_cma.pairs import Paired
 
 #: Resamples of the stability and noise bootstrap.  200 is what the decision can afford in
 #: ``recommend`` (milliseconds per resample set); Efron & Tibshirani (1993, ch. 6) give 25-200
@@ -55,48 +54,6 @@ LEVEL = 0.95
 SEED = 0
 
 OFF = None  # the candidate "CMA off" (no size uses CMA)
-
-
-@dataclass(frozen=True)
-class Paired:
-    """Paired results of one rank pair: ``sizes[j]`` with index-aligned lists per round."""
-
-    name: str
-    sizes: tuple[int, ...]
-    lat_on: tuple[tuple[float, ...], ...]
-    lat_off: tuple[tuple[float, ...], ...]
-    bw_on: tuple[tuple[float, ...], ...]
-    bw_off: tuple[tuple[float, ...], ...]
-
-    #: Per size, per round: the launch (repeat) the round came from, index-aligned with the
-    #: latency and bandwidth rounds; empty: every round from one launch.
-    lat_launch: tuple[tuple[str, ...], ...] = ()
-    bw_launch: tuple[tuple[str, ...], ...] = ()
-
-    def pair_ratios(self, j: int) -> tuple["list[float]", "list[float]"]:
-        """Per-pair ratios at size ``j``: (latency off/on, bandwidth on/off); > 1: CMA better."""
-        lat = [off / on for on, off in zip(self.lat_on[j], self.lat_off[j]) if on > 0 and off > 0]
-        bw = [on / off for on, off in zip(self.bw_on[j], self.bw_off[j]) if on > 0 and off > 0]
-        return lat, bw
-
-    def launches(self) -> list[str]:
-        """The launches (repeats) this pair's rounds came from, in order of first appearance;
-        ``[""]`` when none is recorded (one launch)."""
-        seen = dict.fromkeys(x for rows in (*self.lat_launch, *self.bw_launch) for x in rows)
-        return list(seen) or [""]
-
-    def launch_ratios(self, j: int, launch: str) -> tuple["list[float]", "list[float]"]:
-        """``pair_ratios`` of size ``j`` restricted to the rounds of ``launch`` (all rounds when
-        no launch is recorded)."""
-        def keep(on, off, tags):
-            tags = tags or ("",) * len(on)
-            return [(a, b) for a, b, t in zip(on, off, tags) if t == launch and a > 0 and b > 0]
-
-        lt = self.lat_launch[j] if j < len(self.lat_launch) else ()
-        bt = self.bw_launch[j] if j < len(self.bw_launch) else ()
-        lat = [off / on for on, off in keep(self.lat_on[j], self.lat_off[j], lt)]
-        bw = [on / off for on, off in keep(self.bw_on[j], self.bw_off[j], bt)]
-        return lat, bw
 
 
 @dataclass(frozen=True)
@@ -345,114 +302,3 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
         improvement_ci=(lo, hi), stability=stability, losses=tuple(losses),
         pairs=int(min(min(c[3].size, c[4].size) for c in cols)), tie=tie, ratios=pooled,
         launches=len(launch_ids), one_state=one_state)
-
-
-def paired_from_evidence(ev: "Evidence", *, on: str = "cma-on", off: str = "cma-off",
-                         lat: str = "latency", bw: str = "bandwidth") -> Paired:
-    """``Paired`` from a ``cma-paired`` evidence (one point per size and launch, its label the
-    launch's, samples = one value per round, index-aligned between on and off; rounds of
-    several launches are tagged with their launch) or a separate-launch ``cma-sweep`` (one point per
-    launch labelled ``run<i>``; a pair is the two launches of one round, each reduced to its
-    median).  Artefact points (no samples) drop their round at that size."""
-    import numpy as np
-
-    paired = bool(ev.values.get("paired"))
-    # (metric, bytes) -> {config: [(launch label, samples)]} for paired evidence (one point per
-    # size and launch), {config@run: [median]} for a separate-launch sweep
-    table: dict[tuple[str, int], dict] = {}
-    for s in ev.series:
-        metric, _, config = s.name.partition(":")
-        if metric not in (lat, bw) or config not in (on, off):
-            continue
-        for pt in s.points:
-            if pt.x is None:
-                continue
-            cell = table.setdefault((metric, int(pt.x)), {})
-            if paired:
-                cell.setdefault(config, []).append(
-                    (pt.label or "", list(pt.samples) if not pt.artefact else []))
-            elif pt.samples and not pt.artefact:
-                cell.setdefault(f"{config}@{pt.label}", [float(np.median(pt.samples))])
-    sizes = sorted({n for (_, n) in table})
-    several = paired and any(len(v) > 1 for cell in table.values() for v in cell.values())
-
-    def aligned(metric: str, n: int):
-        """(on values, off values, launch of each round) at one size."""
-        cell = table.get((metric, n), {})
-        if paired:
-            a_all, b_all = dict(cell.get(on, [])), dict(cell.get(off, []))
-            xs, ys, tags = [], [], []
-            for label in a_all:  # rounds pair up inside a launch, never across two
-                a, b = a_all[label], b_all.get(label, [])
-                k = min(len(a), len(b))
-                xs += a[:k]
-                ys += b[:k]
-                tags += [label] * k
-            return tuple(xs), tuple(ys), tuple(tags) if several else ()
-        labels = sorted({k.split("@", 1)[1] for k in cell})
-        both = [lb for lb in labels if f"{on}@{lb}" in cell and f"{off}@{lb}" in cell]
-        return (tuple(cell[f"{on}@{lb}"][0] for lb in both),
-                tuple(cell[f"{off}@{lb}"][0] for lb in both), ())
-
-    la = [aligned(lat, n) for n in sizes]
-    ba = [aligned(bw, n) for n in sizes]
-    pair = ev.id.split(".", 1)[1] if "." in ev.id else ""
-    launch_tags = several and any(x[2] for x in la + ba)
-    return Paired(pair, tuple(sizes), tuple(x[0] for x in la), tuple(x[1] for x in la),
-                  tuple(x[0] for x in ba), tuple(x[1] for x in ba),
-                  lat_launch=tuple(x[2] for x in la) if launch_tags else (),
-                  bw_launch=tuple(x[2] for x in ba) if launch_tags else ())
-
-
-# --------------------------------------------------------------------------- refinement (B)
-
-
-def cma_better(data: Sequence[Paired]) -> dict[int, bool]:
-    """Per measured size (bytes): True when CMA on scores higher than off on the median per-pair
-    ratios (the ``_scores`` of a threshold at that size vs CMA off), in every rank pair that
-    measured the size; sizes where pairs disagree are left out."""
-    import numpy as np
-
-    votes: dict[int, set[bool]] = {}
-    for p in data:
-        for j, n in enumerate(p.sizes):
-            lat, bw = p.pair_ratios(j)
-            if not (lat and bw):
-                continue
-            lr, br = float(np.median(lat)), float(np.median(bw))
-            on = min(1.0, lr, br)
-            off = min(1.0, 1 / lr, 1 / br)
-            votes.setdefault(int(n), set()).add(on > off)
-    return {n: v.pop() for n, v in votes.items() if len(v) == 1}
-
-
-def bracket(data: Sequence[Paired], threshold: Optional[int]) -> Optional[tuple[int, int]]:
-    """The measured sizes ``(lo, hi)`` (bytes) around a crossover to refine: ``hi`` is the
-    chosen ``threshold`` (a measured size), ``lo`` the next smaller measured size, and the
-    on/off verdicts (``cma_better``) differ there (off better at ``lo``, on at ``hi``).
-    None when the threshold is CMA off, the smallest size, or the verdicts agree (the
-    threshold then sits on a grid point for a reason other than a crossover)."""
-    if threshold is None:
-        return None
-    better = cma_better(data)
-    below = [n for n in better if n < threshold]
-    if threshold not in better or not below:
-        return None
-    lo = max(below)
-    return (lo, int(threshold)) if better[threshold] and not better[lo] else None
-
-
-def midpoint(lo: int, hi: int, quantum: int) -> Optional[int]:
-    """The geometric midpoint of ``lo`` and ``hi`` (bytes; bisection in log2 size) rounded to a
-    multiple of ``quantum`` (the base page size: ``process_vm_readv`` works on pages, so a
-    finer point says nothing new about the crossover); None when no such
-    multiple lies strictly between them (the interval cannot be split further).
-
-    :raises ValueError: non-positive arguments or ``lo >= hi``.
-    """
-    import math
-
-    if lo <= 0 or hi <= lo or quantum <= 0:
-        raise ValueError(f"need 0 < lo < hi and quantum > 0, got {lo}, {hi}, {quantum}")
-    m = int(round(math.sqrt(lo * hi) / quantum)) * quantum
-    return m if lo < m < hi else None

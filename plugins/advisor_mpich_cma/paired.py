@@ -1,31 +1,27 @@
 """The paired measurement: CMA switched on and off through MPI_T in adjacent batches of one
-launch (worker ``paired`` mode), for base-page and THP-backed buffers, the crossover then
-bisected between grid sizes; and the ``cma-decision`` evidence (the minimax-regret decision's
-figures over both buffer kinds and per kind).
+launch (worker ``paired`` mode), for each buffer kind, launch after launch while the decision
+is unstable, the crossover then bisected between grid sizes (``run_paired``).  What it records
+(the ``cma-paired`` and ``cma-decision`` evidence) is ``advisor_mpich_cma.records``.
 """
 
 from __future__ import annotations
 
-from advisor.models import Evidence, MpiFacts, Point, Series
+from advisor.models import Evidence, MpiFacts
 from advisor.probe import MeasureContext
 
 from advisor_mpich_cma import minimax as R
-from advisor_mpich_cma.decision import (decisive_sizes, default_candidate, kind_values,
-                                        record_of)
-from advisor_mpich_cma.evidence import (BW, DECISION, LAT, OFF, ON, PAIRED, library_of,
-                                        sane_library,
+from advisor_mpich_cma.crossover import bracket, midpoint
+from advisor_mpich_cma.decision import decisive_sizes, default_candidate, record_of
+from advisor_mpich_cma.evidence import (BASE, MSGBUF, ON, THP, library_of, sane_library,
                                         usable_kinds)
 from advisor_mpich_cma.launch import LAUNCH_OVERHEAD_S, PER_SIZE_FACTOR, config_env, launch_estimate
+from advisor_mpich_cma.pairs import paired_from_evidence
+from advisor_mpich_cma.records import paired_evidence
 from advisor_mpich_cma.workers import RANK
 
 #: Rounds of (on, off) batches per size and measure in the paired (MPI_T) mode; at most the
 #: worker's MAX_ROUNDS (48, what a profile keeps per point).
 FULL_ROUNDS, QUICK_ROUNDS = 32, 16
-#: Buffer kinds of the paired measurement (``page_kinds``): base pages with one buffer reused
-#: for every message (as ``osu_bw`` sends), base pages with a buffer per message of a window
-#: (as halo exchanges send: issue 25 item 6, where the best threshold differed between the
-#: two patterns at 8-32 KiB on the 2-core AMD VM), and THP-backed buffers.
-BASE, MSGBUF, THP = "base", "msgbuf", "thp"
 #: The per-message pattern is measured up to this size (bytes): the crossover region (the
 #: winners moved at 8-32 KiB, the crossover is 128 KiB, background.md §4) with room; above it
 #: the candidates that differ there are CMA off and thresholds above 1 MiB, which the base
@@ -134,7 +130,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     threshold (the caller falls back).
 
     Launch 1 measures the grid; the crossover is then refined per kind by bisection
-    (``minimax.bracket`` / ``minimax.midpoint``, each step a launch of its own, counted as part
+    (``crossover.bracket`` / ``crossover.midpoint``, each step a launch of its own, counted as part
     of launch 1) while the budget allows, at most ``refine_steps`` steps per kind.  Launches
     2, 3, ... each measure, in one launch per rank pair, every size so far (grid and refined),
     or with ``--quick`` only those where the candidates in contention after launch 1 route
@@ -227,7 +223,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             per_batch[(kind, pair)] = ts[kind]
 
     def evidence(refined) -> list[Evidence]:
-        return [_paired_evidence(pair, cpus, raw[(kind, pair)], env, ctx,
+        return [paired_evidence(pair, cpus, raw[(kind, pair)], env, ctx,
                                  kind_rounds(kind, per_launch_rounds), kind,
                                  refined=refined.get(kind, ()))
                 for kind in kinds for pair, cpus in todo]
@@ -240,14 +236,14 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     for _ in range(refine_steps(ctx)):
         mids: dict[str, int] = {}
         for kind in active:
-            data = [R.paired_from_evidence(e) for e in evidence(steps)
+            data = [paired_from_evidence(e) for e in evidence(steps)
                     if e.values.get("buffer_pages") == kind]
             try:
                 d = R.decide(data, default_candidate(lib))
             except ValueError:
                 continue
-            br = R.bracket(data, d.best)
-            m = R.midpoint(*br, page_size()) if br else None
+            br = bracket(data, d.best)
+            m = midpoint(*br, page_size()) if br else None
             if m is not None:
                 mids[kind] = m
         # the kinds that still fit, in order, each step costing its launches' estimate (the
@@ -354,91 +350,3 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
                                            for k in kinds),
            "machine_states": machine_states(final, n_launch)}
     return [e.model_copy(update={"values": {**e.values, **seq}}) for e in final], ""
-
-
-def paired_id(pair: str, kind: str = "base") -> str:
-    """Evidence id of a paired measurement: ``cma-paired[.thp|.msgbuf][.<pair>]``."""
-    return PAIRED + (f".{kind}" if kind in (THP, MSGBUF) else "") + (f".{pair}" if pair else "")
-
-
-def _paired_evidence(pair, cpus, launches: dict[str, dict], env, ctx: MeasureContext,
-                     rounds: int, kind: str = "base", refined=()) -> Evidence:
-    """``cma-paired`` evidence of one kind and rank pair from ``launches`` (launch label ->
-    the worker's paired result): one point per size and launch."""
-    from advisor.measure import conditions
-
-    series: dict[str, list[Point]] = {}
-    for label, res in launches.items():
-        for srow in res["sizes"]:
-            n = int(srow["bytes"])
-            for metric, key in ((LAT, "lat"), (BW, "bw")):
-                unit_key = "s" if metric == LAT else "Bps"
-                for cfg, name in (("on", ON), ("off", OFF)):
-                    series.setdefault(f"{metric}:{name}", []).append(Point(
-                        x=n, label=label, samples=list(srow[f"{key}_{cfg}_{unit_key}"])))
-    for pts in series.values():
-        pts.sort(key=lambda pt: (pt.x, pt.label))
-    res = next(iter(launches.values()))
-    by_size: dict[int, list[float]] = {}
-    for r in launches.values():
-        for srow in r["sizes"]:
-            by_size.setdefault(int(srow["bytes"]), []).extend(srow.get("bw_off_Bps") or [])
-    sers = [Series(name=name, unit="s" if name.startswith(LAT) else "bytes/s",
-                   x_name="message size", x_unit="bytes", points=pts)
-            for name, pts in sorted(series.items())]
-    buffer = res.get("buffer") or {}
-    cond_fields = {k: v for k, v in buffer.items() if k in (
-        "buffer_kind", "buffer_fill", "hugepages", "align_bytes")}
-    thr = res.get("thresholds") or {}
-    # the fast/slow machine state, a condition (the per-pair ratios cancel it): per size, the
-    # CMA-off bandwidth of every round (background.md §4 defines the state on the copy path)
-    from advisor_mpich_cma.states import state_of_paired
-
-    state_values, state_notes = state_of_paired(sorted(by_size.items()))
-    cond = conditions(launcher=list(ctx.launcher) if ctx.launcher else None,
-                      notes={"pair": pair or "default", "cpus": cpus or "unbound",
-                             "configs": f"launches with CMA enabled; MPI_T threshold "
-                                        f"{thr.get('on')} (cma-on) / {thr.get('off')} (cma-off)",
-                             **{k: v for k, v in env.items() if v is not None},
-                             **({"dst_fill": res["dst_fill"]} if res.get("dst_fill") else {}),
-                             **state_notes, "buffer_pages": kind},
-                      **cond_fields)
-    per_rank = [v for v in (res.get("thp_backed_bytes_per_rank") or []) if v is not None]
-    kind_values = {"buffer_pages": kind, "buffer_bytes": int(res.get("buffer_bytes", 0)),
-                   "refine.steps": len(refined),
-                   "refine.sizes": ",".join(str(int(m)) for m in refined)}
-    if per_rank:
-        kind_values["thp_backed_bytes_min_rank"] = int(min(per_rank))
-    return Evidence(
-        id=paired_id(pair, kind),
-        description="CMA on vs off switched through MPI_T between adjacent batches inside "
-                    "each launch: one point per size and launch (label launch<i>), one value "
-                    "per round (one-way ping-pong seconds, osu_bw-style bytes/s), "
-                    "index-aligned between the configurations",
-        series=sers, conditions=cond,
-        values={"paired": True, "rounds": int(res.get("rounds", rounds)),
-                "launches": len(launches), "sizes": len(by_size), "mpit_library": str(res.get("mpit_library", "")),
-                "threshold_initial_bytes": int(res.get("threshold_initial", -1)),
-                "quick": bool(ctx.quick), **state_values, **kind_values})
-
-
-def decision_evidence(paired: list[Evidence], ctx: MeasureContext) -> list[Evidence]:
-    """The ``cma-decision`` evidence: the minimax-regret decision's figures (regret of the
-    default and of the advice, per-size ratios, stability), computed by the same pure function
-    ``recommend`` uses, so the profile records them."""
-    evs = list(ctx.applicability.evidence) if ctx.applicability else []
-    lib, bad_thr = sane_library(library_of(evs, ctx.facts), ctx.facts)  # as recommend reads it
-    used, _ = usable_kinds(paired)
-    rec = record_of(used, lib, bad_thr)  # the same record recommend's texts are drawn from
-    if rec is None:
-        return []
-    values = {**rec.as_values(), **kind_values(used, lib)}
-    # how the sequential measurement ended (``run_paired``): launches taken, why it stopped
-    seq = next((e.values for e in paired if "stopped" in e.values), {})
-    values.update({k: seq[k] for k in ("stopped", "stability_by_launch", "machine_states",
-                                       "machine_states_by_launch") if k in seq})
-    return [Evidence(id=DECISION, description="minimax-regret decision on the paired "
-                     "evidence of every buffer kind together: ratios are performance over the "
-                     "per-size best of CMA on/off (1 = best), regret = 1 - worst ratio; "
-                     "thresholds in bytes, -1 = CMA off; advice_threshold_bytes:<kind> is the "
-                     "decision on one kind alone", values=values)]

@@ -2,8 +2,9 @@
 
 The rank worker reports, per rank, its processor name, the size of its shared-memory
 communicator (``MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)``) and its CPU affinity
-(``placement_per_rank``, ``affinity_per_rank``).  ``placement_values`` turns that into the
-values of the smoke evidence; ``placement_findings`` and ``apply`` (pure) act on them:
+(``placement_per_rank``, ``affinity_per_rank``); ``advisor.measure.mpi.rank.placement_values``
+turns that into the values of the smoke evidence; ``placement_findings`` and ``apply`` (pure)
+act on them:
 
 - ranks on different nodes (names differ, or a shared-memory communicator smaller than 2): CMA
   is an intra-node path, so nothing measured says anything about it: the MPI results are not
@@ -27,23 +28,6 @@ SHARE_ONE_CPU = "mpi-ranks-share-one-cpu"
 LAUNCHER_FAILED = "launcher-failed"
 #: The fix named when the ranks share one CPU.
 CPU_FIX = "give the probe's task 2 CPUs: srun --cpus-per-task=2 (sbatch -c 2; Flux -c 2; PBS ncpus=2)"
-
-
-def placement_values(res: dict) -> dict:
-    """Smoke-evidence values from a rank worker result (empty when it did not report them)."""
-    out: dict = {}
-    ranks = res.get("placement_per_rank") or []
-    if ranks:
-        hosts = [str(r.get("host")) for r in ranks]
-        shm = min(int(r.get("shm_size") or 0) for r in ranks)
-        out.update(rank_hosts=",".join(hosts), rank_shm_size=shm,
-                   ranks_one_node=len(set(hosts)) == 1 and shm >= len(ranks))
-    aff = res.get("affinity_per_rank") or []
-    if aff:
-        cpus = set().union(*[set(a) for a in aff])
-        out.update(rank_cpus="/".join(",".join(map(str, a)) for a in aff),
-                   ranks_share_one_cpu=len(cpus) < 2)
-    return out
 
 
 def _smoke(evidence: Sequence[Evidence]) -> Optional[Evidence]:

@@ -29,7 +29,7 @@ from advisor_mpich_cma.threshold import fmt_bytes
 
 #: Confidence levels, lowest first; a default not measured as itself moves one step down.
 LEVELS = ("low", "medium", "high")
-#: Smallest paired rounds per size for "high" (kept from ``recommend.minimax_advice``: with
+#: Smallest paired rounds per size for "high" (kept from ``advice.minimax_advice``: with
 #: fewer, a per-size median rests on one or two pairs).
 HIGH_PAIRS = 3
 #: Traffic kinds: the measure each is bound by (the paired worker's ping-pong latency and

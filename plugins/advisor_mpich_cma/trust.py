@@ -107,12 +107,12 @@ def paired_ratio_at(paired: Sequence[Evidence], nbytes: int
     there."""
     import numpy as np
 
-    from advisor_mpich_cma import minimax as R
+    from advisor_mpich_cma.pairs import paired_from_evidence
 
     base = [e for e in paired if e.values.get("buffer_pages", "base") == "base"]
     if not base:
         return None
-    p = R.paired_from_evidence(base[0])
+    p = paired_from_evidence(base[0])
     if nbytes not in p.sizes:
         return None
     from advisor.measure import bootstrap_median_ci
@@ -146,10 +146,10 @@ def run_check(ctx: "MeasureContext", mpi: MpiFacts, paired: Sequence[Evidence], 
     :raises advisor.measure.LaunchError: a launch fails.
     """
     from advisor.measure import run_mpi
+    from advisor.measure.mpi.loops import THRESHOLD_OFF, THRESHOLD_ON
 
     from advisor_mpich_cma.launch import config_env
     from advisor_mpich_cma.workers import RANK
-    from advisor_mpich_cma.workers.loops import THRESHOLD_OFF, THRESHOLD_ON
 
     # the same CVAR and values the paired rounds write, set in the environment instead: CMA
     # enabled in both, the threshold 1 byte (on) or 2**30 (off).  Disabling CMA instead would
@@ -206,7 +206,7 @@ def trace_phases(thresholds: Sequence[int] = TRACE_THRESHOLDS) -> list[tuple[int
     """The ``(threshold, bytes)`` phases of the traced check: the two extremes the paired
     rounds write, at ``MIDDLE_BYTES``, then each of ``thresholds`` (bytes; those from 2 up to
     below the off extreme) at itself and one byte below."""
-    from advisor_mpich_cma.workers.loops import THRESHOLD_OFF, THRESHOLD_ON
+    from advisor.measure.mpi.loops import THRESHOLD_OFF, THRESHOLD_ON
 
     out = [(THRESHOLD_ON, MIDDLE_BYTES), (THRESHOLD_OFF, MIDDLE_BYTES)]
     for t in sorted({int(t) for t in thresholds if 2 <= int(t) < THRESHOLD_OFF}):

@@ -38,6 +38,8 @@ import os
 import time
 from typing import Mapping, Optional
 
+from advisor.facts.mpi import mpi_facts
+from advisor.measure.mpi.loops import THRESHOLD_OFF
 from advisor.models import Evidence, Point, Recommendation, Series, Verification
 from advisor.probe import Baseline, JointEnv, MeasureContext
 
@@ -45,11 +47,10 @@ from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma.evidence import BW, LAT, ON
 from advisor_mpich_cma.launch import (LAUNCH_OVERHEAD_S, clear, config_env, launch_estimate,
                                       shown)
-from advisor_mpich_cma.measure import QUICK_TARGET_S, library_evidence, mpi_facts, to_evidence
+from advisor_mpich_cma.measure import QUICK_TARGET_S, library_evidence, to_evidence
 from advisor_mpich_cma.paired import FULL_ROUNDS
 from advisor_mpich_cma.verdict import ADVISED, BASELINE, LAUNCHES, PAIRED, decide
 from advisor_mpich_cma.workers import RANK
-from advisor_mpich_cma.workers.rank import THRESHOLD_OFF
 
 EVIDENCE_ID = "cma-verify"
 #: Largest size measured (the sweep's top size, issue 4: 16 MiB).

@@ -6,7 +6,7 @@ Records written by ``check`` / ``measure`` / ``verify``:
   library string of mpi4py (``implementation``, ``version``), the launcher and its family
   (``prrte`` for Open MPI 5), ``run_as_root`` (the launch env then carries
   ``OMPI_ALLOW_RUN_AS_ROOT=1`` and ``OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1``).
-* ``ompi-cma-siblings``: the sibling ``process_vm_readv`` test of ``advisor_mpich_cma.sibling``
+* ``ompi-cma-siblings``: the sibling ``process_vm_readv`` test of ``advisor.measure.mpi.sibling``
   (``result``, ``errno``, the reader's / target's security state).
 * ``ompi-selection``: a 2-rank run of the default selection at verbose level: which path
   carried the messages (``path``, ``pml``, ``btl_peer``, ``smsc``, ...; see

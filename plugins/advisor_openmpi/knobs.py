@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from advisor.knobs import Knob, VersionedDefault
+from advisor.knobs import Knob, VersionedDefault, knob_named
 from advisor.libraries.openmpi import KNOBS as LIBRARY_KNOBS
 
 OPENMPI = "openmpi"
@@ -99,8 +99,5 @@ KNOBS: tuple[Knob, ...] = (
 
 
 def knob(name: str) -> Knob:
-    """The record named ``name`` (canonical name or alias).  Raises ``KeyError``."""
-    for k in KNOBS:
-        if name == k.name or name in k.aliases:
-            return k
-    raise KeyError(name)
+    """The record of ``KNOBS`` named ``name`` (canonical name or alias).  Raises ``KeyError``."""
+    return knob_named(KNOBS, name)

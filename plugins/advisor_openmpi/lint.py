@@ -16,10 +16,10 @@ unknown, misspelt and renamed ``OMPI_MCA_*`` names and badly typed values; this 
   built component excluded), and a mechanism the build lacks is named.
 * ``openmpi-cma-unusable`` (warning): the environment selects CMA explicitly
   (``OMPI_MCA_smsc=cma``, 4.1's ``btl_vader_single_copy_mechanism=cma``, or ``UCX_TLS`` naming
-  cma with the ucx PML) and the live sibling test (``advisor_mpich_cma.sibling``, ~0.3 s, run
+  cma with the ucx PML) and the live sibling test (``advisor.measure.mpi.sibling``, ~0.3 s, run
   only then) says CMA fails here.  Not an error: Open MPI still selects smsc cma, every
   single-copy read fails (EPERM) and it silently copies in and out instead (measured under the
-  seccomp filter ``advisor_mpich_cma.workers.deny_cma``: 18728 failing process_vm_readv calls,
+  seccomp filter ``advisor.measure.mpi.deny_cma``: 18728 failing process_vm_readv calls,
   data correct); UCX checks per peer and does not use cma.
 * ``openmpi-ucx-no-shm`` (warning): the ucx PML with a ``UCX_TLS`` that leaves out every
   shared-memory transport (``sm``/``shm`` = posix, sysv, cma, knem, xpmem; UCX docs "UCX
@@ -32,7 +32,7 @@ unknown, misspelt and renamed ``OMPI_MCA_*`` names and badly typed values; this 
   settings with ``OMPI_MCA_pml=ucx``: they do not shape point-to-point messages on that path.
 
 Components come from ``facts.extra["openmpi"]["components_<fw>"]`` (the plugin's fact detector),
-else from a live ``ompi_info --parsable`` (``advisor.libraries.openmpi.components``).
+else from a live ``ompi_info --parsable`` (``advisor.libraries.ompi_info.components``).
 """
 
 from __future__ import annotations
@@ -42,9 +42,12 @@ import os
 from typing import Callable, Mapping, Optional
 
 from advisor.knobs import version_in
+from advisor.libraries.openmpi import version as openmpi_version
+from advisor.measure.mpi.usability import blocked_finding, sibling_evidence
 from advisor.models import Evidence, Facts, Finding
 
 from advisor_openmpi import knobs as K
+from advisor_openmpi.evidence import SIBLING
 
 FRAMEWORKS = ("pml", "btl", "smsc")
 #: Component names Open MPI 5 reads as another built component (measured: btl vader -> sm).
@@ -84,17 +87,9 @@ def _selects(env: Mapping[str, str], name: str, comp: str) -> bool:
     return not neg and comp in names
 
 
-def ompi_version(facts: Facts) -> Optional[str]:
-    """Open MPI's version: ``facts.mpi.version`` when mpi4py resolves to Open MPI, else the
-    fact detector's ``ompi_version``; None when neither is known."""
-    if facts.mpi.implementation == "openmpi" and facts.mpi.version:
-        return facts.mpi.version
-    return (facts.extra.get("openmpi") or {}).get("ompi_version") or None
-
-
 @functools.lru_cache(maxsize=4)
 def _live_components(path: str) -> dict[str, list[str]]:
-    from advisor.libraries.openmpi import components, run_ompi_info
+    from advisor.libraries.ompi_info import components, run_ompi_info
 
     try:
         return components(run_ompi_info(path, "--parsable"))
@@ -112,7 +107,7 @@ def built_components(facts: Facts) -> dict[str, list[str]]:
         return out
     if facts.mpi.implementation not in (None, "openmpi"):
         return {}
-    from advisor.libraries.openmpi import find_ompi_info
+    from advisor.libraries.ompi_info import find_ompi_info
 
     path = find_ompi_info()
     return {fw: c for fw, c in _live_components(path).items() if fw in FRAMEWORKS} if path else {}
@@ -188,25 +183,19 @@ def cma_selection(env: Mapping[str, str]) -> Optional[str]:
 
 
 def cma_unusable_finding(assignment: str, sibling: Evidence, facts: Facts) -> Optional[Finding]:
-    """The ``openmpi-cma-unusable`` warning when the sibling test failed, else None."""
-    from advisor_mpich_cma.causes import DISABLE_REMEDY, remedies_of
-    from advisor_mpich_cma.usability import usability
-
-    use = usability([sibling], facts)
-    if use.usable:
-        return None
+    """The ``openmpi-cma-unusable`` warning when the sibling test failed, else None
+    (``advisor.measure.mpi.usability.blocked_finding``)."""
     ucx = assignment.startswith(K.UCX_TLS)
     effect = ("UCX checks CMA per peer and leaves it out, so messages go copy-in/copy-out "
               "through the other shared-memory transports" if ucx else
               "Open MPI still selects smsc cma, every single-copy read fails and it silently "
               "falls back to copy-in/copy-out (visible only at verbose level)")
-    remedies = [r for r in remedies_of(use.causes) if r != DISABLE_REMEDY]
     drop = (f"drop cma from {K.UCX_TLS}" if ucx else
             f"{K.SMSC}=^cma to state that no single copy is used")
-    return Finding(id="openmpi-cma-unusable", severity="warning", evidence=[sibling.id],
-                   message=(f"{assignment} selects CMA, but CMA unusable: Open MPI will use "
-                            f"copy-in/copy-out ({use.reason}); {effect}"),
-                   remedy="; ".join([*remedies, drop]))
+    return blocked_finding(sibling, facts, finding_id="openmpi-cma-unusable",
+                           severity="warning", remedies=[drop], keep_disable=False,
+                           message=f"{assignment} selects CMA, but CMA unusable: Open MPI will "
+                                   "use copy-in/copy-out ({reason}); " + effect)
 
 
 def _ucx_findings(env: Mapping[str, str], ib: Callable[[], list[str]]) -> list[Finding]:
@@ -263,7 +252,7 @@ def lint_env(env: Mapping[str, str], facts: Facts, *,
     :param ib: lists this node's InfiniBand devices (tests pass a recorded answer)."""
     if built is None:
         built = built_components(facts)
-    version = ompi_version(facts)
+    version = openmpi_version(facts)
     return [*_not_built(env, built), *_single_copy_moved(env, version, built),
             *_ucx_findings(env, ib)]
 
@@ -294,12 +283,10 @@ def lint(env: Mapping[str, str], facts: Facts) -> list[Finding]:
     from advisor.libraries.openmpi import catalogue
 
     if catalogue(facts) is None:
-        found += vader_aliases(env, ompi_version(facts))
+        found += vader_aliases(env, openmpi_version(facts))
     assignment = cma_selection(env)
     if assignment:
-        from advisor_mpich_cma.measure import sibling_evidence
-
-        f = cma_unusable_finding(assignment, sibling_evidence(), facts)
+        f = cma_unusable_finding(assignment, sibling_evidence(SIBLING), facts)
         if f is not None:
             found.append(f)
     return found

@@ -4,15 +4,16 @@ verbose smoke runs) and ``measure`` (the candidate paths interleaved across laun
 * ``check``: usable only when mpi4py resolves to Open MPI (``facts.mpi.implementation``) and the
   launcher is Open MPI's (``launcher_family`` ``orte``/``prrte``; an unknown family, e.g. a
   site's ``srun`` in ``ADVISOR_LAUNCHER``, is accepted and noted).  Then the sibling
-  ``process_vm_readv`` test (reused from ``advisor_mpich_cma.sibling``), and a 2-rank smoke run
-  of the default at verbose level whose parsed selection (``advisor_openmpi.selection``) says
+  ``process_vm_readv`` test (reused from ``advisor.measure.mpi.sibling``), and a 2-rank smoke run
+  (the shared worker's ``smoke``) of the default at verbose level whose parsed selection (``advisor_openmpi.selection``) says
   which path carried the messages; with a ucx PML built, the same for the ucx path with
   ``UCX_PROTO_INFO=y`` (UCX's protocol per size range).  A failure is evidence, never raised;
   a launch that cannot start makes ``check`` return ``failed``.
 * ``measure``: the candidate paths (``advisor_openmpi.paths.candidates``) interleaved across
   independent launches (``advisor.measure.interleave``: A B C A B C ..., so every path gets
   A/A repeats for its noise floor), ping-pong latency and osu_bw-style bandwidth per size
-  (``advisor_openmpi.workers.pingpong sweep``).  Evidence ids: ``advisor_openmpi.evidence``.
+  (the shared worker's ``sweep``, ``advisor.measure.mpi.rank``).  Evidence ids:
+  ``advisor_openmpi.evidence``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from __future__ import annotations
 import sys
 from typing import Mapping, Optional
 
-from advisor.models import Conditions, Evidence, Facts, MpiFacts
+from advisor.facts.mpi import mpi_facts
+from advisor.libraries.openmpi import ORTE, PRRTE
+from advisor.measure.mpi import RANK
+from advisor.measure.mpi.sweep import plan as sweep_plan
+from advisor.measure.mpi.usability import sibling_evidence
+from advisor.models import Conditions, Evidence, Facts
 from advisor.probe import Applicability, MeasureContext
 
 from advisor_openmpi import paths as P
@@ -28,7 +34,6 @@ from advisor_openmpi.evidence import (LIBRARY, PATHS, SELECTION, SELECTION_UCX, 
                                       cma_usable)
 from advisor_openmpi.selection import parse_verbose
 from advisor_openmpi.sweep import root_env, run_configs
-from advisor_openmpi.workers import PINGPONG
 
 #: Quick sweep: small (eager), around the sm eager limit (4096) and the rendezvous first
 #: fragment / fragment size (32768), and large messages where single copy matters
@@ -52,11 +57,7 @@ SMOKE_TIMEOUT_S = 60.0
 #: help of pml_base_verbose / btl_base_verbose / smsc_base_verbose / pml_ucx_verbose: 0..100).
 VERBOSE = {"OMPI_MCA_pml_base_verbose": "10", "OMPI_MCA_btl_base_verbose": "10",
            "OMPI_MCA_smsc_base_verbose": "10", "OMPI_MCA_pml_ucx_verbose": "10"}
-def mpi_facts(facts: Facts) -> MpiFacts:
-    """``facts.mpi``, or a fresh detection when facts left MPI unknown."""
-    from advisor_mpich_cma.measure import mpi_facts as detect
 
-    return detect(facts)
 
 
 def _extra(facts: Facts) -> dict:
@@ -88,15 +89,6 @@ def library_evidence(facts: Facts, launcher: Optional[list[str]]) -> Evidence:
                                                            if v is not None})
 
 
-def sibling_evidence(**kw) -> Evidence:
-    """``ompi-cma-siblings``: the mpich-cma plugin's live sibling test, recorded under this
-    plugin's id (the test is of the kernel, not of an MPI library)."""
-    from advisor_mpich_cma.measure import sibling_evidence as run
-
-    ev = run(**kw)
-    return ev.model_copy(update={"id": SIBLING})
-
-
 def selection_evidence(overlay: Mapping[str, Optional[str]], ev_id: str, *,
                        launcher: Optional[list[str]] = None,
                        timeout_s: float = SMOKE_TIMEOUT_S) -> Evidence:
@@ -115,7 +107,7 @@ def selection_evidence(overlay: Mapping[str, Optional[str]], ev_id: str, *,
     if not argv:
         values.update(ok=False, launch_failed=True, error="no MPI launcher found")
     else:
-        full = [*argv, sys.executable, "-m", PINGPONG, "smoke", "--sizes",
+        full = [*argv, sys.executable, "-m", RANK, "smoke", "--bytes",
                 ",".join(map(str, SMOKE_SIZES))]
         try:
             cp = run_command(full, env=env, timeout_s=timeout_s)
@@ -151,11 +143,11 @@ def check(facts: Facts) -> Applicability:
         return Applicability(usable=False, reason=f"no 2-rank MPI run possible ({why})")
     argv = resolve_launcher() or []
     family = launcher_family(argv[0]) if argv else None
-    if family is not None and family not in ("orte", "prrte"):
+    if family is not None and family not in (ORTE, PRRTE):
         return Applicability(usable=False, reason=(
             f"the launcher {argv[0]} is not Open MPI's ({family}): mpi4py's Open MPI cannot "
             "be started with it"))
-    evidence = [library_evidence(facts, argv), sibling_evidence()]
+    evidence = [library_evidence(facts, argv), sibling_evidence(SIBLING)]
     sel = selection_evidence({}, SELECTION)
     evidence.append(sel)
     if sel.values.get("launch_failed"):
@@ -171,22 +163,15 @@ def check(facts: Facts) -> Applicability:
 
 
 def plan(ctx: MeasureContext) -> dict:
-    """Sizes (bytes), repeats, per-size target seconds and the most extra rounds while the
-    decision is unstable (``--option sizes=...,repeats=,target_s=,extra_rounds=``
-    override)."""
-    sizes = list(QUICK_SIZES if ctx.quick else FULL_SIZES)
-    repeats = QUICK_REPEATS if ctx.quick else FULL_REPEATS
-    target = QUICK_TARGET_S if ctx.quick else FULL_TARGET_S
-    if "sizes" in ctx.options:
-        sizes = sorted({int(x) for x in ctx.options["sizes"].split(",") if x.strip()})
-    if "repeats" in ctx.options:
-        repeats = max(2, int(ctx.options["repeats"]))
-    if "target_s" in ctx.options:
-        target = float(ctx.options["target_s"])
+    """Sizes (bytes), repeats, per-size target seconds (``advisor.measure.mpi.sweep.plan``) and
+    the most extra rounds while the decision is unstable (``--option
+    sizes=...,repeats=,target_s=,extra_rounds=`` override)."""
+    out = sweep_plan(ctx, quick=(QUICK_SIZES, QUICK_REPEATS, QUICK_TARGET_S),
+                     full=(FULL_SIZES, FULL_REPEATS, FULL_TARGET_S))
     extra = QUICK_EXTRA_ROUNDS if ctx.quick else FULL_EXTRA_ROUNDS
     if "extra_rounds" in ctx.options:
         extra = max(0, int(ctx.options["extra_rounds"]))
-    return {"sizes": sizes, "repeats": repeats, "target_s": target, "extra_rounds": extra}
+    return {**out, "extra_rounds": extra}
 
 
 def measure(ctx: MeasureContext) -> list[Evidence]:

@@ -5,7 +5,7 @@ No I/O, no clock, no environment.  Reads the records described in ``advisor_open
 * ``ompi-selection``: finding ``ompi-path-selected`` (which path carried the messages);
 * ``ompi-cma-siblings``: when the sibling test failed, finding ``cma-unusable-fallback``
   ("CMA unusable: Open MPI will use copy-in/copy-out", with the cause and remedies of
-  ``advisor_mpich_cma.causes``); no setting that names CMA is then recommended;
+  ``advisor.measure.mpi.causes``); no setting that names CMA is then recommended;
 * ``ompi-paths``: recommendation ``ompi-path`` (``advisor_openmpi.decide``: minimax regret,
   a change only when it beats the default beyond noise), with per-size ratios and CIs;
 * ``ompi-limits``: recommendation ``ompi-eager-limit`` (ob1) or ``ucx-rndv-thresh`` (ucx).
@@ -17,22 +17,19 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from advisor.libraries.openmpi import version as openmpi_version
 from advisor.measure import STABLE_SHARE, relabel_all, veto
+from advisor.measure.mpi.causes import remedies_of
+from advisor.measure.mpi.usability import sibling_causes
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
 from advisor_openmpi import knobs as K
 from advisor_openmpi import paths as P
 from advisor_openmpi.decide import N_STABILITY, Decision, decide, fmt_bytes, traffic_split
-from advisor_openmpi.evidence import (BW, LAT, LIBRARY, LIMITS, PATHS, SELECTION,
+from advisor_openmpi.evidence import (BW, LAT, LIMITS, PATHS, SELECTION,
                                       SELECTION_UCX, SIBLING, cma_usable)
 
 FALLBACK_MESSAGE = "CMA unusable: Open MPI will use copy-in/copy-out"
-
-
-def _version(evidence: Sequence[Evidence], facts: Facts) -> Optional[str]:
-    lib = Evidence.find(evidence, LIBRARY)
-    v = lib.values.get("ompi_version") if lib else None
-    return str(v) if v else facts.mpi.version
 
 
 def names_cma(s: Setting) -> bool:
@@ -92,21 +89,9 @@ def _sel_findings(evidence: Sequence[Evidence]) -> list[Finding]:
 
 
 def _fallback(evidence: Sequence[Evidence], facts: Facts) -> list[Finding]:
-    from advisor_mpich_cma.causes import errno_code, explain, remedies_of
-
     sib = Evidence.find(evidence, SIBLING)
     v = sib.values if sib else {}
-    code = errno_code(v.get("errno")) if v.get("errno") not in (None, -1) else \
-        errno_code(v.get("result"))
-    sec = facts.security
-    causes = explain(code if code is not None else v.get("result"),
-                     reader={"seccomp": v.get("reader_seccomp"),
-                             "cap_eff": v.get("reader_cap_eff"),
-                             "user_ns": v.get("reader_user_ns")},
-                     target={"user_ns": v.get("target_user_ns")},
-                     ptrace_scope=sec.ptrace_scope, cap_sys_ptrace=sec.cap_sys_ptrace,
-                     seccomp_mode=sec.seccomp_mode, container=sec.container,
-                     kernel_release=facts.kernel.release)
+    causes = sibling_causes(v, facts)
     sel = Evidence.find(evidence, SELECTION)
     selected = (f" Open MPI still selects smsc {sel.values['smsc']} here and tries "
                 "process_vm_readv for each rendezvous message, then silently copies"
@@ -247,7 +232,7 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     through ``advisor.measure.relabel`` (artefact points carry no bandwidth) and the advice goes
     through ``advisor.measure.veto`` (an artefact lowers or withdraws what rests on it)."""
     evidence = relabel_all(evidence)
-    version = _version(evidence, facts)
+    version = openmpi_version(facts)
     findings = _sel_findings(evidence)
     cma_ok = cma_usable(evidence) is not False
     if not cma_ok:

@@ -8,11 +8,11 @@ import os
 import statistics
 from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
+from advisor.measure.mpi import RANK
 from advisor.models import Evidence, Point, Series
 from advisor.probe import MeasureContext
 
 from advisor_openmpi.evidence import BW, LAT
-from advisor_openmpi.workers import PINGPONG
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor_openmpi.decide import Decision
@@ -40,7 +40,7 @@ def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[st
     ping-pong sweep and record them as one evidence (layout: ``advisor_openmpi.evidence``).
 
     Sequential measurement: with ``stable`` (the evidence as the profile keeps it,
-    ``advisor.runner.thin_evidence``, -> its ``decide.Decision``, or None when there is no
+    ``advisor.measure.thinning.thin_evidence``, -> its ``decide.Decision``, or None when there is no
     decision), one more round (a launch of every configuration) follows the planned
     ``repeats`` while the decision's stability is below ``advisor.measure.STABLE_SHARE``, a
     round fits before ``ctx.deadline`` and fewer than ``max_rounds`` ran.  Values ``stopped``
@@ -60,7 +60,7 @@ def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[st
     offset = [0]  # rounds already run: later interleave calls number theirs after them
 
     def run_one(config: str, rnd: int) -> list[float]:
-        res = run_mpi(PINGPONG, args, env=full_env[config], launcher=ctx.launcher,
+        res = run_mpi(RANK, args, env=full_env[config], launcher=ctx.launcher,
                       timeout_s=max(20.0, min(ctx.remaining_s() + 10.0, 20 * est)))
         raw[(config, rnd + offset[0])] = res
         return [statistics.median(s["lat_s"]) for s in res["sizes"]]
@@ -81,7 +81,7 @@ def run_configs(ctx: MeasureContext, envs: Mapping[str, Mapping[str, Optional[st
     ev = record()
     if stable is None:
         return ev
-    from advisor.runner import thin_evidence
+    from advisor.measure.thinning import thin_evidence
 
     history: list[float] = []
     stopped = STOP_PLANNED

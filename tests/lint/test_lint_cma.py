@@ -1,5 +1,5 @@
 """advisor lint with the mpich-cma plugin's checks: the cray-xpmem-gpu case and a real blocked-CMA
-condition (the seccomp filter of ``advisor_mpich_cma.workers.deny_cma``)."""
+condition (the seccomp filter of ``advisor.measure.mpi.deny_cma``)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def _lint_env(extra_env: dict, *, deny: bool) -> subprocess.CompletedProcess:
     env.update(extra_env)
     argv = [sys.executable, "-m", "advisor", "lint", "--env", "--json"]
     if deny:
-        argv = [sys.executable, "-m", "advisor_mpich_cma.workers.deny_cma", "--"] + argv
+        argv = [sys.executable, "-m", "advisor.measure.mpi.deny_cma", "--"] + argv
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
 
 
@@ -93,7 +93,7 @@ def test_lint_env_under_seccomp_flags_explicit_cma_enable(advisor_home):
     assert "seccomp" in hit[0]["message"] and hit[0]["remedy"]
     # the same environment without the filter: CMA works here, so no such finding
     free = _lint_env({"MPIR_CVAR_CH4_CMA_ENABLE": "1"}, deny=False)
-    from advisor_mpich_cma.sibling import sibling_probe
+    from advisor.measure.mpi.sibling import sibling_probe
 
     if sibling_probe().get("result") == "ok":
         assert not [d for d in json.loads(free.stdout) if d["id"] == "cma-enable-blocked"]

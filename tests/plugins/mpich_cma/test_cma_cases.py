@@ -13,8 +13,9 @@ from advisor_mpich_cma import lint as LT
 from advisor_mpich_cma import recommend as RC
 from advisor_mpich_cma import usability as US
 from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma.causes import (classify_log, kernel_allows_sibling_attach,
-                                      mpich_init_keeps_cma, seccomp_profile_allows_cma)
+from advisor.measure.mpi.causes import (classify_log, kernel_allows_sibling_attach,
+                                        seccomp_profile_allows_cma)
+from advisor_mpich_cma.identity import mpich_init_keeps_cma
 from support import case
 
 

@@ -15,6 +15,8 @@ from advisor.measure.stats import bootstrap_median_ci
 from advisor.models import Facts
 from advisor.profile import load_profile
 from advisor_mpich_cma import minimax as MM
+from advisor_mpich_cma.crossover import cma_better
+from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma.figures import crossover, figures
 from advisor_mpich_cma.plugin import CmaProbe
 from cma_support import load_evidence
@@ -72,7 +74,7 @@ def test_markers_are_the_default_the_stored_advice_and_the_crossover(shipped):
     assert marks["default"] == lib.values["threshold_default_bytes"] == 8192
     assert marks["advised"] == advised
     # the crossover: CMA off wins below it, on at and above it, on this evidence
-    better = MM.cma_better([MM.paired_from_evidence(
+    better = cma_better([paired_from_evidence(
         next(e for e in res.evidence if e.id == "cma-sweep"))])
     x = int(marks["crossover"])
     assert not better[max(n for n in better if n < x)]
@@ -83,7 +85,7 @@ def test_markers_are_the_default_the_stored_advice_and_the_crossover(shipped):
 def test_regret_curves_are_the_decisions_scores(shipped):
     _, res, figs = shipped
     ev = next(e for e in res.evidence if e.id == "cma-sweep")
-    d = MM.decide([MM.paired_from_evidence(ev)], 8192)
+    d = MM.decide([paired_from_evidence(ev)], 8192)
     by_role = {s.role: s for s in figs["regret"].series if s.role in ("default", "advised")}
     for role, per_size in (("default", d.per_size_default), ("advised", d.per_size_advice)):
         s = by_role[role]

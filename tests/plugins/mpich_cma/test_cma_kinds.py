@@ -20,7 +20,9 @@ from advisor_mpich_cma import evidence as EV
 from advisor_mpich_cma import paired as PR
 from advisor_mpich_cma import recommend as RC
 from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma.crossover import bracket, cma_better, midpoint
+from advisor_mpich_cma.evidence import paired_id
+from advisor_mpich_cma.pairs import paired_from_evidence
 
 BASE = {8 * KiB: 0.8, 16 * KiB: 0.8, 64 * KiB: 0.9, 128 * KiB: 1.5, 1 * MiB: 2.0,
         8 * MiB: 0.95, 16 * MiB: 0.95}
@@ -32,14 +34,14 @@ def _kind(ev, kind: str, thp_bytes: int | None = None):
     vals = {**ev.values, "buffer_pages": kind}
     if thp_bytes is not None:
         vals["thp_backed_bytes_min_rank"] = thp_bytes
-    return ev.model_copy(update={"id": PR.paired_id("", kind), "values": vals})
+    return ev.model_copy(update={"id": paired_id("", kind), "values": vals})
 
 
 def test_ids_are_stable_and_documented():
-    assert PR.paired_id("") == "cma-paired"
-    assert PR.paired_id("cross-numa") == "cma-paired.cross-numa"
-    assert PR.paired_id("", "thp") == "cma-paired.thp"
-    assert PR.paired_id("same-numa", "thp") == "cma-paired.thp.same-numa"
+    assert paired_id("") == "cma-paired"
+    assert paired_id("cross-numa") == "cma-paired.cross-numa"
+    assert paired_id("", "thp") == "cma-paired.thp"
+    assert paired_id("same-numa", "thp") == "cma-paired.thp.same-numa"
     legacy = paired_evidence(BASE)  # recorded before kinds: no buffer_pages value
     assert EV.buffer_pages(legacy) == "base"
     assert EV.buffer_pages(legacy.model_copy(update={"id": "cma-paired.thp.same-numa"})) == "thp"
@@ -91,17 +93,17 @@ def test_thp_measurement_without_huge_pages_is_dropped():
 
 
 def test_bracket_and_midpoint_bisect_between_differing_verdicts():
-    data = [R.paired_from_evidence(paired_evidence(BASE))]
-    better = R.cma_better(data)
+    data = [paired_from_evidence(paired_evidence(BASE))]
+    better = cma_better(data)
     assert better[64 * KiB] is False and better[128 * KiB] is True
-    assert R.bracket(data, 128 * KiB) == (64 * KiB, 128 * KiB)
-    assert R.bracket(data, 1 * MiB) is None  # verdicts agree at 128 KiB and 1 MiB
-    assert R.bracket(data, None) is None and R.bracket(data, 8 * KiB) is None
-    m = R.midpoint(64 * KiB, 128 * KiB, 4096)
+    assert bracket(data, 128 * KiB) == (64 * KiB, 128 * KiB)
+    assert bracket(data, 1 * MiB) is None  # verdicts agree at 128 KiB and 1 MiB
+    assert bracket(data, None) is None and bracket(data, 8 * KiB) is None
+    m = midpoint(64 * KiB, 128 * KiB, 4096)
     assert m == 92 * KiB and m % 4096 == 0  # 2**16.5 = 92681 -> 23 pages
-    assert R.midpoint(4096, 8192, 4096) is None  # nothing between on page multiples
+    assert midpoint(4096, 8192, 4096) is None  # nothing between on page multiples
     with pytest.raises(ValueError):
-        R.midpoint(8192, 4096, 4096)
+        midpoint(8192, 4096, 4096)
 
 
 def test_refined_point_moves_the_advice_between_grid_sizes():
@@ -113,9 +115,9 @@ def test_refined_point_moves_the_advice_between_grid_sizes():
     assert coarse.advice == 128 * KiB and fine.advice == 92 * KiB
     assert fine.worst[92 * KiB] > fine.worst[128 * KiB]  # 128 KiB now loses at 92 KiB
     # the next bisection step would go between 64 and 92 KiB
-    data = [R.paired_from_evidence(paired_evidence(truth))]
-    assert R.bracket(data, fine.advice) == (64 * KiB, 92 * KiB)
-    assert R.midpoint(64 * KiB, 92 * KiB, 4096) == 76 * KiB
+    data = [paired_from_evidence(paired_evidence(truth))]
+    assert bracket(data, fine.advice) == (64 * KiB, 92 * KiB)
+    assert midpoint(64 * KiB, 92 * KiB, 4096) == 76 * KiB
 
 
 def test_kinds_and_refinement_caps_follow_the_context():
@@ -130,7 +132,7 @@ def test_kinds_and_refinement_caps_follow_the_context():
     assert PR.kind_sizes("base", sizes) == sizes and PR.kind_sizes("thp", [4096]) == [4096]
     assert PR.kind_rounds("base", 32) == 32 and PR.kind_rounds("thp", 32) == 16
     assert PR.kind_sizes("msgbuf", sizes + [2 << 20]) == sizes
-    assert PR.kind_rounds("msgbuf", 32) == 16 and PR.paired_id("", "msgbuf") == "cma-paired.msgbuf"
+    assert PR.kind_rounds("msgbuf", 32) == 16 and paired_id("", "msgbuf") == "cma-paired.msgbuf"
     assert PR.kind_rounds("thp", 3) == 2
 
 

@@ -14,7 +14,8 @@ from advisor_mpich_cma import evidence as EV
 from advisor_mpich_cma import launch as LN
 from advisor_mpich_cma.workers import RANK
 from advisor_mpich_cma import minimax as R
-from advisor_mpich_cma.paired import _paired_evidence
+from advisor_mpich_cma.pairs import paired_from_evidence
+from advisor_mpich_cma.records import paired_evidence
 from support import tool
 
 pytestmark = pytest.mark.integration
@@ -47,8 +48,8 @@ def test_base_and_thp_kinds_give_paired_evidence_with_the_pages_recorded():
     assert thp["buffer"]["hugepages"] == "huge" and min(got) > 0
     ctx = MeasureContext(facts=Facts(), deadline=0.0)
     env = LN.config_env("upstream", EV.ON, 0)
-    evs = [_paired_evidence("", None, {"launch1": base}, env, ctx, ROUNDS, "base"),
-           _paired_evidence("", None, {"launch1": thp}, env, ctx, ROUNDS, "thp",
+    evs = [paired_evidence("", None, {"launch1": base}, env, ctx, ROUNDS, "base"),
+           paired_evidence("", None, {"launch1": thp}, env, ctx, ROUNDS, "thp",
                             refined=[92 << 10])]
     assert [e.id for e in evs] == ["cma-paired", "cma-paired.thp"]
     assert evs[1].values["thp_backed_bytes_min_rank"] == min(got)
@@ -56,7 +57,7 @@ def test_base_and_thp_kinds_give_paired_evidence_with_the_pages_recorded():
     assert evs[1].conditions.notes["buffer_pages"] == "thp"
     assert isinstance(evs[0].values["state.bimodal"], bool)
     assert "machine_state" in evs[0].conditions.notes
-    data = [R.paired_from_evidence(e) for e in evs]
+    data = [paired_from_evidence(e) for e in evs]
     assert [p.name for p in data] == ["", "thp"] and all(p.sizes == SIZES for p in data)
     d = R.decide(data, 8192)
     assert 0 <= d.stability <= 1 and {p for p, _ in d.per_size_advice} == {"", "thp"}
@@ -71,8 +72,8 @@ def test_the_per_message_pattern_sends_a_window_from_distinct_buffers():
     assert all(len(r["bw_on_Bps"]) == ROUNDS and min(r["bw_off_Bps"]) > 0 for r in res["sizes"])
     ctx = MeasureContext(facts=Facts(), deadline=0.0)
     env = LN.config_env("upstream", EV.ON, 0)
-    ev = _paired_evidence("", None, {"launch1": res}, env, ctx, ROUNDS, "msgbuf")
+    ev = paired_evidence("", None, {"launch1": res}, env, ctx, ROUNDS, "msgbuf")
     assert ev.id == "cma-paired.msgbuf" and EV.buffer_pages(ev) == "msgbuf"
-    base = _paired_evidence("", None, {"launch1": _run("base")}, env, ctx, ROUNDS, "base")
-    d = R.decide([R.paired_from_evidence(e) for e in (base, ev)], 8192)
+    base = paired_evidence("", None, {"launch1": _run("base")}, env, ctx, ROUNDS, "base")
+    d = R.decide([paired_from_evidence(e) for e in (base, ev)], 8192)
     assert {p for p, _ in d.per_size_advice} == {"", "msgbuf"}

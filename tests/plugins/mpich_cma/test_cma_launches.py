@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma.pairs import Paired
 
 KiB = 1024
 SIZES = (8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB)
@@ -24,7 +25,7 @@ def _launch(rho: dict[int, float], jitter: float = 0.01):
     return rows
 
 
-def _paired(*launches) -> R.Paired:
+def _paired(*launches) -> Paired:
     """One rank pair whose rounds come from ``launches`` (each ``_launch``), tagged."""
     cols = {k: [] for k in ("bw_on", "bw_off", "lat_on", "lat_off", "tags")}
     for j in range(len(SIZES)):
@@ -39,7 +40,7 @@ def _paired(*launches) -> R.Paired:
         for k in cols:
             cols[k].append(tuple(row[k]))
     tags = tuple(cols["tags"]) if len(launches) > 1 else ()
-    return R.Paired("", SIZES, tuple(cols["lat_on"]), tuple(cols["lat_off"]),
+    return Paired("", SIZES, tuple(cols["lat_on"]), tuple(cols["lat_off"]),
                     tuple(cols["bw_on"]), tuple(cols["bw_off"]), lat_launch=tags, bw_launch=tags)
 
 
@@ -73,7 +74,7 @@ def test_launches_that_disagree_lower_the_stability_that_rounds_alone_would_clai
     a = _launch({8 * KiB: 1.3, 16 * KiB: 1.4, 32 * KiB: 1.5, 64 * KiB: 2.0})
     b = _launch({8 * KiB: 0.7, 16 * KiB: 0.9, 32 * KiB: 1.2, 64 * KiB: 2.0})
     tagged = _paired(a, b)
-    pooled = R.Paired("", SIZES, tagged.lat_on, tagged.lat_off, tagged.bw_on, tagged.bw_off)
+    pooled = Paired("", SIZES, tagged.lat_on, tagged.lat_off, tagged.bw_on, tagged.bw_off)
     d_launch = R.decide([tagged], 8 * KiB)
     d_pooled = R.decide([pooled], 8 * KiB)
     assert d_pooled.launches == 1 and d_pooled.stability >= R.STABLE_SHARE
@@ -93,7 +94,7 @@ def test_rounds_pair_inside_a_launch_only():
     lat, bw = tagged.launch_ratios(0, "launch2")
     assert len(bw) == ROUNDS and all(r == pytest.approx(0.6) for r in bw)
     assert tagged.launches() == ["launch1", "launch2"]
-    assert R.Paired("", SIZES, *(tagged.lat_on, tagged.lat_off, tagged.bw_on,
+    assert Paired("", SIZES, *(tagged.lat_on, tagged.lat_off, tagged.bw_on,
                                  tagged.bw_off)).launches() == [""]
 
 

@@ -22,16 +22,16 @@ from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma.identity import cma_applicability, cvar_defaults, library_defaults
 from advisor_mpich_cma.measure import smoke_evidence
 from advisor_mpich_cma.plugin import CmaProbe
-from advisor_mpich_cma.sibling import sibling_probe
+from advisor.measure.mpi.sibling import sibling_probe
 from support import need_mpich_keeps_cma, tool
 
 pytestmark = pytest.mark.integration
 
-DENY = [sys.executable, "-m", "advisor_mpich_cma.workers.deny_cma", "--"]
+DENY = [sys.executable, "-m", "advisor.measure.mpi.deny_cma", "--"]
 
 
 def _seccomp_works() -> None:
-    from advisor_mpich_cma.workers.deny_cma import install_filter  # noqa: F401
+    from advisor.measure.mpi.deny_cma import install_filter  # noqa: F401
 
     try:
         import ctypes.util
@@ -59,7 +59,7 @@ def test_sibling_probe_under_seccomp_is_eperm_with_seccomp_cause():
     r = sibling_probe(wrap_reader=DENY)
     assert r["result"] == "EPERM" and r["errno"] == errno.EPERM
     assert r["reader"]["seccomp"] == 2
-    from advisor_mpich_cma.causes import explain
+    from advisor.measure.mpi.causes import explain
 
     causes = explain(r["errno"], reader=r["reader"], target=r["target"])
     assert causes[0].code == "seccomp"
@@ -74,7 +74,7 @@ def test_sibling_probe_in_separate_user_namespace():
         pytest.skip(f"unprivileged user namespaces not available here: {r.get('error')}")
     assert r["result"] == "EPERM"
     assert r["reader"]["user_ns"] != r["target"]["user_ns"]
-    from advisor_mpich_cma.causes import explain
+    from advisor.measure.mpi.causes import explain
 
     codes = [c.code for c in explain(r["errno"], reader=r["reader"], target=r["target"])]
     assert codes[0] == "user-namespace"
@@ -82,7 +82,7 @@ def test_sibling_probe_in_separate_user_namespace():
 
 def test_identity_defaults_read_from_installed_library():
     mpivars = tool("mpivars")
-    from advisor_mpich_cma.identity import run_mpivars
+    from advisor.libraries.mpich import run_mpivars
 
     cvars = cvar_defaults(run_mpivars(mpivars))
     assert K.CMA_ENABLE in cvars and K.CMA_THRESHOLD in cvars

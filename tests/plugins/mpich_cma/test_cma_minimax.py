@@ -19,6 +19,7 @@ from advisor_mpich_cma import recommend as RC
 from advisor_mpich_cma import threshold as TH
 from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma.pairs import Paired
 
 FACTS_5 = Facts.model_validate({"mpi": {"implementation": "mpich", "flavour": "upstream",
                                         "version": "5.0.2"}})
@@ -166,7 +167,7 @@ def test_default_within_noise_of_the_best_is_kept():
 
 
 def test_candidates_collapse_thresholds_that_route_every_size_alike():
-    p = R.Paired("", (4096, 65536), ((1.0,),) * 2, ((1.0,),) * 2, ((1.0,),) * 2, ((1.0,),) * 2)
+    p = Paired("", (4096, 65536), ((1.0,),) * 2, ((1.0,),) * 2, ((1.0,),) * 2, ((1.0,),) * 2)
     assert R.candidates([p], 8192) == [8192, 4096, None]  # 8192 == 65536 here; default first
     assert R.candidates([p], None) == [None, 4096, 65536]
 

@@ -14,7 +14,8 @@ from advisor_mpich_cma import evidence as EV
 from advisor_mpich_cma import launch as LN
 from advisor_mpich_cma.workers import RANK
 from advisor_mpich_cma import minimax as R
-from advisor_mpich_cma.workers.rank import THRESHOLD_OFF, THRESHOLD_ON
+from advisor_mpich_cma.pairs import paired_from_evidence
+from advisor.measure.mpi.loops import THRESHOLD_OFF, THRESHOLD_ON
 from support import tool
 
 pytestmark = pytest.mark.integration
@@ -40,11 +41,11 @@ def test_paired_worker_switches_through_mpi_t_in_one_launch():
             assert len(s[key]) == ROUNDS and all(v > 0 for v in s[key])
     # the probe's evidence keeps the pairs index-aligned and the decision runs on them
     from advisor.probe import MeasureContext
-    from advisor_mpich_cma.paired import _paired_evidence
+    from advisor_mpich_cma.records import paired_evidence
 
     ctx = MeasureContext(facts=Facts(), deadline=0.0)
-    ev = _paired_evidence("", None, {"launch1": res}, env, ctx, ROUNDS)
-    p = R.paired_from_evidence(ev)
+    ev = paired_evidence("", None, {"launch1": res}, env, ctx, ROUNDS)
+    p = paired_from_evidence(ev)
     assert p.sizes == SIZES
     for j in range(len(SIZES)):
         lat, bw = p.pair_ratios(j)

@@ -4,7 +4,7 @@ Recorded evidence (the 2026-12-01 profile's paired measurement) and constructed 
 (``test_cma_minimax.paired_evidence``: default kept as the best, default kept within noise,
 default beaten, a tie, regret left, latency and bandwidth disagreeing) go through ``recommend``;
 every text of the advice is checked against the ``cma-decision`` values of the same evidence
-(what ``paired.decision_evidence`` records) and against each other.
+(what ``records.decision_evidence`` records) and against each other.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from advisor.models import Evidence, Facts, Point, Series
 from advisor_mpich_cma import decision as DC
 from advisor_mpich_cma import evidence as EV
 from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma import recommend as RC
 from advisor_mpich_cma import story as ST
 
@@ -94,7 +95,7 @@ def contradictions(adv, values: dict) -> list[str]:
 
 
 def _values(evs: list[Evidence], facts: Facts) -> dict:
-    """The ``cma-decision`` values ``paired.decision_evidence`` records for ``evs``."""
+    """The ``cma-decision`` values ``records.decision_evidence`` records for ``evs``."""
     lib, bad = EV.sane_library(EV.library_of(evs, facts), facts)
     used, _ = EV.usable_kinds(EV.paired(evs))
     return DC.record_of(used, lib, bad).as_values()
@@ -156,7 +157,7 @@ def test_regret_left_beside_a_default_kept_within_noise_does_not_say_nothing_fix
     """The observed contradiction, constructed: the default is kept within noise of a better
     threshold and still measurably beaten somewhere.  The regret finding names the better
     threshold instead of claiming no threshold fixes it."""
-    d = R.decide([R.paired_from_evidence(paired_evidence(NEAR_DEFAULT, noise=0.05))], 8 * KiB)
+    d = R.decide([paired_from_evidence(paired_evidence(NEAR_DEFAULT, noise=0.05))], 8 * KiB)
     assert d.kept_default and d.best == 16 * KiB
     d = dataclasses.replace(d, losses=(("", 8 * KiB, 0.97, 0.99),))
     rec = ST.DecisionRecord(d)
@@ -184,7 +185,7 @@ def test_latency_and_bandwidth_disagreeing_names_who_serves_which_traffic():
 
 
 def test_unstable_decision_has_low_confidence_and_says_it_flips():
-    d = R.decide([R.paired_from_evidence(paired_evidence(CLEAN))], 8 * KiB)
+    d = R.decide([paired_from_evidence(paired_evidence(CLEAN))], 8 * KiB)
     rec = ST.DecisionRecord(dataclasses.replace(d, stability=0.6))
     assert rec.confidence == "low" and "flips on noise" in rec.rationale(
         EV.library_of(_library(), FACTS_5))
@@ -210,7 +211,7 @@ def test_default_not_measured_as_itself_lowers_confidence():
     cray = EV.Library("mpich", "cray", "8.1.28", None, 8192, "mpivars", "XPMEM")
     ok, why = ST.default_measured(cray)
     assert not ok and "XPMEM" in why
-    d = R.decide([R.paired_from_evidence(ev)], None)
+    d = R.decide([paired_from_evidence(ev)], None)
     assert ST.DecisionRecord(d, default_ok=False, default_note=why).confidence == "medium"
     assert ST.DecisionRecord(d).confidence == "high"
 

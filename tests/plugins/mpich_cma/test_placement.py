@@ -2,6 +2,7 @@
 
 from advisor.models import Advice, Evidence, Recommendation
 
+from advisor.measure.mpi.rank import placement_values
 from advisor_mpich_cma import placement as P
 
 
@@ -14,15 +15,15 @@ def test_values_from_a_worker_result():
     # srun --cpus-per-task=1 in the test Slurm
     res = {"placement_per_rank": [{"host": "node1", "shm_size": 2}] * 2,
            "affinity_per_rank": [[0], [0]]}
-    v = P.placement_values(res)
+    v = placement_values(res)
     assert v == {"rank_hosts": "node1,node1", "rank_shm_size": 2, "ranks_one_node": True,
                  "rank_cpus": "0/0", "ranks_share_one_cpu": True}
-    two = P.placement_values({**res, "affinity_per_rank": [[0, 1], [0, 1]]})
+    two = placement_values({**res, "affinity_per_rank": [[0, 1], [0, 1]]})
     assert two["ranks_share_one_cpu"] is False
-    apart = P.placement_values({"placement_per_rank": [{"host": "a", "shm_size": 1},
+    apart = placement_values({"placement_per_rank": [{"host": "a", "shm_size": 1},
                                                        {"host": "b", "shm_size": 1}]})
     assert apart["ranks_one_node"] is False
-    assert P.placement_values({}) == {}
+    assert placement_values({}) == {}
 
 
 def test_one_cpu_lowers_confidence_and_names_the_fix():

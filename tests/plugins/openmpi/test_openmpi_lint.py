@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor.libraries.openmpi import components
+from advisor.libraries.ompi_info import components
 from advisor.models import Evidence, Facts, MpiFacts, SecurityFacts
-from advisor_mpich_cma.measure import sibling_evidence
+from advisor.measure.mpi.usability import sibling_evidence
 from advisor_openmpi import lint as L
 from openmpi_support import OPENMPI_5, ompi_env, openmpi_venv
 
@@ -205,10 +205,10 @@ def test_cma_selected_under_the_seccomp_filter_says_open_mpi_falls_back(ompi_bin
     path = tmp_path / "cma.sh"
     path.write_text("OMPI_MCA_smsc=cma\n")
     _, found, _ = _lint(ompi_bin, path, str(ompi_bin / "python"), "-m",
-                        "advisor_mpich_cma.workers.deny_cma", "--")
+                        "advisor.measure.mpi.deny_cma", "--")
     (f,) = [f for f in found if f["id"] == "openmpi-cma-unusable"]
     assert f["line"] == 1 and f["severity"] == "warning"
     assert "CMA unusable: Open MPI will use copy-in/copy-out" in f["message"]
-    if sibling_evidence().values.get("result") == "ok":  # CMA works here without the filter
+    if sibling_evidence("cma-sibling").values.get("result") == "ok":  # CMA works here without the filter
         _, found, _ = _lint(ompi_bin, path)
         assert [f for f in found if f["id"] == "openmpi-cma-unusable"] == []

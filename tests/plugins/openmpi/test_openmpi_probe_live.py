@@ -5,7 +5,7 @@
   carried the messages and whose advice has CIs; ``advisor emit -f env --all`` writes the
   ``OMPI_MCA_*`` settings (``--all``: on this VM the path advice is often "keep the default",
   whose settings only confirm the defaults);
-* the same probe under the seccomp CMA filter (``advisor_mpich_cma.workers.deny_cma``) reports
+* the same probe under the seccomp CMA filter (``advisor.measure.mpi.deny_cma``) reports
   "CMA unusable: Open MPI will use copy-in/copy-out" and recommends no setting naming CMA.
 
 Each probe takes ~25 s here (2 cores); verify ~20 s.
@@ -31,7 +31,7 @@ def _env(bin_dir):
 def _probe(bin_dir, out, *, deny: bool = False):
     argv = [str(bin_dir / "advisor"), "probe", "--plugin", "openmpi", "--quick", "-o", str(out)]
     if deny:
-        argv = [str(bin_dir / "python"), "-m", "advisor_mpich_cma.workers.deny_cma", "--", *argv]
+        argv = [str(bin_dir / "python"), "-m", "advisor.measure.mpi.deny_cma", "--", *argv]
     cp = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=_env(bin_dir))
     assert cp.returncode == 0, cp.stderr[-2000:]
     res = next(r for r in load_profile(out).results if r.probe == "openmpi")

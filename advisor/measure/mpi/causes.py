@@ -1,6 +1,9 @@
 """Why CMA fails: Yama rules, errno -> cause mapping, log classification, seccomp profiles.
 
 Pure functions only (no I/O), so every rule is tested on recorded data and the field cases.
+Shared by the MPI plugins whose library uses CMA (MPICH, Open MPI's smsc cma): a blocked
+``process_vm_readv`` has the same causes whichever library calls it.  What one library's init
+does about them (MPICH >= 5.0 turning CMA off) stays with that library's plugin.
 
 Sources:
 
@@ -73,12 +76,6 @@ def kernel_allows_sibling_attach(ptrace_scope: Optional[int], cap_sys_ptrace: bo
     if ptrace_scope in (1, 2):
         return bool(cap_sys_ptrace)
     return False
-
-
-def mpich_init_keeps_cma(ptrace_scope: Optional[int]) -> bool:
-    """Whether MPICH >= 5.0's init check leaves CMA on: only without Yama or with scope 0,
-    whatever the capabilities (pmodels/mpich#7653, #7659)."""
-    return ptrace_scope is None or ptrace_scope == 0
 
 
 def cap_sys_ptrace_from_capeff(cap_eff: Optional[str]) -> Optional[bool]:

@@ -11,11 +11,13 @@ only; openucx/ucx#3545).  This module therefore starts two children of the calli
 
 Both children also report their own security state (``Seccomp:`` and ``CapEff:`` of
 ``/proc/self/status``, the user namespace) so a failure can be attributed to its cause by
-``advisor_mpich_cma.causes``.  The parent additionally reads the target itself, which shows the
-parent->child result next to the sibling one.
+``advisor.measure.mpi.causes``.  The parent additionally reads the target itself, which shows
+the parent->child result next to the sibling one.  The test is of the kernel, not of an MPI
+library: every MPI plugin whose library uses CMA runs it (``advisor.measure.mpi.usability``).
 
-This file avoids importing pydantic or the rest of hpc-advisor: it is run as
-``python -m advisor_mpich_cma.sibling target|reader`` and must start fast.
+This file imports only the standard library: the children run it as a script
+(``python .../sibling.py target|reader``, so neither the ``advisor`` package nor pydantic is
+loaded) and start fast.
 """
 
 from __future__ import annotations
@@ -137,10 +139,8 @@ def sibling_probe(*, wrap_reader: Sequence[str] = (), wrap_target: Sequence[str]
         not run at all (never raises for a failed read).
     """
     py = python or sys.executable
-    mod = [py, "-m", "advisor_mpich_cma.sibling"]
+    mod = [py, os.path.abspath(__file__)]  # as a script: only the standard library loads
     env = dict(os.environ)
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     out: dict = {"kind": "siblings", "parent": self_security(),
                  "wrap_reader": list(wrap_reader), "wrap_target": list(wrap_target)}
     try:
@@ -194,7 +194,7 @@ def main(argv: Sequence[str]) -> int:
         return _target()
     if argv[:1] == ["reader"] and len(argv) == 5:
         return _reader(int(argv[1]), int(argv[2]), int(argv[3]), argv[4])
-    sys.stderr.write("usage: python -m advisor_mpich_cma.sibling target | reader PID ADDR N SHA\n")
+    sys.stderr.write("usage: python sibling.py target | reader PID ADDR N SHA\n")
     return 2
 
 

@@ -3,7 +3,7 @@ fail with EPERM, the way a container runtime's default profile did (moby/moby#42
 
 Usage (as a launcher prefix, so that every MPI rank runs under the filter)::
 
-    mpiexec -n 2 python -m advisor_mpich_cma.workers.deny_cma -- python -m advisor_mpich_cma.workers.rank ...
+    mpiexec -n 2 python -m advisor.measure.mpi.deny_cma -- python -m advisor.measure.mpi.rank ...
 
 The filter is built with libseccomp: its Python bindings (``import seccomp``, Debian's
 ``python3-seccomp``) when importable, else the same C library (``libseccomp.so.2``) through
@@ -89,7 +89,7 @@ def main(argv: Sequence[str]) -> int:
     if args[:1] == ["--"]:
         args = args[1:]
     if not args:
-        sys.stderr.write("usage: python -m advisor_mpich_cma.workers.deny_cma [--] COMMAND [ARGS...]\n")
+        sys.stderr.write("usage: python -m advisor.measure.mpi.deny_cma [--] COMMAND [ARGS...]\n")
         return 2
     install_filter()
     os.execvp(args[0], args)

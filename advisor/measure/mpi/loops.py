@@ -1,6 +1,7 @@
-"""The timed loops and constants the mpich-cma rank worker's modes share (``workers.rank``: smoke
-and sweep; ``workers.paired``: the paired MPI_T mode): osu_latency's ping-pong, osu_bw's
-window of non-blocking sends, and the batch calibration.  Runs inside the MPI ranks.
+"""The timed loops and constants the modes of the shared 2-rank worker use
+(``advisor.measure.mpi.rank``: smoke and sweep; ``advisor.measure.mpi.paired``: the paired
+mode): osu_latency's ping-pong, osu_bw's window of non-blocking sends, and the batch
+calibration.  Runs inside the MPI ranks; mpi4py point-to-point only, so any MPI library.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ MAX_WINDOW_BYTES = 64 << 20
 MAX_SAMPLES = 400
 #: Page alignment of the buffers (the base page size of x86-64 and most aarch64 kernels).
 BUFFER_ALIGN = 4096
-#: MPI_T threshold values of the paired mode: 1 byte (every message >= 1 byte takes CMA) and
-#: 2**30 bytes (no message of a sweep, at most 16 MiB, reaches it: the copy path).
+#: Threshold values the paired mode writes through its run-time switch: 1 byte (every message
+#: >= 1 byte takes the single-copy path) and 2**30 bytes (no message of a sweep, at most
+#: 16 MiB, reaches it: the copy path).
 THRESHOLD_ON, THRESHOLD_OFF = 1, 1 << 30
 #: Most rounds of the paired mode: a profile keeps at most 48 samples per point
-#: (``advisor.runner.MAX_SAMPLES_PER_POINT``), so every round survives in the profile.
+#: (``advisor.measure.thinning.MAX_SAMPLES_PER_POINT``), so every round survives in the profile.
 MAX_ROUNDS = 48
 
 

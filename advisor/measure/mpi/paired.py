@@ -1,19 +1,28 @@
-"""The paired mode of the mpich-cma rank worker (``workers.rank paired``, whose docstring
-describes it): CMA switched through MPI_T between adjacent timed batches of one launch, the
-threshold written for ``on`` and ``off`` being 1 and 2**30 (the probe) or the advised and the
-baseline threshold (``advisor verify``: ``--values``).  Runs inside the MPI ranks; imported by
-``rank.main`` only for that mode.
+"""The paired mode of the shared 2-rank worker (``advisor.measure.mpi.rank paired``, whose
+docstring describes it): a threshold switched at run time between adjacent timed batches of one
+launch, the value written for ``on`` and ``off`` being 1 and 2**30 (``THRESHOLD_ON`` /
+``THRESHOLD_OFF``) or two given thresholds (``advisor verify``: ``--values``).  Runs inside the
+MPI ranks; imported by ``rank.main`` only for that mode.
+
+The switch is the library's: a plugin's worker entry passes ``open_switch`` (MPICH: the CH4 CMA
+threshold CVAR written through MPI_T, ``advisor_mpich_cma.workers.rank``).  It returns an object
+with ``read() -> int``, ``write(int)``, ``close()`` and ``path`` (what was loaded, recorded as
+``mpit_library``), or raises ``SwitchError``.
 """
 
 from __future__ import annotations
 
-import os
 import time
-from typing import Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
-from advisor_mpich_cma.workers import loops
-from advisor_mpich_cma.workers.loops import (BUFFER_ALIGN, MAX_ROUNDS, MAX_WINDOW_BYTES,
-                                             OSU_WINDOW, THRESHOLD_OFF, THRESHOLD_ON)
+from advisor.measure.mpi import loops
+from advisor.measure.mpi.loops import (BUFFER_ALIGN, MAX_ROUNDS, MAX_WINDOW_BYTES, OSU_WINDOW,
+                                       THRESHOLD_OFF, THRESHOLD_ON)
+
+
+class SwitchError(RuntimeError):
+    """The run-time switch cannot be opened, read or written on this rank (the message says
+    why); the paired result then has ``mpit_error`` and no sizes."""
 
 
 def thp_pmd_bytes(path: str = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size") -> int:
@@ -54,36 +63,38 @@ def paired_buffers(top: int, rank: int, pages: str):
 
 
 def paired(MPI, comm, sizes: Sequence[int], target_s: float, rounds: int,
-            pages: str = "default", values: Optional[dict] = None) -> dict:
+           pages: str = "default", values: Optional[dict] = None, *,
+           open_switch: Optional[Callable[[], Any]] = None) -> dict:
     """The paired measurement of one buffer kind (see the module docstring)."""
-    res = paired_kinds(MPI, comm, [(pages, sizes, target_s, rounds)], values)
+    res = paired_kinds(MPI, comm, [(pages, sizes, target_s, rounds)], values,
+                       open_switch=open_switch)
     if "kinds" in res:
         res.update(res.pop("kinds")[0])
     return res
 
 
-def paired_kinds(MPI, comm, jobs: Sequence[tuple], values: Optional[dict] = None) -> dict:
+def paired_kinds(MPI, comm, jobs: Sequence[tuple], values: Optional[dict] = None, *,
+                 open_switch: Optional[Callable[[], Any]] = None) -> dict:
     """The paired measurement of several buffer kinds in this one launch, one after the other:
     ``jobs`` = ``[(pages, sizes, target_s, rounds), ...]`` -> ``{"kinds": [result per job]}``
     (each as ``paired`` returns it), or ``{"mpit_error": ...}``.  ``values``: the threshold
     (bytes) written for ``on`` and ``off`` (default ``THRESHOLD_ON`` / ``THRESHOLD_OFF``;
-    ``advisor verify`` passes the advised and the baseline threshold).  Each kind allocates and
-    fills its own buffers and pairs its own on/off batches round by round, exactly as a launch
-    of its own would; what is shared is only the MPI start (``LAUNCH_OVERHEAD_S`` in the probe)
-    and the MPI_T session (the switch is verified once)."""
-    from advisor_mpich_cma.mpit import Mpit, MpitError
-
-    from advisor_mpich_cma.knobs import CMA_THRESHOLD
-
+    ``advisor verify`` passes the advised and the baseline threshold); ``open_switch``: the
+    library's switch (module docstring; None: ``mpit_error`` "no run-time switch").  Each
+    kind allocates and fills its own buffers and pairs its own on/off batches round by round,
+    exactly as a launch of its own would; what is shared is only the MPI start
+    (``LAUNCH_OVERHEAD_S`` in the probe) and the switch (verified once)."""
     err = None
     try:
-        mpit = Mpit()
-        thr = mpit.cvar(CMA_THRESHOLD)
+        if open_switch is None:
+            raise SwitchError("this worker has no run-time switch (the library's plugin "
+                              "launches the paired mode through its own worker entry)")
+        thr = open_switch()
         initial = thr.read()
         thr.write(THRESHOLD_OFF)
         verified = thr.read() == THRESHOLD_OFF  # the library took the write
         thr.write(initial)
-    except MpitError as exc:
+    except SwitchError as exc:
         err = str(exc)
     errs = comm.allgather(err)
     if any(errs):
@@ -91,15 +102,15 @@ def paired_kinds(MPI, comm, jobs: Sequence[tuple], values: Optional[dict] = None
     out = [paired_one(MPI, comm, thr, sizes, target_s, rounds, pages, values)
            for pages, sizes, target_s, rounds in jobs]
     thr.write(initial)
-    mpit.close()
+    thr.close()
     ok = bool(all(comm.allgather(verified)))
-    return {"kinds": [{**r, "mpit_library": mpit.path, "threshold_initial": initial,
+    return {"kinds": [{**r, "mpit_library": thr.path, "threshold_initial": initial,
                        "switch_read_back": ok} for r in out]}
 
 
 def paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: int,
-                pages: str, values: Optional[dict] = None) -> dict:
-    """One buffer kind of the paired measurement, the threshold CVAR ``thr`` open."""
+               pages: str, values: Optional[dict] = None) -> dict:
+    """One buffer kind of the paired measurement, the switch ``thr`` open."""
     from advisor.measure import buffer_conditions, thp_backed_bytes
 
     rank = comm.Get_rank()
@@ -163,49 +174,3 @@ def paired_one(MPI, comm, thr, sizes: Sequence[int], target_s: float, rounds: in
             "dst_fill": buffer_conditions(rbuf).get("buffer_fill"),
             "buffer_bytes": int(sbuf.nbytes + rbuf.nbytes),
             "thp_backed_bytes_per_rank": thp_all}
-
-
-#: Marker path prefix of the ``route`` mode: one ``access(2)`` of ``ROUTE_MARKER + "T:N"``
-#: before each phase and of ``ROUTE_MARKER + "end"`` after the last, so a ``strace -f`` of the
-#: launch splits its CMA calls by phase.
-ROUTE_MARKER = "/advisor-route-phase-"
-#: Message exchanges per phase of the ``route`` mode (each one message each way).
-ROUTE_EXCHANGES = 4
-
-
-def route(MPI, comm, checks: Sequence[tuple[int, int]], write: bool = True) -> dict:
-    """The ``route`` mode: for each ``(threshold, nbytes)`` of ``checks``, write the threshold
-    CVAR through MPI_T on every rank (``write``; otherwise the environment's threshold stands
-    and ``threshold`` only labels the phase), mark the phase (``ROUTE_MARKER``), exchange
-    ``ROUTE_EXCHANGES`` messages of ``nbytes`` each way, then a barrier.  Nothing is timed: the
-    probe counts the CMA system calls of each phase under ``strace``
-    (``advisor_mpich_cma.emitted.traced_route``).  Returns ``{"phases": [[threshold, nbytes],
-    ...], "messages_per_phase": int}`` or ``{"mpit_error": ...}``."""
-    import numpy as np
-
-    from advisor_mpich_cma.knobs import CMA_THRESHOLD
-    from advisor_mpich_cma.mpit import Mpit, MpitError
-
-    thr = mpit = None
-    if write:
-        try:
-            mpit = Mpit()
-            thr = mpit.cvar(CMA_THRESHOLD)
-            initial = thr.read()
-        except MpitError as exc:
-            return {"mpit_error": str(exc)}
-    peer = 1 - comm.Get_rank()
-    for threshold, nbytes in checks:
-        if thr is not None:
-            thr.write(int(threshold))
-        comm.Barrier()
-        os.access(f"{ROUTE_MARKER}{threshold}:{nbytes}", os.F_OK)
-        send, recv = np.ones(nbytes, np.uint8), np.empty(nbytes, np.uint8)
-        for _ in range(ROUTE_EXCHANGES):
-            comm.Sendrecv(send, dest=peer, sendtag=9, recvbuf=recv, source=peer, recvtag=9)
-        comm.Barrier()
-    os.access(f"{ROUTE_MARKER}end", os.F_OK)  # what follows (restore, report) is not a phase
-    if thr is not None:
-        thr.write(initial)
-        mpit.close()
-    return {"phases": [list(c) for c in checks], "messages_per_phase": 2 * ROUTE_EXCHANGES}
