@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable, Mapping, Optional
 
-from advisor.facts._util import Notes
+from advisor.facts.util import Notes
 from advisor.facts.cpu import detect_cpu
 from advisor.facts.cuda import detect_cuda
 from advisor.facts.kernel import detect_kernel

@@ -18,7 +18,7 @@ import platform
 from pathlib import Path
 from typing import Callable, Optional
 
-from advisor.facts._util import (Notes, is_live, parse_cpulist, read_optional, read_text,
+from advisor.facts.util import (Notes, is_live, parse_cpulist, read_optional, read_text,
                                  size_with_unit)
 from advisor.models import CpuFacts
 

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Optional
 
-from advisor.facts._util import Notes, is_live, read_optional
+from advisor.facts.util import Notes, is_live, read_optional
 from advisor.models import CudaDevice
 
 #: Fields asked from nvidia-smi (``nvidia-smi --help-query-gpu``); memory in MiB with ``nounits``.

@@ -12,7 +12,7 @@ import platform
 from pathlib import Path
 from typing import Optional
 
-from advisor.facts._util import Notes, is_live, read_optional
+from advisor.facts.util import Notes, is_live, read_optional
 from advisor.models import KernelFacts
 
 

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from advisor.facts._util import (Notes, is_live, parse_bracketed, parse_cpulist, read_optional,
+from advisor.facts.util import (Notes, is_live, parse_bracketed, parse_cpulist, read_optional,
                                  read_text, size_with_unit)
 from advisor.models import MemoryFacts
 

@@ -21,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Optional
 
-from advisor.facts._util import Notes
+from advisor.facts.util import Notes
 from advisor.libraries import intelmpi, mpich, mvapich, openmpi
 from advisor.models import Facts, MpiFacts
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from advisor.facts._util import Notes
+from advisor.facts.util import Notes
 from advisor.models import OpenCLDevice, OpenCLPlatform
 
 #: cl_device_type bits (Khronos OpenCL 3.0 API spec, table "Device Types"), ascending.

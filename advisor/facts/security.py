@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Mapping, Optional
 
-from advisor.facts._util import Notes, is_live, read_link_or_text, read_optional, read_text
+from advisor.facts.util import Notes, is_live, read_link_or_text, read_optional, read_text
 from advisor.models import SecurityFacts
 
 #: Capability number of CAP_SYS_PTRACE (include/uapi/linux/capability.h).

@@ -26,7 +26,7 @@ def numa(ctx: MeasureContext, nbytes: int) -> Optional[Evidence]:
     cpus = ctx.facts.memory.numa_node_cpus
     if len(cpus) < 2:
         return None
-    from advisor.facts._util import parse_cpulist  # type: ignore[attr-defined]
+    from advisor.facts.util import parse_cpulist
 
     nodes = sorted(cpus, key=int)
     init = sorted(parse_cpulist(cpus[nodes[0]]))[:1]

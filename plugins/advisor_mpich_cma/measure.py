@@ -22,10 +22,11 @@ import time
 from typing import Optional
 
 from advisor.facts.mpi import mpi_facts
+from advisor.facts.util import parse_cpulist
 from advisor.libraries.mpich import find_mpivars, run_mpivars
 from advisor.measure import shared_ceiling
 from advisor.measure.mpi.causes import classify_log
-from advisor.measure.mpi.rank import cpulist, placement_values, rank_security
+from advisor.measure.mpi.rank import placement_values, rank_security
 from advisor.measure.mpi.sweep import plan as sweep_plan
 from advisor.measure.mpi.usability import sibling_evidence
 from advisor.models import Conditions, Evidence, Facts, MpiFacts, Point, Series
@@ -182,8 +183,8 @@ def pairs(facts) -> list[tuple[str, Optional[str]]]:
     if (facts.memory.numa_nodes or 1) < 2 or len(nodes) < 2:
         return [("", None)]
     keys = sorted(nodes, key=lambda k: int(k) if str(k).isdigit() else str(k))
-    n0 = sorted(cpulist(nodes[keys[0]]))
-    n1 = sorted(cpulist(nodes[keys[1]]))
+    n0 = sorted(parse_cpulist(nodes[keys[0]]))
+    n1 = sorted(parse_cpulist(nodes[keys[1]]))
     out: list[tuple[str, Optional[str]]] = []
     if len(n0) >= 2:
         out.append(("same-numa", f"{n0[0]}/{n0[1]}"))

@@ -53,6 +53,7 @@ import sys
 import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from advisor.facts.util import parse_cpulist
 from advisor.measure.mpi import loops
 from advisor.measure.mpi.loops import (BUFFER_ALIGN, MAX_SAMPLES, MAX_WINDOW_BYTES, OSU_WINDOW,
                                        THRESHOLD_OFF, THRESHOLD_ON)
@@ -256,7 +257,7 @@ def main(argv: Sequence[str], *, open_switch: Optional[Callable[[], Any]] = None
     if args.cpus:
         parts = args.cpus.split("/")
         mine = parts[min(rank, len(parts) - 1)]
-        os.sched_setaffinity(0, cpulist(mine))
+        os.sched_setaffinity(0, parse_cpulist(mine))
     result: dict = {"mode": args.mode, "nprocs": comm.Get_size(),
                     "affinity": sorted(os.sched_getaffinity(0))}
     if env_of is not None:
@@ -306,18 +307,6 @@ def placement_values(res: Mapping[str, Any]) -> dict:
         out.update(rank_cpus="/".join(",".join(map(str, a)) for a in aff),
                    ranks_share_one_cpu=len(cpus) < 2)
     return out
-
-
-def cpulist(text: str) -> set[int]:
-    """A Linux CPU list (``"0-3,8"``) -> its CPU numbers."""
-    cpus: set[int] = set()
-    for part in text.split(","):
-        if "-" in part:
-            a, b = part.split("-")
-            cpus.update(range(int(a), int(b) + 1))
-        elif part:
-            cpus.add(int(part))
-    return cpus
 
 
 if __name__ == "__main__":
