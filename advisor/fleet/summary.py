@@ -92,7 +92,9 @@ def sidecar_path(profile_path: "Path | str") -> Path:
 
 def sidecar_of(profile: "Profile", data: bytes, probes: Mapping[str, Any]) -> Sidecar:
     """The sidecar of ``profile``, whose TOML bytes are ``data``; headline figures by the
-    ``headline`` method of ``probes`` (``advisor.fleet.headline``)."""
+    ``headline`` method of ``probes`` (``advisor.fleet.headline``).  A probe whose ``headline``
+    fails is left out of ``headline_probes``, so the report reads the profile itself and
+    reports the fault."""
     from advisor import __version__
     from advisor.fleet.classes import class_inputs
     from advisor.fleet.headline import headlines_of
@@ -105,8 +107,12 @@ def sidecar_of(profile: "Profile", data: bytes, probes: Mapping[str, Any]) -> Si
         results[res.probe] = ProbeState(status=res.status,
                                         reason=_one_line(res.reason) if res.reason else None)
         if res.status == "ok" and res.probe in probes:
+            faults: list[str] = []
+            figs = headlines_of(probes[res.probe], res.evidence, faults=faults)
+            if faults:  # no sidecar figures: the report reads the profile and says why
+                continue
             done.append(res.probe)
-            for fig, v in headlines_of(probes[res.probe], res.evidence).items():
+            for fig, v in figs.items():
                 heads[f"{res.probe}:{fig}"] = v
     return Sidecar(format=SIDECAR_FORMAT, sha256=digest(data),
                    schema_version=profile.schema_version, advisor_version=__version__,
