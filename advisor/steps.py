@@ -7,7 +7,8 @@ it.  Everything that runs plugin code goes through here:
 * :func:`run_step` runs one callable in a daemon worker thread with a time limit and returns a
   :class:`StepOutcome` (never raises for the step's faults): its value, or one line saying what
   went wrong (``"<step>: <what>"``), with the result's type checked.
-* :class:`StepRunner` (a context manager) adds deadlines with a grace period and reaping: on
+* :class:`StepRunner` (a context manager) adds the command's shared budget
+  (:meth:`StepRunner.deadline`), deadlines with a grace period and reaping: on
   Linux it makes this process a child subreaper, kills the processes an abandoned step started,
   remembers abandoned threads (:meth:`StepRunner.still_running`) and, on exit, kills whatever
   the steps left running.  ``advisor.runner`` (probe) and ``advisor.verify`` (verify) use it;
@@ -20,7 +21,7 @@ it.  Everything that runs plugin code goes through here:
   background work (``advisor emit`` overlaps fact detection with reading the profile).
 
 Error texts (``StepOutcome.error``), ``<step>`` being ``check``, ``measure``, ``recommend``,
-``verify`` or a detector's name:
+``verify``, ``lint``, ``headline``, ``figures`` or a detector's name:
 
 * ``<step>: exceeded its time budget: did not return within T s`` (the thread is abandoned;
   ``; N process(es) it started were killed`` is appended when the runner killed some);
@@ -251,8 +252,9 @@ def reap_new_children(before: set[int], wait_s: float = GRACE_S) -> list[str]:
 
 
 class StepRunner:
-    """Runs the steps of one command (``advisor probe``, ``advisor verify``) and reaps after
-    them.  Use as a context manager::
+    """Runs the steps of one command (``advisor probe``, ``advisor verify``; the pure methods
+    ``lint``, ``headline``, ``figures`` and ``recommend`` wherever called, :meth:`call`) and
+    reaps after them.  Use as a context manager::
 
         with StepRunner() as steps:
             out = steps.run(lambda: probe.check(facts), step="check", owner="mpich-cma",
