@@ -106,8 +106,8 @@ def run_probe(
 
     recs: list = []
     progress(STEP_EVENTS[2], None)
-    advice = runner.run(lambda: probe.recommend(list(evidence), facts), step="recommend",
-                        owner=name, timeout_s=runner.grace_s, expect=Advice)
+    advice = runner.call(lambda: probe.recommend(list(evidence), facts), step="recommend",
+                         owner=name, expect=Advice)
     if advice.ok:
         # an artefact in the evidence withdraws or lowers the advice drawn from it
         vetoed = veto(advice.value, evidence)
@@ -171,12 +171,11 @@ def run_probes(
         QUICK_BUDGET_S if quick else DEFAULT_BUDGET_S)
     created = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
     t0 = time.monotonic()
-    end = t0 + budget
     names = sorted(probes)
     weights = {n: float(getattr(probes[n], "budget_weight", 1.0) or 1.0) for n in names}
     results: list[PluginResult] = []
     interrupted: Optional[str] = None
-    with StepRunner() as runner:  # on leaving: what steps left running is killed
+    with StepRunner(budget_s=budget) as runner:  # on leaving: what steps left running is killed
         for i, name in enumerate(names):
             plugin = probe_plugin.get(name, "?")
             if interrupted is not None:
@@ -186,11 +185,10 @@ def run_probes(
                 continue
             t_start = time.monotonic()
             try:
-                left = max(0.0, end - time.monotonic())
-                share = left * weights[name] / sum(weights[n] for n in names[i:])
+                deadline = runner.deadline(weights[name], sum(weights[n] for n in names[i:]))
                 beside = runner.still_running()
                 res = run_probe(name, probes[name], plugin, facts,
-                                deadline=time.monotonic() + share, quick=quick,
+                                deadline=deadline, quick=quick,
                                 launcher=launcher, options=options, on_event=on_event,
                                 seed=seed, runner=runner)
                 if beside and res.evidence:
@@ -237,21 +235,35 @@ def partial(profile: Profile) -> bool:
 
 
 def rerecommend(profile: Profile, probes: dict[str, Any]) -> Profile:
-    """Re-derive advice from the recorded evidence with the installed probes (no measuring)."""
+    """Re-derive advice from the recorded evidence with the installed probes (no measuring).
+
+    Each ``recommend`` runs through ``StepRunner.call`` (as in ``advisor probe``): one that
+    raises, exits, returns the wrong type or overruns ``advisor.steps.GRACE_S`` makes that
+    result ``failed`` with the step's error text and no recommendations (a result already
+    ``failed`` keeps its reason); the other results are still re-derived.  Never raises for a
+    probe's faults."""
     out: list[PluginResult] = []
-    for res in profile.results:
-        probe = probes.get(res.probe)
-        if probe is None:
-            out.append(res)
-            continue
-        evidence = relabel_all(res.evidence)
-        advice: Advice = veto(probe.recommend(list(evidence), profile.facts), evidence)
-        # the veto's findings say why a recommendation is gone or lowered: never silently
-        said = {(f.id, f.message) for f in res.findings}
-        added = [f for f in advice.findings if f.id in (ARTEFACT_WITHDRAWN, ARTEFACT_LOWERED)
-                 and (f.id, f.message) not in said]
-        out.append(res.model_copy(update={"recommendations": advice.recommendations,
-                                          "findings": [*res.findings, *added]}))
+    with StepRunner() as runner:
+        for res in profile.results:
+            probe = probes.get(res.probe)
+            if probe is None:
+                out.append(res)
+                continue
+            evidence = relabel_all(res.evidence)
+            done = runner.call(lambda: probe.recommend(list(evidence), profile.facts),
+                               step="recommend", owner=res.probe, expect=Advice)
+            if not done.ok:
+                out.append(res.model_copy(update={
+                    "recommendations": [], "status": "failed",
+                    "reason": res.reason if res.status == "failed" else done.error}))
+                continue
+            advice: Advice = veto(done.value, evidence)
+            # the veto's findings say why a recommendation is gone or lowered: never silently
+            said = {(f.id, f.message) for f in res.findings}
+            added = [f for f in advice.findings if f.id in (ARTEFACT_WITHDRAWN, ARTEFACT_LOWERED)
+                     and (f.id, f.message) not in said]
+            out.append(res.model_copy(update={"recommendations": advice.recommendations,
+                                              "findings": [*res.findings, *added]}))
     return profile.model_copy(update={"results": out})
 
 

@@ -1,4 +1,4 @@
-"""The one executor of plugin code: probe steps, verify steps and plugin fact detectors.
+"""The one executor of plugin code: probe and verify steps, fact detectors, pure plugin methods.
 
 Plugin code may hang, call ``sys.exit``, return the wrong type, or leave processes behind; the
 host must outlive all of it and say which step did what, in the same words whichever command ran
@@ -7,16 +7,21 @@ it.  Everything that runs plugin code goes through here:
 * :func:`run_step` runs one callable in a daemon worker thread with a time limit and returns a
   :class:`StepOutcome` (never raises for the step's faults): its value, or one line saying what
   went wrong (``"<step>: <what>"``), with the result's type checked.
-* :class:`StepRunner` (a context manager) adds deadlines with a grace period and reaping: on
+* :class:`StepRunner` (a context manager) adds the command's shared budget
+  (:meth:`StepRunner.deadline`), deadlines with a grace period and reaping: on
   Linux it makes this process a child subreaper, kills the processes an abandoned step started,
   remembers abandoned threads (:meth:`StepRunner.still_running`) and, on exit, kills whatever
   the steps left running.  ``advisor.runner`` (probe) and ``advisor.verify`` (verify) use it;
   ``advisor.facts.run_extra`` uses :func:`run_step`.
+* :meth:`StepRunner.call` runs a probe's pure methods, wherever a command calls them:
+  ``recommend`` (``advisor probe``, ``advisor.runner.rerecommend``, the pooled class advice of
+  ``advisor.fleet.pool``), ``lint`` (``advisor.lint``), ``headline`` (``advisor.fleet``) and
+  ``figures`` (``advisor.report``): the same texts, with the time limit :data:`GRACE_S`.
 * :func:`start_step` / :func:`call_with_timeout`: the raising form, for the host's own
   background work (``advisor emit`` overlaps fact detection with reading the profile).
 
 Error texts (``StepOutcome.error``), ``<step>`` being ``check``, ``measure``, ``recommend``,
-``verify`` or a detector's name:
+``verify``, ``lint``, ``headline``, ``figures`` or a detector's name:
 
 * ``<step>: exceeded its time budget: did not return within T s`` (the thread is abandoned;
   ``; N process(es) it started were killed`` is appended when the runner killed some);
@@ -24,7 +29,11 @@ Error texts (``StepOutcome.error``), ``<step>`` being ``check``, ``measure``, ``
   ``Exception`` (inside a worker thread it can only come from plugin code: a real Ctrl-C reaches
   the main thread);
 * ``<step>: TypeError: <step>() returned str, not Applicability`` for a result of the wrong type;
-* ``<step>: <ExceptionType>: <first line of its message>`` for any other exception.
+* ``<step>: <ExceptionType>: <first line of its message>`` for any other exception;
+* ``<step>: not run: an earlier call is still running past its time budget`` when
+  :meth:`StepRunner.call` finds the same owner's step abandoned and still running in this
+  process (a thread cannot be stopped: a fleet report of 10,000 nodes must not wait on a hung
+  ``headline`` once per node, nor pile up threads).
 """
 
 from __future__ import annotations
@@ -105,6 +114,11 @@ def why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
+def fault_text(step: str, exc: BaseException) -> str:
+    """The one-line text of a step's fault: ``"<step>: Type: first line"`` (:func:`why`)."""
+    return f"{step}: {why(exc)}"
+
+
 def _seconds(t: Optional[float]) -> str:
     if t is None:
         return "?"
@@ -168,7 +182,7 @@ def run_step(fn: Callable[[], Any], *, step: str, timeout_s: Optional[float],
     except StepAborted as exc:
         return StepOutcome(step, "aborted", error=f"{step}: {exc}", exc=exc)
     except Exception as exc:
-        return StepOutcome(step, "failed", error=f"{step}: {why(exc)}", exc=exc)
+        return StepOutcome(step, "failed", error=fault_text(step, exc), exc=exc)
     bad: Optional[str] = None
     if expect is not None and not isinstance(value, expect):
         bad = f"{step}() returned {type(value).__name__}, not {expect.__name__}"
@@ -183,7 +197,7 @@ def run_step(fn: Callable[[], Any], *, step: str, timeout_s: Optional[float],
                 bad = f"{step}() returned non-{each.__name__} items: {', '.join(wrong)}"
     if bad is not None:
         exc = TypeError(bad)
-        return StepOutcome(step, "failed", error=f"{step}: {why(exc)}", exc=exc)
+        return StepOutcome(step, "failed", error=fault_text(step, exc), exc=exc)
     return StepOutcome(step, value=value)
 
 
@@ -238,8 +252,9 @@ def reap_new_children(before: set[int], wait_s: float = GRACE_S) -> list[str]:
 
 
 class StepRunner:
-    """Runs the steps of one command (``advisor probe``, ``advisor verify``) and reaps after
-    them.  Use as a context manager::
+    """Runs the steps of one command (``advisor probe``, ``advisor verify``; the pure methods
+    ``lint``, ``headline``, ``figures`` and ``recommend`` wherever called, :meth:`call`) and
+    reaps after them.  Use as a context manager::
 
         with StepRunner() as steps:
             out = steps.run(lambda: probe.check(facts), step="check", owner="mpich-cma",
@@ -249,18 +264,37 @@ class StepRunner:
     exit it kills every descendant started since (:func:`reap_new_children`) and stops being a
     subreaper.  Not thread-safe: one command's steps run one at a time.
 
-    :param grace_s: seconds a step may run past its deadline (default :data:`GRACE_S`, read
-        when the runner is made).
+    :param grace_s: seconds a step may run past its deadline, and the time limit of a pure
+        method (:meth:`call`) (default :data:`GRACE_S`, read when the runner is made).
     :param reap: False: no subreaper and no killing (threads and deadlines only).
+    :param budget_s: seconds the command's steps share (:meth:`deadline`), counted from when
+        the runner is made; None: no shared budget.
     """
 
-    def __init__(self, *, grace_s: Optional[float] = None, reap: bool = True):
+    #: ``(owner, step)`` -> thread of every pure call (:meth:`call`) abandoned in this process:
+    #: one that is still running is not started again, by any runner.
+    _hung: dict[tuple[str, str], threading.Thread] = {}
+
+    def __init__(self, *, grace_s: Optional[float] = None, reap: bool = True,
+                 budget_s: Optional[float] = None):
         self.grace_s = GRACE_S if grace_s is None else grace_s
         self.reaps = reap
         self.before: set[int] = set()
         #: ``(owner, thread)`` of every step abandoned at its limit, in order.
         self.abandoned: list[tuple[str, threading.Thread]] = []
         self._subreaper = False
+        #: ``time.monotonic()`` value at which the shared budget ends (None: no budget).
+        self.end = None if budget_s is None else time.monotonic() + budget_s
+
+    def deadline(self, weight: float = 1.0, of: float = 1.0) -> Optional[float]:
+        """The deadline (a ``time.monotonic()`` value) of the next step: ``weight / of`` of the
+        budget still left, ``of`` being the summed weight of the steps still to run (itself
+        included), so time a fast step leaves unused goes to the next.  None without a
+        budget."""
+        if self.end is None:
+            return None
+        now = time.monotonic()
+        return now + max(0.0, self.end - now) * weight / (of or 1.0)
 
     def __enter__(self) -> "StepRunner":
         if self.reaps:
@@ -296,6 +330,25 @@ class StepRunner:
         return StepOutcome(step, "timeout", error=error, exc=out.exc, thread=out.thread,
                            killed=killed)
 
+    def call(self, fn: Callable[[], Any], *, step: str, owner: str,
+             expect: Optional[type] = None, each: Optional[type] = None) -> StepOutcome:
+        """Call one of a probe's pure methods (``recommend``, ``lint``, ``headline``,
+        ``figures``) as :meth:`run` runs a step, with the time limit ``grace_s`` (what
+        ``recommend`` gets in ``advisor probe``).  Never raises for the method's faults: the
+        outcome's ``error`` is the one line of the module docstring.  When ``owner``'s
+        ``step`` was abandoned earlier in this process and still runs, it is not called again
+        (kind ``timeout``, ``<step>: not run: ...``)."""
+        key = (owner, step)
+        hung = self._hung.get(key)
+        if hung is not None and hung.is_alive():
+            return StepOutcome(step, "timeout", error=f"{step}: not run: an earlier call is "
+                               "still running past its time budget", thread=hung)
+        out = self.run(fn, step=step, owner=owner, timeout_s=self.grace_s, expect=expect,
+                       each=each)
+        if out.kind == "timeout" and out.thread is not None:
+            self._hung[key] = out.thread
+        return out
+
     def reap(self) -> list[str]:
         """Kill every descendant started since the runner was entered; their names (none when
         made with ``reap=False``)."""
@@ -316,5 +369,5 @@ class StepRunner:
 
 
 __all__ = ["GRACE_S", "ABANDONED_JOIN_S", "StepAborted", "StepOutcome", "StepRunner",
-           "StepTimeout", "call_with_timeout", "reap_new_children", "run_step", "start_step",
-           "why"]
+           "StepTimeout", "call_with_timeout", "fault_text", "reap_new_children", "run_step",
+           "start_step", "why"]

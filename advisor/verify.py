@@ -29,11 +29,13 @@ that reverses (``confirmed`` alone and ``regression`` jointly, or the reverse) g
 it is stored with the probe's findings and in the joint verification's reason.
 
 The time budget (seconds) is shared like ``advisor probe``'s: each measurement (alone and joint)
-gets an equal share of what is left.  A probe's ``check`` and ``verify`` run through
-``advisor.steps.StepRunner``, the executor ``advisor probe`` uses: one that raises, exits, returns
-the wrong type or overruns its share (plus ``advisor.steps.GRACE_S``) gives ``not-measurable``
-with ``VerifyOutcome.error`` set to the same text ``advisor probe`` records for that fault, and
-the processes an abandoned step started are killed; the others still run.  The verifications
+gets an equal share of what is left (``StepRunner.deadline``).  What is done with each
+recommendation is decided first, without running plugin code (``advisor.verify_plan``).  A
+probe's ``check`` and ``verify`` run through ``advisor.steps.StepRunner``, the executor
+``advisor probe`` uses: one that raises, exits, returns the wrong type or overruns its share
+(plus ``advisor.steps.GRACE_S``) gives ``not-measurable`` with ``VerifyOutcome.error`` set to
+the same text ``advisor probe`` records for that fault, and the processes an abandoned step
+started are killed; the others still run.  The verifications
 are returned in an updated profile for the caller to save.
 
 Where a verdict holds (design: "verify's verdicts feed emit"): every verification records
@@ -55,23 +57,24 @@ are in ``advisor.report.verify``.
 from __future__ import annotations
 
 import os
-import time
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from advisor.baseline import Baseline, all_default, all_in_env, setting_default
 from advisor.joint import (JOINT_SUFFIX, REVERSAL_ID, REVERSALS, has_reversal,
-                           joint_environment, joint_key, label, not_emitted, others, own_only,
-                           redo_command, reversal_finding, reversal_findings)
+                           joint_environment, joint_key, label, others, redo_command,
+                           reversal_finding, reversal_findings)
 from advisor.knobs import Knob
-from advisor.models import Facts, Finding, Profile, Recommendation, Verification
+from advisor.models import Facts, Finding, Profile, Verification
 from advisor.probe import Applicability, JointEnv, MeasureContext
 # Default budgets (seconds) are those of ``advisor probe``: verify repeats a part of the same
 # measurements.
 from advisor.measure.thinning import thin_evidence
 from advisor.runner import DEFAULT_BUDGET_S, QUICK_BUDGET_S
 from advisor.steps import StepRunner
-from advisor.verify_outcome import Scope, VerifyOutcome
+from advisor.verify_outcome import VerifyOutcome
+from advisor.verify_plan import Task, plan_tasks
 
 #: ``on_event(key, message, fraction)``: key is ``probe:recommendation`` (``@joint`` appended
 #: for the joint measurement).
@@ -127,160 +130,155 @@ def verify_profile(
         carry a :data:`REVERSAL_ID` finding per reversed recommendation (earlier ones of the
         verified recommendations are replaced).  Never raises for a probe's own faults.
     """
-    from advisor.errors import AdvisorError
-
     env = os.environ if environ is None else environ
     budget = time_budget_s if time_budget_s is not None else (
         QUICK_BUDGET_S if quick else DEFAULT_BUDGET_S)
-    end = time.monotonic() + budget
-    outcomes: dict[str, VerifyOutcome] = {}
-    order: list[str] = []
-    joint_order: list[str] = []
-    todo: list[tuple[Any, Recommendation, Scope]] = []
-    reuse: list[tuple[Any, Recommendation]] = []  # joint == alone measurement
-    copy_alone: list[tuple[Any, Recommendation]] = []
-
-    def settle(res, rec, verdict: str, note: str, error: Optional[str] = None,
-               scope: Scope = "alone") -> None:
-        key = f"{res.probe}:{rec.id}" if scope == "alone" else joint_key(res.probe, rec.id)
-        outcomes[key] = VerifyOutcome(res.probe, rec.id, rec.title, Verification(
-            recommendation=key, verdict=verdict, time=_now()), note, error, scope)
-
+    steps = StepRunner(budget_s=budget)  # the budget counts from here, as it always did
+    plan, plan_error = _joint_plan(profile, plugins, against, env) if joint else (None, None)
+    alone, together = plan_tasks(profile, probes, facts=facts, knobs=knobs, libraries=libraries,
+                                 plugins=plugins, against=against, env=env, joint=joint,
+                                 plan=plan, plan_error=plan_error)
+    tasks = alone + together
+    outcomes = {t.key: _settled(t, t.verdict, t.note) for t in tasks if t.action == "settle"}
+    run = _Measure(probes, facts, quick, launcher, options, seed, against, plan, on_event)
+    todo = [t for t in tasks if t.action == "measure"]  # every alone measurement first
+    with steps:  # on leaving: what the steps left running is killed
+        for i, task in enumerate(todo):
+            outcomes[task.key] = run.one(steps, task, steps.deadline(1.0, len(todo) - i))
+    for task in tasks:
+        if task.action in ("copy", "reuse"):
+            outcomes[task.key] = _as_alone(task, outcomes, plan, profile, facts, knobs,
+                                           libraries)
     here_class = facts.class_fingerprint()
-    plan: Optional[JointEnv] = None
-    plan_error: Optional[str] = None
-    if joint:
-        try:  # what emit writes once this run's verdicts replace the stored ones (a regression
-            # stored for a recommendation verified now does not keep it out of its own test)
-            plan = joint_environment(_without_verdicts(profile, plugins), against=against,
-                                     environ=env)
-        except AdvisorError as exc:
-            plan_error = f"the profile's settings cannot be emitted together: {exc}"
-
-    for res in profile.results:
-        if plugins and res.probe not in plugins and res.plugin not in plugins:
-            continue
-        for rec in res.recommendations:
-            order.append(f"{res.probe}:{rec.id}")
-            measured = False
-            if all_default(rec, facts, knobs, libraries):
-                settle(res, rec, "no-effect", "every setting equals the library default: "
-                       "nothing to measure")
-            elif against is Baseline.ENV and all_in_env(rec, env):
-                settle(res, rec, "no-effect", "the current environment already has these values")
-            elif not rec.verifiable:
-                settle(res, rec, "not-measurable", "the plugin marks it not re-measurable")
-            elif res.probe not in probes:
-                settle(res, rec, "not-measurable", f"probe {res.probe} is not installed here")
-            elif not callable(getattr(probes[res.probe], "verify", None)):
-                settle(res, rec, "not-measurable", f"probe {res.probe} has no verify()")
-            else:
-                todo.append((res, rec, "alone"))
-                measured = True
-            if not joint:
-                continue
-            joint_order.append(joint_key(res.probe, rec.id))
-            if not measured:
-                copy_alone.append((res, rec))
-            elif plan is None:
-                settle(res, rec, "not-measurable", plan_error or "no joint environment",
-                       scope="joint")
-            elif not any(s.kind == "env" and not s.is_default for s in rec.settings):
-                settle(res, rec, "not-measurable", "only config settings: they are applied by "
-                       "the plugin's own code, no environment carries them, so the joint "
-                       "environment cannot change its measurement's advised side", scope="joint")
-            elif not getattr(probes[res.probe], "joint_verify", False):
-                settle(res, rec, "not-measurable", f"probe {res.probe}'s verify() does not take "
-                       "a joint environment (no joint_verify)", scope="joint")
-            elif not_emitted(rec, res.probe, plan):
-                settle(res, rec, "not-measurable", "advisor emit leaves out "
-                       f"{', '.join(not_emitted(rec, res.probe, plan))} (library version or "
-                       "flavour recorded in the profile)", scope="joint")
-            elif own_only(plan, res.probe, rec.id):
-                reuse.append((res, rec))
-            else:
-                todo.append((res, rec, "joint"))
-    todo.sort(key=lambda t: t[2] == "joint")  # every alone measurement first (stable)
-
-    checked: dict[str, Applicability] = {}
-    base_note = "against the current environment" if against is Baseline.ENV else \
-        "against library defaults"
-    with StepRunner() as steps:  # on leaving: what the steps left running is killed
-        for i, (res, rec, scope) in enumerate(todo):
-            key = f"{res.probe}:{rec.id}" if scope == "alone" else joint_key(res.probe, rec.id)
-            probe = probes[res.probe]
-
-            def progress(message: str, fraction: Optional[float], _key: str = key) -> None:
-                if on_event is not None:
-                    on_event(_key, message, fraction)
-
-            share = max(0.0, end - time.monotonic()) / (len(todo) - i)
-            deadline = time.monotonic() + share
-            beside = steps.still_running()
-            if res.probe not in checked:
-                done = steps.run(lambda: probe.check(facts), step="check", owner=key,
-                                 deadline=deadline, expect=Applicability)
-                if not done.ok:
-                    settle(res, rec, "not-measurable", FAILED_NOTES[done.kind], done.error,
-                           scope)
-                    progress("done", 1.0)
-                    continue
-                checked[res.probe] = done.value
-            app = checked[res.probe]
-            if not app.usable:
-                settle(res, rec, "not-measurable", f"not usable here: {app.reason or '?'}",
-                       scope=scope)
-                continue
-            ctx = MeasureContext(facts=facts, deadline=deadline, quick=quick, launcher=launcher,
-                                 options=dict(options or {}), progress=progress, seed=seed,
-                                 applicability=app, against=against,
-                                 joint=plan if scope == "joint" else None)
-            progress("verifying", 0.0)
-            done = steps.run(lambda: probe.verify(rec, ctx), step="verify", owner=key,
-                             deadline=deadline, expect=Verification)
-            if not done.ok:
-                settle(res, rec, "not-measurable", FAILED_NOTES[done.kind], done.error, scope)
-                progress("done", 1.0)
-                continue
-            got = done.value.model_copy(update={
-                "recommendation": key, "time": done.value.time or _now(),
-                "evidence": [thin_evidence(e) for e in done.value.evidence]})
-            note = base_note
-            if scope == "joint":
-                names = ", ".join(sorted(plan.advised)) if plan else ""
-                note = f"joint emitted environment ({names}) {base_note}"
-            if got.reason:
-                note += f"; {got.reason}"
-            left = steps.reap()
-            if left:  # a well-behaved verify leaves nothing running
-                note += (f"; it left {len(left)} process(es) running "
-                         f"({', '.join(sorted(set(left)))}); advisor killed them")
-            if beside:
-                note += (f"; measured while the abandoned step of {', '.join(beside)} was "
-                         "still running (its load may have slowed this measurement)")
-            outcomes[key] = VerifyOutcome(res.probe, rec.id, rec.title, got, note, None, scope)
-            progress("done", 1.0)
-
-    for res, rec in copy_alone + reuse:
-        alone = outcomes[f"{res.probe}:{rec.id}"]
-        key = joint_key(res.probe, rec.id)
-        why = ("the joint environment holds only this recommendation's own settings: the alone "
-               "measurement is the joint one" if (res, rec) in reuse else
-               f"as alone: {alone.note}")
-        other = others(plan, res.probe, rec.id) if plan is not None else []
-        redo = ""
-        if other and all_default(rec, facts, knobs, libraries):
-            # advised == baseline for its own settings: no A/B can test it under the others
-            why = (f"not measured jointly: {alone.note}; whether the default still wins with "
-                   f"{', '.join(other)} only a re-probe under them can tell")
-            redo = redo_command(profile, res.probe, rec.id)
-        outcomes[key] = VerifyOutcome(res.probe, rec.id, rec.title, alone.verification.model_copy(
-            update={"recommendation": key}), why, alone.error, "joint", redo)
-
     other_class = here_class != profile.facts.class_fingerprint()
     outcomes = {k: _on_class(o, here_class, other_class) for k, o in outcomes.items()}
+    findings = _reversals(outcomes, [t.key for t in together], profile, plan)
+    result = [outcomes[t.key] for t in tasks]
+    return _updated(profile, result, findings, here_class), result
+
+
+def _settled(task: Task, verdict: str, note: str, error: Optional[str] = None) -> VerifyOutcome:
+    """The outcome of ``task`` without a measurement: ``verdict`` and why."""
+    return VerifyOutcome(task.res.probe, task.rec.id, task.rec.title, Verification(
+        recommendation=task.key, verdict=verdict, time=_now()), note, error, task.scope)
+
+
+def _joint_plan(profile: Profile, plugins: Optional[set[str]], against: Baseline,
+                env: Mapping[str, str]) -> tuple[Optional[JointEnv], Optional[str]]:
+    """The joint environment: what emit writes once this run's verdicts replace the stored
+    ones (a regression stored for a recommendation verified now does not keep it out of its own
+    test); ``(None, why)`` when the profile's settings cannot be emitted together."""
+    from advisor.errors import AdvisorError
+
+    try:
+        return joint_environment(_without_verdicts(profile, plugins), against=against,
+                                 environ=env), None
+    except AdvisorError as exc:
+        return None, f"the profile's settings cannot be emitted together: {exc}"
+
+
+@dataclass(frozen=True)
+class _Measure:
+    """What measuring one task needs beside the runner: the probes and the run's options."""
+
+    probes: Mapping[str, Any]
+    facts: Facts
+    quick: bool
+    launcher: Optional[list[str]]
+    options: Optional[dict[str, str]]
+    seed: int
+    against: Baseline
+    plan: Optional[JointEnv]
+    on_event: Optional[EventCallback]
+    #: ``check``'s answer per probe, asked once per run (a failed check is asked again)
+    checked: dict[str, Applicability] = field(default_factory=dict)
+
+    def one(self, steps: StepRunner, task: Task, deadline: Optional[float]) -> VerifyOutcome:
+        """Measure ``task`` by its probe's ``check`` (once per probe) and ``verify``, each a
+        step of ``steps`` until ``deadline``."""
+        res, rec, key = task.res, task.rec, task.key
+        probe = self.probes[res.probe]
+
+        def progress(message: str, fraction: Optional[float]) -> None:
+            if self.on_event is not None:
+                self.on_event(key, message, fraction)
+
+        beside = steps.still_running()
+        if res.probe not in self.checked:
+            done = steps.run(lambda: probe.check(self.facts), step="check", owner=key,
+                             deadline=deadline, expect=Applicability)
+            if not done.ok:
+                progress("done", 1.0)
+                return _settled(task, "not-measurable", FAILED_NOTES[done.kind], done.error)
+            self.checked[res.probe] = done.value
+        app = self.checked[res.probe]
+        if not app.usable:
+            return _settled(task, "not-measurable", f"not usable here: {app.reason or '?'}")
+        joint = self.plan if task.scope == "joint" else None
+        ctx = MeasureContext(facts=self.facts, deadline=deadline, quick=self.quick,
+                             launcher=self.launcher, options=dict(self.options or {}),
+                             progress=progress, seed=self.seed, applicability=app,
+                             against=self.against, joint=joint)
+        progress("verifying", 0.0)
+        done = steps.run(lambda: probe.verify(rec, ctx), step="verify", owner=key,
+                         deadline=deadline, expect=Verification)
+        if not done.ok:
+            progress("done", 1.0)
+            return _settled(task, "not-measurable", FAILED_NOTES[done.kind], done.error)
+        got = done.value.model_copy(update={
+            "recommendation": key, "time": done.value.time or _now(),
+            "evidence": [thin_evidence(e) for e in done.value.evidence]})
+        note = _measured_note(self.against, joint, got.reason, steps.reap(), beside)
+        progress("done", 1.0)
+        return VerifyOutcome(res.probe, rec.id, rec.title, got, note, None, task.scope)
+
+
+def _measured_note(against: Baseline, joint: Optional[JointEnv], reason: Optional[str],
+                   left: list[str], beside: list[str]) -> str:
+    """The note of a measured verdict: the baseline, the joint environment, the probe's
+    reason, the processes the step ``left`` running (killed) and the abandoned steps still
+    running ``beside`` it."""
+    note = ("against the current environment" if against is Baseline.ENV else
+            "against library defaults")
+    if joint is not None:
+        note = f"joint emitted environment ({', '.join(sorted(joint.advised))}) {note}"
+    if reason:
+        note += f"; {reason}"
+    if left:  # a well-behaved verify leaves nothing running
+        note += (f"; it left {len(left)} process(es) running "
+                 f"({', '.join(sorted(set(left)))}); advisor killed them")
+    if beside:
+        note += (f"; measured while the abandoned step of {', '.join(beside)} was "
+                 "still running (its load may have slowed this measurement)")
+    return note
+
+
+def _as_alone(task: Task, outcomes: Mapping[str, VerifyOutcome], plan: Optional[JointEnv],
+              profile: Profile, facts: Facts, knobs: Sequence[Knob],
+              libraries: Optional[Mapping[str, Any]]) -> VerifyOutcome:
+    """The joint outcome of a ``copy`` or ``reuse`` task: its alone outcome, and why."""
+    res, rec = task.res, task.rec
+    alone = outcomes[f"{res.probe}:{rec.id}"]
+    why = ("the joint environment holds only this recommendation's own settings: the alone "
+           "measurement is the joint one" if task.action == "reuse" else
+           f"as alone: {alone.note}")
+    other = others(plan, res.probe, rec.id) if plan is not None else []
+    redo = ""
+    if other and all_default(rec, facts, knobs, libraries):
+        # advised == baseline for its own settings: no A/B can test it under the others
+        why = (f"not measured jointly: {alone.note}; whether the default still wins with "
+               f"{', '.join(other)} only a re-probe under them can tell")
+        redo = redo_command(profile, res.probe, rec.id)
+    return VerifyOutcome(res.probe, rec.id, rec.title, alone.verification.model_copy(
+        update={"recommendation": task.key}), why, alone.error, "joint", redo)
+
+
+def _reversals(outcomes: dict[str, VerifyOutcome], joint_keys: Sequence[str],
+               profile: Profile, plan: Optional[JointEnv]) -> dict[str, list[Finding]]:
+    """Mark each joint outcome whose verdict reverses the alone one (in ``outcomes``, in
+    place); the :data:`REVERSAL_ID` findings by probe."""
     findings: dict[str, list[Finding]] = {}
-    for jkey in joint_order:
+    for jkey in joint_keys:
         j = outcomes[jkey]
         a = outcomes[f"{j.probe}:{j.recommendation}"]
         if plan is not None and (a.verdict, j.verdict) in REVERSALS:
@@ -290,8 +288,12 @@ def verify_profile(
                 j.probe, j.recommendation, j.title, j.verification,
                 f"REVERSED ({a.verdict} alone): advice to be redone ({REVERSAL_ID}): "
                 f"{f.remedy}; {j.note}", j.error, "joint")
+    return findings
 
-    result = [outcomes[k] for k in order + joint_order]
+
+def _updated(profile: Profile, result: Sequence[VerifyOutcome],
+             findings: Mapping[str, list[Finding]], here_class: str) -> Profile:
+    """``profile`` with this run's verdicts stored and its reversal findings replaced."""
     new = {o.verification.recommendation for o in result}
     # one verdict per recommendation and machine class: a verdict taken on another class
     # (advisor.emit.veto: it vetoes nothing) does not replace the profile class's
@@ -308,8 +310,7 @@ def verify_profile(
                 f.id == REVERSAL_ID and f.message.split(":", 1)[0] in mine)]
             r = r.model_copy(update={"findings": old + findings.get(r.probe, [])})
         results.append(r)
-    updated = profile.model_copy(update={"verifications": kept + stored, "results": results})
-    return updated, result
+    return profile.model_copy(update={"verifications": kept + stored, "results": results})
 
 
 def _without_verdicts(profile: Profile, plugins: Optional[set[str]]) -> Profile:

@@ -22,3 +22,14 @@ def advisor_home(tmp_path, monkeypatch):
     home = tmp_path / "advisor-home"
     monkeypatch.setenv("ADVISOR_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def release():
+    """An event that a hanging plugin method waits on (``release.wait(60)``); set at teardown
+    so no abandoned thread outlives the test."""
+    import threading
+
+    ev = threading.Event()
+    yield ev
+    ev.set()

@@ -14,7 +14,7 @@ from typing import List, Optional
 import typer
 
 from advisor.cli import common
-from advisor.cli.boundary import boundary, exit_with, out
+from advisor.cli.boundary import boundary, exit_with, out, warn
 from advisor.errors import BadInputError, ExitCode
 
 __all__ = ["fleet_app", "report", "render_report", "parse_floors"]
@@ -28,6 +28,8 @@ def render_report(report, json_: bool) -> None:
     """Print ``report`` (an ``advisor.fleet.report.FleetReport``) on stdout: the JSON report
     with ``json_``, else the class and node tables, the counts per state, and the Slurm
     hostlist of the flagged nodes (outlier, failed, no-result) as the last line."""
+    for line in report.warnings:
+        warn(f"fleet: {line}")
     if json_:
         out(json.dumps(report.to_json(), indent=2) + "\n")
         return

@@ -92,6 +92,7 @@ def report(
         found = class_of_profile(profile, prof)
         if found is not None:
             view = fleet_view(found[0], reg.probes, only_class=found[1])
+    warnings = figs.warnings + (view.warnings if view is not None else [])
     if format == "html":
         from advisor.report.html import report_html
 
@@ -104,10 +105,10 @@ def report(
             check_writable(output)
             atomic_write_text(output, text)
             err(f"report written to {output}")
-        for w in figs.warnings:
+        for w in warnings:
             warn(w)
         return
-    _files(figs, view, format, output, figs.warnings)
+    _files(figs, view, format, output, warnings)
 
 
 def _files(figs, view, fmt: str, directory: Path, warnings: list[str]) -> None:

@@ -43,7 +43,9 @@ class NodeSummary:
 
     ``state`` is ``"read"`` (valid profile) or ``"failed"`` (``reason`` says why, one line).
     ``results`` maps probe -> (status, reason); ``headlines`` maps ``"<probe>:<figure>"`` ->
-    value (unit in the figure name); ``class_id`` is ``Facts.class_fingerprint``.
+    value (unit in the figure name); ``class_id`` is ``Facts.class_fingerprint``; ``faults``
+    maps a probe whose ``headline`` failed on this node to its one-line error text
+    (``advisor.fleet.headline.headlines_of``).
     """
 
     name: str
@@ -54,6 +56,7 @@ class NodeSummary:
     fingerprint: Optional[str] = None
     results: dict = field(default_factory=dict)
     headlines: dict = field(default_factory=dict)
+    faults: dict = field(default_factory=dict)
 
 
 def summarize(path: "Path | str", probes: Optional[Mapping[str, Any]] = None) -> NodeSummary:
@@ -94,8 +97,11 @@ def _from_profile(s: NodeSummary, prof: Any, probes: Mapping[str, Any]) -> NodeS
     for res in prof.results:
         s.results[res.probe] = (res.status, one_line(res.reason) if res.reason else None)
         if res.status == "ok" and res.probe in probes:
-            for fig, v in headlines_of(probes[res.probe], res.evidence).items():
+            faults: list[str] = []
+            for fig, v in headlines_of(probes[res.probe], res.evidence, faults=faults).items():
                 s.headlines[f"{res.probe}:{fig}"] = v
+            if faults:
+                s.faults[res.probe] = faults[0]
     return s
 
 

@@ -109,32 +109,38 @@ def class_profile(class_id: str, profiles: Sequence["Profile"], probes: Mapping[
     """The class profile of ``profiles`` (the pooled nodes, first one representative).
 
     ``n_nodes``: the class's node count (provenance); ``hostlist``: its nodes, compressed.
-    A ``recommend`` that raises on the pooled evidence gives a ``failed`` result naming it.
+    ``recommend`` runs through ``advisor.steps.StepRunner.call`` (as in ``advisor probe``):
+    one that raises, exits, returns the wrong type or overruns ``advisor.steps.GRACE_S`` on the
+    pooled evidence gives a ``failed`` result whose reason is the step's error text.
     """
     from advisor import __version__
     from advisor.measure.artefacts import veto
-    from advisor.models import PluginResult, Profile, Provenance
+    from advisor.models import Advice, PluginResult, Profile, Provenance
+    from advisor.steps import StepRunner
 
     rep = profiles[0]
     results = []
-    for res in rep.results:
-        oks = [r for p in profiles for r in p.results if r.probe == res.probe and r.status == "ok"]
-        probe = probes.get(res.probe)
-        if not oks or probe is None:
-            results.append(res)
-            continue
-        evidence = pool_evidence([r.evidence for r in oks])
-        try:
-            advice = veto(probe.recommend(list(evidence), rep.facts), evidence)
-        except Exception as exc:  # noqa: BLE001 - pooled untrusted evidence
-            results.append(PluginResult(plugin=res.plugin, probe=res.probe, status="failed",
-                                        reason=f"recommend on the pooled evidence: "
-                                        f"{type(exc).__name__}: {exc}", evidence=evidence))
-            continue
-        results.append(PluginResult(
-            plugin=oks[0].plugin, probe=res.probe, status="ok",
-            duration_s=max(r.duration_s for r in oks), findings=advice.findings,
-            recommendations=advice.recommendations, evidence=evidence))
+    with StepRunner() as runner:
+        for res in rep.results:
+            oks = [r for p in profiles for r in p.results
+                   if r.probe == res.probe and r.status == "ok"]
+            probe = probes.get(res.probe)
+            if not oks or probe is None:
+                results.append(res)
+                continue
+            evidence = pool_evidence([r.evidence for r in oks])
+            done = runner.call(lambda: probe.recommend(list(evidence), rep.facts),
+                               step="recommend", owner=res.probe, expect=Advice)
+            if not done.ok:
+                results.append(PluginResult(plugin=res.plugin, probe=res.probe, status="failed",
+                                            reason=f"{done.error} (on the pooled evidence)",
+                                            evidence=evidence))
+                continue
+            advice = veto(done.value, evidence)
+            results.append(PluginResult(
+                plugin=oks[0].plugin, probe=res.probe, status="ok",
+                duration_s=max(r.duration_s for r in oks), findings=advice.findings,
+                recommendations=advice.recommendations, evidence=evidence))
     prov = Provenance(
         advisor_version=__version__,
         command=f"advisor fleet report: class profile of {n_nodes} nodes ({hostlist}), "

@@ -76,6 +76,8 @@ class FleetReport:
     nodes: list
     classes: list
     flags: list
+    #: one line per probe whose ``headline`` failed (``advisor.steps`` error text, the nodes)
+    warnings: list = field(default_factory=list)
 
     def names(self, state: str) -> list[str]:
         return [n.name for n in self.nodes if n.state == state]
@@ -119,13 +121,23 @@ def _load_probes(probes: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
     return load().probes
 
 
-def _baseline_figures(path: Path, probes: Mapping[str, Any]) -> dict[str, float]:
+def _baseline_figures(path: Path, probes: Mapping[str, Any],
+                      warnings: list[str]) -> dict[str, float]:
+    """The baseline profile's headline figures; a probe whose ``headline`` fails adds one line
+    to ``warnings`` (no baseline rule for its figures)."""
     from advisor.fleet.headline import headlines_of
     from advisor.profile import load_profile
 
     prof = load_profile(path)  # a bad baseline is the user's bad input: raises ProfileError
-    return {f"{r.probe}:{k}": v for r in prof.results if r.status == "ok" and r.probe in probes
-            for k, v in headlines_of(probes[r.probe], r.evidence).items()}
+    figures: dict[str, float] = {}
+    for r in prof.results:
+        if r.status == "ok" and r.probe in probes:
+            faults: list[str] = []
+            for k, v in headlines_of(probes[r.probe], r.evidence, faults=faults).items():
+                figures[f"{r.probe}:{k}"] = v
+            warnings += [f"headline figures of {r.probe} in the baseline {path} left out: {f}"
+                         for f in faults]
+    return figures
 
 
 def build_report(directory: Path, *, k: float = DEFAULT_K, baseline: Optional[Path] = None,
@@ -150,7 +162,8 @@ def build_report(directory: Path, *, k: float = DEFAULT_K, baseline: Optional[Pa
     if not directory.is_dir():
         raise BadInputError(f"{directory}: not a directory of node profiles")
     probes = _load_probes(probes)
-    base = _baseline_figures(Path(baseline), probes) if baseline is not None else {}
+    warnings: list[str] = []
+    base = _baseline_figures(Path(baseline), probes, warnings) if baseline is not None else {}
     tol = 0.05 if tolerance is None else tolerance
     summaries = summarize_dir(directory, probes)
     if not summaries and not expected:
@@ -202,7 +215,19 @@ def build_report(directory: Path, *, k: float = DEFAULT_K, baseline: Optional[Pa
     classes = [_write_class(directory, cid, members, rows, probes, write_profiles)
                for cid, members in sorted(by_class.items())]
     return FleetReport(str(directory), k, sorted(rows.values(), key=lambda r: r.name), classes,
-                       flags)
+                       flags, warnings + _headline_warnings(summaries))
+
+
+def _headline_warnings(summaries: Sequence[Any]) -> list[str]:
+    """One line per probe whose ``headline`` failed on some nodes: its first error text and
+    the nodes (their figures of that probe are left out of the outlier rules)."""
+    by_probe: dict[str, list] = {}
+    for s in summaries:
+        for probe, error in s.faults.items():
+            by_probe.setdefault(probe, []).append((s.name, error))
+    return [f"headline figures of {probe} left out on {len(got)} node(s) "
+            f"({compress_hostlist([n for n, _ in got])}): {got[0][1]}"
+            for probe, got in sorted(by_probe.items())]
 
 
 def _write_class(directory: Path, cid: str, members: list, rows: Mapping[str, NodeRow],

@@ -100,7 +100,9 @@ def one_line(text: str, limit: int = 300) -> str:
 
 def sidecar_of(profile: "Profile", data: bytes, probes: Mapping[str, Any]) -> Sidecar:
     """The sidecar of ``profile``, whose TOML bytes are ``data``; headline figures by the
-    ``headline`` method of ``probes`` (``advisor.fleet.headline``)."""
+    ``headline`` method of ``probes`` (``advisor.fleet.headline``).  A probe whose ``headline``
+    fails is left out of ``headline_probes``, so the report reads the profile itself and
+    reports the fault."""
     from advisor import __version__
     from advisor.fleet.headline import headlines_of
     from advisor.machine_class import class_inputs
@@ -112,8 +114,12 @@ def sidecar_of(profile: "Profile", data: bytes, probes: Mapping[str, Any]) -> Si
         results[res.probe] = ProbeState(status=res.status,
                                         reason=one_line(res.reason) if res.reason else None)
         if res.status == "ok" and res.probe in probes:
+            faults: list[str] = []
+            figs = headlines_of(probes[res.probe], res.evidence, faults=faults)
+            if faults:  # no sidecar figures: the report reads the profile and says why
+                continue
             done.append(res.probe)
-            for fig, v in headlines_of(probes[res.probe], res.evidence).items():
+            for fig, v in figs.items():
                 heads[f"{res.probe}:{fig}"] = v
     return Sidecar(format=SIDECAR_FORMAT, sha256=digest(data),
                    schema_version=profile.schema_version, advisor_version=__version__,

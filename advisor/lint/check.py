@@ -1,9 +1,11 @@
 """The checks of ``advisor lint``, driven by the ``Library`` records (``advisor.libraries``).
 
-``_Checker`` looks up, per assignment, the library whose naming family or list variable holds
-the name and the knob record that declares it; the name checks (``advisor.lint.names``) and the
-value checks (``advisor.lint.values``) ask the record for canonical names, catalogue, name
-history and value grammar.  No check branches on a library's name.
+:class:`Checker` looks up, per assignment, the library whose naming family or list variable
+holds the name and the knob record that declares it; the name checks (``advisor.lint.names``)
+and the value checks (``advisor.lint.values``) are functions of the run's ``LintContext``
+(``advisor.lint.context``) that ask the record for canonical names, catalogue, name history and
+value grammar.  No check branches on a library's name.  A probe's own ``lint`` runs through
+``advisor.steps.StepRunner.call``, like every call into plugin code.
 """
 
 from __future__ import annotations
@@ -11,82 +13,41 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional, Sequence
 
-from packaging.utils import canonicalize_name
-
 from advisor.knobs import Knob
 from advisor.libraries import Catalogue, Library, builtin_libraries, library_of_env
-from advisor.lint.names import NameChecks
+from advisor.lint.context import LintContext
+from advisor.lint.names import history_fate, name_ok, near_knob, renamed_prefix, unknown
 from advisor.lint.read import ENV_PATH, EnvEntry, resolve_env
 from advisor.lint.report import LintFinding
-from advisor.lint.values import ValueChecks
+from advisor.lint.values import check_value
 from advisor.models import Facts, Finding
+from advisor.steps import StepRunner
 
 #: Plugin load stages after which the plugin's knobs or library records are missing.
 _OWNER_STAGES = ("import", "register", "advisor_register_knobs", "advisor_register_libraries")
 
 
-class _Checker(NameChecks, ValueChecks):
-    def __init__(self, facts: Optional[Facts], knobs: Sequence[Knob],
-                 catalogues: Mapping[str, Catalogue], libraries: Mapping[str, Library]) -> None:
-        self.facts = facts
-        self.catalogues = catalogues
-        self.libraries = libraries
-        self.by_name: dict[str, list[Knob]] = {}
-        for k in knobs:
-            if k.kind != "env" and k.separator is None:
-                continue
-            for n in [k.name, *k.aliases]:
-                self.by_name.setdefault(n, []).append(k)
-        self.out: list[LintFinding] = []
-        self.unclaimed: list[EnvEntry] = []  # names no knob or library checks
-        #: names the plugins' knob records declare (emit writes no others); None: not known
-        self.declared: Optional[frozenset[str]] = None
+class Checker:
+    """Checks each assignment against the libraries and knob records of ``ctx``, adding its
+    findings to ``ctx.out``."""
 
-    def add(self, e: EnvEntry, fid: str, severity: str, message: str,
-            remedy: Optional[str] = None, name: Optional[str] = None) -> None:
-        self.out.append(LintFinding(Finding(id=fid, severity=severity, message=message,
-                                            remedy=remedy), e.path, e.line, name or e.name))
+    def __init__(self, ctx: LintContext) -> None:
+        self.ctx = ctx
 
-    def knob_for(self, name: str, library: Optional[str] = None) -> Optional[Knob]:
-        cands = self.by_name.get(name, [])
-        if library:
-            cands = [k for k in cands if k.library == library] or cands
-        lib = self.libraries.get(cands[0].library) if cands else None
-        flav = self.flavour(lib) if lib is not None else None
-        for k in cands:
-            if k.flavour is None or flav is None or k.flavour == flav:
-                return k
-        return cands[0] if cands else None
-
-    def library(self, name: str) -> Library:
-        """The record of library ``name``; a bare record when no plugin registered one."""
-        key = canonicalize_name(name)
-        return self.libraries.get(key) or Library(name=key)
-
-    def claims(self, name: str) -> bool:
-        return library_of_env(name, self.libraries) is not None or name in self.by_name
-
-    def canonical(self, name: str) -> str:
-        """The key of the setting ``name`` stands for (duplicates across aliases)."""
-        lib = library_of_env(name, self.libraries)
-        if lib is not None and lib.canonical_prefix is not None:
-            return lib.canonical(name)
-        k = self.knob_for(name)
-        return k.name if k is not None else name
-
-    # ---- per entry
     def entry(self, e: EnvEntry) -> None:
+        """Check one assignment (or an unreadable line)."""
+        ctx = self.ctx
         if e.problem is not None:
-            self.add(e, "unreadable-line", "error", f"cannot read this line as a setting: "
+            ctx.add(e, "unreadable-line", "error", f"cannot read this line as a setting: "
                      f"{e.problem}; nothing on it is checked",
                      "rewrite the line in a form lint reads, or remove it", name=None)
             return
         if e.from_advisor:
             self.emit_rules(e)
-        fam = library_of_env(e.name, self.libraries)
-        knob = self.knob_for(e.name)
+        fam = library_of_env(e.name, ctx.libraries)
+        knob = ctx.knob_for(e.name)
         if e.value is None and e.path != ENV_PATH and (fam is not None or knob is not None):
-            self.add(e, "value-unknown", "info",
+            ctx.add(e, "value-unknown", "info",
                      f"{e.name}: the value comes from an expansion or substitution lint cannot "
                      "follow, so it is not checked", "write the value literally to have it "
                      "checked")
@@ -94,66 +55,69 @@ class _Checker(NameChecks, ValueChecks):
             self.list_variable(e, fam)
             return
         if fam is None and knob is None:
-            self.near_knob(e)
+            near_knob(ctx, e)
             return
-        lib = self.library(knob.library) if knob is not None else fam
+        lib = ctx.library(knob.library) if knob is not None else fam
         self.setting(e, lib, knob, e.name, e.value, item=False)  # type: ignore[arg-type]
 
     def emit_rules(self, e: EnvEntry) -> None:
         """A profile or emit document holds what emit would refuse: a name never emitted, or
         one no loaded plugin declares (``advisor.formats.names``)."""
+        ctx = self.ctx
         from advisor.formats.names import refused_reason, undeclared_in
 
         why = refused_reason(e.name)
         if why:
-            self.add(e, "refused-name", "error", f"{e.name}: advisor emit never writes this "
+            ctx.add(e, "refused-name", "error", f"{e.name}: advisor emit never writes this "
                      f"name: {why}", "remove the setting; a profile is advisor's measured "
                      "advice, not a place for other variables")
-        elif self.declared is not None:
-            missing = undeclared_in(e.name, e.value, e.separator, self.declared)
+        elif ctx.declared is not None:
+            missing = undeclared_in(e.name, e.value, e.separator, ctx.declared)
             if missing:
-                self.add(e, "undeclared-name", "error", f"{', '.join(missing)}: no loaded "
+                ctx.add(e, "undeclared-name", "error", f"{', '.join(missing)}: no loaded "
                          "plugin declares this name, so advisor emit refuses it",
                          "see 'advisor plugins'; was the name edited by hand?")
 
     def setting(self, e: EnvEntry, lib: Library, knob: Optional[Knob], name: str,
                 value: Optional[str], *, item: bool) -> None:
         """One name (an assignment, or an item of a list variable) of library ``lib``."""
+        ctx = self.ctx
         canon = lib.canonical(name)
         if knob is None and canon != name:
-            knob = self.knob_for(canon, lib.name)
-        cat = self.catalogues.get(lib.name)
+            knob = ctx.knob_for(canon, lib.name)
+        cat = ctx.catalogues.get(lib.name)
         centry = cat.entries.get(canon) if cat is not None else None
-        if knob is not None and not self.name_ok(e, knob, lib, name):
+        if knob is not None and not name_ok(ctx, e, knob, lib, name):
             return
         if centry is None:
-            if self.complete_for(lib, knob) and self.history_fate(e, lib, name):
+            if ctx.complete_for(lib, knob) and history_fate(ctx, e, lib, name):
                 return
             if knob is None:
-                if not item and self.renamed_prefix(e, lib):
+                if not item and renamed_prefix(ctx, e, lib):
                     return
                 if item and cat is None and not name.startswith(lib.item_prefix or "\0"):
                     return
                 weak = bool(lib.weak_prefixes) and name.startswith(lib.weak_prefixes)
-                self.unknown(e, lib, listed=cat is not None, name=name,
+                unknown(ctx, e, lib, listed=cat is not None, name=name,
                              severity="warning" if weak and cat is not None else None)
                 return
-            if cat is not None and self.complete_for(lib, knob):
-                version = self.version(lib)
-                self.add(e, "unknown-name", "error",
+            if cat is not None and ctx.complete_for(lib, knob):
+                version = ctx.version(lib)
+                ctx.add(e, "unknown-name", "error",
                          f"{name}: not listed by the installed {lib.name}"
                          f"{' ' + version if version else ''} ({cat.source}), although a knob "
                          "record names it; the library ignores it",
                          "check the library version, or remove it", name=name)
                 return
         if value is not None:
-            self.value(e, lib, name, value, centry, knob)
+            check_value(ctx, e, lib, name, value, centry, knob)
 
     def list_variable(self, e: EnvEntry, lib: Library) -> None:
         """A variable of ``name=value`` items (``GLIBC_TUNABLES``); the last item wins."""
+        ctx = self.ctx
         var = e.name
         if e.prepend:
-            self.add(e, "list-order", "warning",
+            ctx.add(e, "list-order", "warning",
                      f"{var} is prepended to: an item already in the variable comes "
                      f"later and wins ({lib.name} reads the items in order; the last one counts)",
                      "append instead (append_path / append-path)")
@@ -165,19 +129,19 @@ class _Checker(NameChecks, ValueChecks):
                 continue
             tname, eq, tval = item.partition("=")
             if not eq:
-                self.add(e, "invalid-value", "error",
+                ctx.add(e, "invalid-value", "error",
                          f"{var}: item {item!r} has no '=value'; {lib.name} ignores it",
                          f"write name=value items separated by '{lib.item_separator}'", name=var)
                 continue
             if tname in seen:
-                self.add(e, "duplicate", "warning",
+                ctx.add(e, "duplicate", "warning",
                          f"{var}: {tname} is given twice ({seen[tname]!r}, {tval!r})",
                          "give each item once", name=tname)
             seen[tname] = tval
-            self.setting(e, lib, self.knob_for(tname, lib.name), tname, tval, item=True)
+            self.setting(e, lib, ctx.knob_for(tname, lib.name), tname, tval, item=True)
 
 
-def _owner_not_loaded(checker: _Checker, issues: Sequence[Any]) -> None:
+def _owner_not_loaded(ctx: LintContext, issues: Sequence[Any]) -> None:
     """One error per file whose names nothing loaded checks, when a plugin that may own them
     failed to load.  An error, not a warning: lint exits 1 on a bad value it knows of, and it
     cannot know whether these values are bad; disabling the broken plugin on purpose
@@ -189,14 +153,14 @@ def _owner_not_loaded(checker: _Checker, issues: Sequence[Any]) -> None:
     seen: set[str] = set()
     plugins = "; ".join(f"plugin {i.plugin} failed to load ({i.stage}: {i.error})"
                         for i in broken)
-    for e in checker.unclaimed:
+    for e in ctx.unclaimed:
         if e.path == ENV_PATH or e.path in seen:
             continue
         seen.add(e.path)
-        names = sorted({x.name for x in checker.unclaimed if x.path == e.path})
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        which = "this name" if len(names) == 1 else "these names"
-        checker.add(e, "owner-not-loaded", "error",
+        held = sorted({x.name for x in ctx.unclaimed if x.path == e.path})
+        shown = ", ".join(held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
+        which = "this name" if len(held) == 1 else "these names"
+        ctx.add(e, "owner-not-loaded", "error",
                     f"{shown}: no loaded plugin or library checks {which}, "
                     f"and {plugins}; if it owns them, their values were not checked",
                     "fix the plugin (advisor plugins shows the error), or disable it "
@@ -226,19 +190,19 @@ def _environments(entries: Sequence[EnvEntry]) -> list[tuple[str, list[EnvEntry]
     return out
 
 
-def _duplicates(entries: Sequence[EnvEntry], checker: _Checker) -> None:
+def _duplicates(entries: Sequence[EnvEntry], ctx: LintContext) -> None:
     """The same setting assigned twice (or via two aliases) in one source: the later wins."""
     by_path: dict[str, dict[str, EnvEntry]] = {}
     for e in entries:
         if e.append or e.value is None:
             continue
-        key = checker.canonical(e.name)
+        key = ctx.canonical(e.name)
         # a launch line's settings reach its command only: compared within that line
         seen = by_path.setdefault(f"{e.path}\0{e.line}" if e.launch else e.path, {})
         prev = seen.get(key)
         if prev is not None and prev.name == e.name and prev.value == e.value:
             pass  # the same value again (e.g. both branches of a csh if/else): nothing changes
-        elif prev is not None and checker.claims(e.name):
+        elif prev is not None and ctx.claims(e.name):
             where = f" (line {prev.line})" if prev.line is not None else ""
             if prev.name == e.name:
                 msg = (f"{e.name} is set again (first{where} to {prev.value!r}); the later "
@@ -246,11 +210,11 @@ def _duplicates(entries: Sequence[EnvEntry], checker: _Checker) -> None:
             else:
                 msg = (f"{e.name} and {prev.name}{where} are two names of one setting; which "
                        "one the library takes is easy to get wrong")
-            checker.add(e, "duplicate", "warning", msg, "set it once")
+            ctx.add(e, "duplicate", "warning", msg, "set it once")
         seen[key] = e
 
 
-def _not_exported(entries: Sequence[EnvEntry], checker: _Checker) -> None:
+def _not_exported(entries: Sequence[EnvEntry], ctx: LintContext) -> None:
     """sh files that mix ``export`` with bare ``NAME=value`` lines: the bare ones do not reach
     programs started from the sourcing shell (POSIX: only exported variables go to the
     environment of commands)."""
@@ -259,8 +223,8 @@ def _not_exported(entries: Sequence[EnvEntry], checker: _Checker) -> None:
         by_path.setdefault(e.path, []).append(e)
     for es in by_path.values():
         for e in es:
-            if not e.exported and checker.claims(e.name):
-                checker.add(e, "not-exported", "warning",
+            if not e.exported and ctx.claims(e.name):
+                ctx.add(e, "not-exported", "warning",
                             f"{e.name} is assigned without export while the file exports other "
                             "names: a sourced file passes it to programs only if it is already "
                             "exported", f"export {e.name}")
@@ -300,46 +264,57 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
         file that nothing loaded checks: then each such file gets one ``owner-not-loaded``
         error naming the plugin and its error (lint cannot call such a file clean).
     :param probes: registered probes; those with a callable ``lint`` are called once per source
-        (each file, or the environment) with the environment that source produces.  A probe whose
-        ``lint`` raises gives a ``plugin-lint-failed`` warning instead.
+        (each file, or the environment) with the environment that source produces, through
+        ``advisor.steps.StepRunner.call``.  A probe whose ``lint`` raises, exits, returns
+        anything but ``Finding`` objects or overruns ``advisor.steps.GRACE_S`` gives a
+        ``plugin-lint-failed`` warning instead (``probe P: lint: <the step's error text>``).
     :return: findings in source order, then plugin findings.
     """
     libraries = builtin_libraries() if libraries is None else libraries
     own = {(k.library, k.name) for k in knobs}
     extra = [k for lib in libraries.values() for k in lib.knobs if (k.library, k.name) not in own]
-    checker = _Checker(facts, list(knobs) + extra, catalogues or {}, libraries)
+    ctx = LintContext(facts, list(knobs) + extra, catalogues or {}, libraries)
     if knobs:
         from advisor.formats.names import declared_names
 
-        checker.declared = declared_names(knobs)
+        ctx.declared = declared_names(knobs)
+    checker = Checker(ctx)
     for e in entries:
         checker.entry(e)
-    _owner_not_loaded(checker, issues)
-    _duplicates(entries, checker)
-    _not_exported(entries, checker)
+    _owner_not_loaded(ctx, issues)
+    _duplicates(entries, ctx)
+    _not_exported(entries, ctx)
     if probes:
+        _plugin_lint(ctx, entries, probes)
+    order = {id(f): i for i, f in enumerate(ctx.out)}
+    return sorted(ctx.out, key=lambda f: (f.path or "", f.line if f.line is not None else 1 << 30,
+                                          order[id(f)]))
+
+
+def _plugin_lint(ctx: LintContext, entries: Sequence[EnvEntry],
+                 probes: Mapping[str, Any]) -> None:
+    """Each probe's ``lint(env, facts)`` once per environment a source gives its commands
+    (:func:`_environments`), through ``StepRunner.call``: a call that raises, exits, returns
+    anything but ``Finding`` objects or overruns ``advisor.steps.GRACE_S`` gives one
+    ``plugin-lint-failed`` warning for that source (``probe P: lint: <error text>``); the
+    other probes and sources are still linted."""
+    facts = ctx.facts if ctx.facts is not None else Facts()
+    with StepRunner() as runner:
         for path, es in _environments(entries):
             env = resolve_env(es)
             for pname, probe in probes.items():
                 fn = getattr(probe, "lint", None)
                 if not callable(fn):
                     continue
-                try:
-                    found = list(fn(dict(env), facts if facts is not None else Facts()) or [])
-                    bad = [type(x).__name__ for x in found if not isinstance(x, Finding)]
-                    if bad:
-                        raise TypeError(f"lint() returned non-Finding items: {', '.join(bad)}")
-                except Exception as exc:
-                    checker.out.append(LintFinding(Finding(
+                done = runner.call(lambda: fn(dict(env), facts), step="lint", owner=pname,
+                                   each=Finding)
+                if not done.ok:
+                    ctx.out.append(LintFinding(Finding(
                         id="plugin-lint-failed", severity="warning",
-                        message=f"probe {pname}: lint failed: {type(exc).__name__}: {exc}"),
-                        path, None, None))
+                        message=f"probe {pname}: {done.error}"), path, None, None))
                     continue
-                for f in found:
+                for f in done.value:
                     p, line, name = _locate(f, es)
                     lf = LintFinding(f, p or path, line, name)
-                    if lf not in checker.out:  # one finding of the file-level settings, once
-                        checker.out.append(lf)
-    order = {id(f): i for i, f in enumerate(checker.out)}
-    return sorted(checker.out, key=lambda f: (f.path or "", f.line if f.line is not None else 1 << 30,
-                                              order[id(f)]))
+                    if lf not in ctx.out:  # one finding of the file-level settings, once
+                        ctx.out.append(lf)

@@ -4,10 +4,13 @@ filed under ``APP_PROBE``), with a warning for every figure left out.  Pure apar
 probes' pure ``figures``; nothing is drawn here (``advisor.report.draw`` draws).
 
 A probe's ``figures(evidence, facts) -> list[FigureSpec]`` (documented in
-``advisor.hookspecs.advisor_register_probes``) is called with its recorded evidence.  Whatever
-goes wrong there is the plugin's problem and never stops the report: an exception, a return
-that is not a list of ``FigureSpec``, a duplicate id or a figure without points becomes a
-warning naming the probe and the figure, and that figure is left out.
+``advisor.hookspecs.advisor_register_probes``) is called with its recorded evidence through
+``advisor.steps.StepRunner.call``, like every call into plugin code.  Whatever goes wrong there
+is the plugin's problem and never stops the report: an exception, ``SystemExit``, a call that
+overruns ``advisor.steps.GRACE_S``, a return that is not a list of ``FigureSpec``, a duplicate id
+or a figure without points becomes a warning naming the probe and the figure (for the call's
+own faults, with the step's error text: ``figures of P left out: figures: RuntimeError: ...``),
+and that figure is left out.
 
 Public API: :class:`Figures`, :func:`collect_figures`, :func:`verify_figure`.
 """
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from advisor.report.appfigure import APP_PROBE, app_figures
 from advisor.specs.figures import FigureMarker, FigureSeries, FigureSpec
+from advisor.steps import StepRunner, fault_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile
@@ -48,19 +52,19 @@ def _one_line(text: str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _probe_figures(probe: Any, name: str, result, facts, warnings: list[str]) -> list[FigureSpec]:
+def _probe_figures(probe: Any, name: str, result, facts, warnings: list[str],
+                   runner: StepRunner) -> list[FigureSpec]:
     fn = getattr(probe, "figures", None)
     if fn is None or not callable(fn):
         return []
-    try:
-        got = fn(list(result.evidence), facts)
-    except Exception as exc:  # noqa: BLE001 - a plugin's bug must not stop the report
-        warnings.append(f"figures of {name} left out: figures() raised "
-                        f"{type(exc).__name__}: {_one_line(exc)}")
-        return []
-    if not isinstance(got, (list, tuple)):
-        warnings.append(f"figures of {name} left out: figures() returned "
-                        f"{type(got).__name__}, not a list of FigureSpec")
+    done = runner.call(lambda: fn(list(result.evidence), facts), step="figures", owner=name)
+    got = done.value
+    error = done.error
+    if done.ok and not isinstance(got, (list, tuple)):
+        error = fault_text("figures", TypeError(
+            f"figures() returned {type(got).__name__}, not a list of FigureSpec"))
+    if error is not None:
+        warnings.append(f"figures of {name} left out: {_one_line(error)}")
         return []
     specs: list[FigureSpec] = []
     seen: set[str] = set()
@@ -94,17 +98,18 @@ def collect_figures(profile: "Profile", probes: Mapping[str, Any]) -> Figures:
 
     profile = relabel_profile(profile)  # artefact labels from the record, whenever written
     figs = Figures()
-    for r in profile.results:
-        if not r.evidence:
-            continue
-        probe = probes.get(r.probe)
-        if probe is None:
-            figs.warnings.append(f"figures of {r.probe} need its plugin ({r.plugin}), which "
-                                 "is not installed here")
-            continue
-        specs = _probe_figures(probe, r.probe, r, profile.facts, figs.warnings)
-        if specs:
-            figs.by_probe[r.probe] = specs
+    with StepRunner() as runner:
+        for r in profile.results:
+            if not r.evidence:
+                continue
+            probe = probes.get(r.probe)
+            if probe is None:
+                figs.warnings.append(f"figures of {r.probe} need its plugin ({r.plugin}), "
+                                     "which is not installed here")
+                continue
+            specs = _probe_figures(probe, r.probe, r, profile.facts, figs.warnings, runner)
+            if specs:
+                figs.by_probe[r.probe] = specs
     vf = verify_figure(profile)
     if vf is not None:
         figs.by_probe[VERIFY_PROBE] = [vf]

@@ -37,6 +37,8 @@ class FleetView:
     flagged: list[tuple[str, str, Optional[str], Optional[str]]]
     hostlist: str
     figures: list[FigureSpec] = field(default_factory=list)
+    #: one line per probe whose ``headline`` failed (``FleetReport.warnings``)
+    warnings: list[str] = field(default_factory=list)
 
 
 def headline_unit(name: str) -> str:
@@ -123,7 +125,8 @@ def fleet_view(directory: Path, probes: Mapping[str, Any], *, k: Optional[float]
                                k))
     rows = [(n.name, n.state, n.class_id, n.reason) for n in rep.nodes
             if n.state in FLAGGED_STATES and (only_class is None or n.class_id == only_class)]
-    return FleetView(str(directory), rep.counts(), rows, rep.flagged_hostlist, specs)
+    return FleetView(str(directory), rep.counts(), rows, rep.flagged_hostlist, specs,
+                     rep.warnings)
 
 
 def class_of_profile(path: Path, profile) -> Optional[tuple[Path, str]]:

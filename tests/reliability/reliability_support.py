@@ -46,6 +46,9 @@ def run_advisor(args, *, faults=(), env=None, timeout=120, cwd=None, **kw):
     full.pop("ADVISOR_LAUNCHER", None)
     full.update({"ADVISOR_TEST_FAULTS": ",".join(faults), "ADVISOR_FAULT_RUN": marker,
                  "ADVISOR_DISABLE_PLUGINS": "example-broken"})
+    # this checkout's fault plugins, not those of the tree the venv installed them from
+    full["PYTHONPATH"] = os.pathsep.join(p for p in (str(FAULT_DIST), full.get("PYTHONPATH"))
+                                         if p)
     full.update(env or {})
     proc = subprocess.run(advisor_cmd(*args), capture_output=True, text=True, timeout=timeout,
                           env=full, cwd=cwd, **kw)

@@ -62,8 +62,8 @@ def test_plotted_data_is_the_stored_evidence(shipped):
 
 
 @pytest.mark.parametrize("mode, warning", [
-    ("raise", "figures of mpich-cma left out: figures() raised RuntimeError: figure bug"),
-    ("garbage", "figures of mpich-cma left out: figures() returned str"),
+    ("raise", "figures of mpich-cma left out: figures: RuntimeError: figure bug"),
+    ("garbage", "figures of mpich-cma left out: figures: TypeError: figures() returned str"),
     ("twice", "figure latency of mpich-cma left out: its id is used twice"),
 ])
 def test_a_bad_figures_method_is_a_warning(shipped, probes, mode, warning):

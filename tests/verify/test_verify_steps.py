@@ -40,14 +40,6 @@ def short_grace(monkeypatch):
     monkeypatch.setattr(advisor.steps, "GRACE_S", SHORT_GRACE_S)
 
 
-@pytest.fixture
-def release():
-    """An event that a hanging step waits on; set at teardown so no thread outlives the test."""
-    ev = threading.Event()
-    yield ev
-    ev.set()
-
-
 def _rec() -> Recommendation:
     return Recommendation(id="perturb", title="t", rationale="r", confidence="low",
                           verifiable=True, settings=[

@@ -23,6 +23,10 @@ a test environment changes nothing for normal runs.  Kinds:
   ``OCL_ICD_VENDORS`` pointing at a missing directory to make the platform fail);
 * ``facts-raise``, ``facts-exit``, ``facts-hang``: a fact detector (``advisor_register_facts``)
   that raises, calls ``sys.exit(0)``, or sleeps for an hour.
+
+Every fault probe also has the pure methods ``lint``, ``headline`` and ``figures``, which give
+nothing unless ``ADVISOR_TEST_FAULT_METHODS`` (comma-separated ``method:how`` items, ``how``
+being ``raise``, ``exit`` or ``hang``; e.g. ``lint:raise,headline:hang``) makes one fail.
 """
 
 from __future__ import annotations
@@ -35,12 +39,30 @@ from advisor.models import Advice, Evidence, Recommendation, Setting
 from advisor.probe import Applicability
 
 ENV = "ADVISOR_TEST_FAULTS"
+#: ``method:how`` items: the pure methods that fail, and how.
+METHODS_ENV = "ADVISOR_TEST_FAULT_METHODS"
 #: How long the hang fault's child sleeps (seconds): far longer than any test's budget.
 HANG_CHILD_S = 3600
 
 
 def active(kind: str) -> bool:
     return kind in {k.strip() for k in os.environ.get(ENV, "").split(",")}
+
+
+def method_fault(method: str) -> None:
+    """Fail as ``ADVISOR_TEST_FAULT_METHODS`` says for ``method`` (nothing when not named)."""
+    for item in os.environ.get(METHODS_ENV, "").split(","):
+        name, _, how = item.strip().partition(":")
+        if name != method:
+            continue
+        if how == "raise":
+            raise RuntimeError(f"injected fault: {method} raised")
+        if how == "exit":
+            sys.exit(0)
+        if how == "hang":
+            import time
+
+            time.sleep(HANG_CHILD_S)
 
 
 def _launch():
@@ -74,6 +96,18 @@ class FaultProbe:
         return Advice(recommendations=[Recommendation(
             id="fault-ok", title="test setting", rationale="test", confidence="low",
             settings=[Setting(library="advisor-test", name="ADVISOR_TEST_SETTING", value=value)])])
+
+    def lint(self, env, facts):
+        method_fault("lint")
+        return []
+
+    def headline(self, evidence):
+        method_fault("headline")
+        return {}
+
+    def figures(self, evidence, facts):
+        method_fault("figures")
+        return []
 
 
 class Early(FaultProbe):

@@ -1,0 +1,110 @@
+"""What every check of ``advisor lint`` reads and writes: :class:`LintContext`.
+
+One context is made per ``lint_entries`` call: the machine facts, the library records and their
+catalogues, the knob records by name, and the findings so far.  The checker
+(``advisor.lint.check.Checker``) holds it and hands it to the name checks
+(``advisor.lint.names``) and the value checks (``advisor.lint.values``), which are plain
+functions of it; none of them imports another.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional, Sequence
+
+from packaging.utils import canonicalize_name
+
+from advisor.knobs import Knob
+from advisor.libraries import Catalogue, Library, library_of_env, version_of
+from advisor.lint.read import EnvEntry
+from advisor.lint.report import LintFinding
+from advisor.models import Facts, Finding
+
+__all__ = ["LintContext"]
+
+
+class LintContext:
+    """The state of one lint run.
+
+    Attributes:
+        facts: machine facts (library versions, flavour); None: unknown.
+        catalogues: the libraries' own lists of names, by library name.
+        libraries: the library records, by canonical name.
+        by_name: knob records of env settings (and list items) by each of their names.
+        out: the findings so far, in the order they were found.
+        unclaimed: entries whose name no knob or library checks.
+        declared: names the plugins' knob records declare (emit writes no others); None: not
+            known.
+    """
+
+    def __init__(self, facts: Optional[Facts], knobs: Sequence[Knob],
+                 catalogues: Mapping[str, Catalogue], libraries: Mapping[str, Library]) -> None:
+        self.facts = facts
+        self.catalogues = catalogues
+        self.libraries = libraries
+        self.by_name: dict[str, list[Knob]] = {}
+        for k in knobs:
+            if k.kind != "env" and k.separator is None:
+                continue
+            for n in [k.name, *k.aliases]:
+                self.by_name.setdefault(n, []).append(k)
+        self.out: list[LintFinding] = []
+        self.unclaimed: list[EnvEntry] = []
+        self.declared: Optional[frozenset[str]] = None
+
+    def add(self, e: EnvEntry, fid: str, severity: str, message: str,
+            remedy: Optional[str] = None, name: Optional[str] = None) -> None:
+        """Record a finding at ``e``'s file and line, about ``name`` (default: ``e.name``)."""
+        self.out.append(LintFinding(Finding(id=fid, severity=severity, message=message,
+                                            remedy=remedy), e.path, e.line, name or e.name))
+
+    def version(self, lib: Library) -> Optional[str]:
+        """The detected version of ``lib`` (``advisor.libraries.version_of``); None: unknown."""
+        return version_of(self.facts, lib.name, self.libraries)
+
+    def flavour(self, lib: Library) -> Optional[str]:
+        """The installed flavour of ``lib``; None when unknown or its record fails."""
+        if self.facts is None:
+            return None
+        try:
+            return lib.flavour(self.facts)
+        except Exception:  # a third-party record's bug: flavour unknown
+            return None
+
+    def complete_for(self, lib: Library, knob: Optional[Knob]) -> bool:
+        """True when the library's catalogue and history list every name of ``knob``'s flavour
+        and of the installed flavour (Cray MPICH reads names upstream ``mpivars`` never lists)."""
+        if not lib.catalogue_flavours:
+            return True
+        flav = self.flavour(lib)
+        return ((knob is None or knob.flavour in (None, *lib.catalogue_flavours))
+                and flav in (None, *lib.catalogue_flavours))
+
+    def knob_for(self, name: str, library: Optional[str] = None) -> Optional[Knob]:
+        """The knob record of ``name`` (of ``library`` when given), of the installed flavour
+        when several match; None when no record names it."""
+        cands = self.by_name.get(name, [])
+        if library:
+            cands = [k for k in cands if k.library == library] or cands
+        lib = self.libraries.get(cands[0].library) if cands else None
+        flav = self.flavour(lib) if lib is not None else None
+        for k in cands:
+            if k.flavour is None or flav is None or k.flavour == flav:
+                return k
+        return cands[0] if cands else None
+
+    def library(self, name: str) -> Library:
+        """The record of library ``name``; a bare record when no plugin registered one."""
+        key = canonicalize_name(name)
+        return self.libraries.get(key) or Library(name=key)
+
+    def claims(self, name: str) -> bool:
+        """True when a library's naming family or a knob record holds ``name``."""
+        return library_of_env(name, self.libraries) is not None or name in self.by_name
+
+    def canonical(self, name: str) -> str:
+        """The key of the setting ``name`` stands for (duplicates across aliases)."""
+        lib = library_of_env(name, self.libraries)
+        if lib is not None and lib.canonical_prefix is not None:
+            return lib.canonical(name)
+        k = self.knob_for(name)
+        return k.name if k is not None else name
