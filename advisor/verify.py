@@ -15,7 +15,7 @@ For each recommendation of a profile (optionally only some probes):
 
 Joint verification (``joint=True``; the default of ``advisor verify``; design: "the unit of advice
 is the environment we emit"; ``advisor.joint``): the emitted environment is built from the whole
-profile exactly as ``advisor emit`` writes it (:func:`joint_environment` -> ``advisor.formats.common.env_items``: the
+profile exactly as ``advisor emit`` writes it (:func:`joint_environment` -> ``advisor.specs.writing.env_items``: the
 same selection, version filter and list merging, e.g. one ``GLIBC_TUNABLES`` holding every
 plugin's items).  Each measured recommendation is then measured a second time by its own probe
 with ``ctx.joint`` = that environment (advised: every plugin's env settings; baseline: all of
@@ -57,7 +57,7 @@ import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Literal, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Optional, Sequence
 
 from advisor.baseline import Baseline, all_default, all_in_env, setting_default
 from advisor.joint import (JOINT_SUFFIX, REVERSAL_ID, REVERSALS, has_reversal,
@@ -70,6 +70,9 @@ from advisor.probe import Applicability, JointEnv, MeasureContext
 # measurements.
 from advisor.runner import DEFAULT_BUDGET_S, QUICK_BUDGET_S, thin_evidence
 from advisor.steps import StepRunner
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.plugins import Registry
 
 #: ``on_event(key, message, fraction)``: key is ``probe:recommendation`` (``@joint`` appended
 #: for the joint measurement).
@@ -119,7 +122,7 @@ def verify_profile(
     *,
     facts: Facts,
     knobs: Sequence[Knob] = (),
-    libraries: Optional[Mapping[str, Any]] = None,
+    libraries: Mapping[str, Any],
     plugins: Optional[set[str]] = None,
     time_budget_s: Optional[float] = None,
     quick: bool = False,
@@ -137,7 +140,7 @@ def verify_profile(
     :param facts: facts of *this* machine (verification measures here).
     :param knobs: knob records, for defaults a setting does not carry.
     :param libraries: library records (``Registry.libraries``) that say which version of each
-        library is here; None: the built-in records.
+        library is here (plugin-registered ones included).
     :param plugins: probe or plugin names to verify (None: all).  The joint environment is
         always the whole profile's.
     :param time_budget_s: seconds for all measurements (default ``DEFAULT_BUDGET_S``, with
@@ -173,13 +176,14 @@ def verify_profile(
             recommendation=key, verdict=verdict, time=_now()), note, error, scope)
 
     here_class = facts.class_fingerprint()
+    records = _records(knobs, libraries)
     plan: Optional[JointEnv] = None
     plan_error: Optional[str] = None
     if joint:
         try:  # what emit writes once this run's verdicts replace the stored ones (a regression
             # stored for a recommendation verified now does not keep it out of its own test)
-            plan = joint_environment(_without_verdicts(profile, plugins), against=against,
-                                     environ=env)
+            plan = joint_environment(_without_verdicts(profile, plugins), records,
+                                     against=against, environ=env)
         except AdvisorError as exc:
             plan_error = f"the profile's settings cannot be emitted together: {exc}"
 
@@ -299,7 +303,7 @@ def verify_profile(
             # advised == baseline for its own settings: no A/B can test it under the others
             why = (f"not measured jointly: {alone.note}; whether the default still wins with "
                    f"{', '.join(other)} only a re-probe under them can tell")
-            redo = redo_command(profile, res.probe, rec.id)
+            redo = redo_command(profile, records, res.probe, rec.id)
         outcomes[key] = VerifyOutcome(res.probe, rec.id, rec.title, alone.verification.model_copy(
             update={"recommendation": key}), why, alone.error, "joint", redo)
 
@@ -310,7 +314,7 @@ def verify_profile(
         j = outcomes[jkey]
         a = outcomes[f"{j.probe}:{j.recommendation}"]
         if plan is not None and (a.verdict, j.verdict) in REVERSALS:
-            f = reversal_finding(a, j, profile, plan)
+            f = reversal_finding(a, j, profile, plan, records)
             findings.setdefault(j.probe, []).append(f)
             outcomes[jkey] = VerifyOutcome(
                 j.probe, j.recommendation, j.title, j.verification,
@@ -336,6 +340,15 @@ def verify_profile(
         results.append(r)
     updated = profile.model_copy(update={"verifications": kept + stored, "results": results})
     return updated, result
+
+
+def _records(knobs: Sequence[Knob], libraries: Mapping[str, Any]) -> "Registry":
+    """A registry holding only ``knobs`` and ``libraries``: what the joint environment's
+    selection (``advisor.emit.select``) reads."""
+    from advisor.plugins import Registered, Registry
+
+    return Registry(entries=[Registered("knob", f"{k.library}:{k.name}", k, "") for k in knobs]
+                    + [Registered("library", n, lib, "") for n, lib in libraries.items()])
 
 
 def _without_verdicts(profile: Profile, plugins: Optional[set[str]]) -> Profile:

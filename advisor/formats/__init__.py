@@ -10,9 +10,9 @@
 - :mod:`~advisor.formats.toml`, :mod:`~advisor.formats.json`: the selected settings as data;
 - :mod:`~advisor.formats.cxx` (``cxx-header``), :mod:`~advisor.formats.cupy` (``cupy``):
   config-kind settings as the snippet their consumer reads (write-only);
-- :mod:`~advisor.formats.common` (selecting, validating, merging), :mod:`~advisor.formats.quoting`
-  (quoting per language, what module tools mangle), :mod:`~advisor.formats.names` (names never
-  emitted, declared names), :mod:`~advisor.formats.entry` (``EnvEntry``),
+- :mod:`~advisor.specs.writing` (selecting, validating, merging), :mod:`~advisor.formats.quoting`
+  (quoting per language, what module tools mangle), :mod:`~advisor.specs.names` (names never
+  emitted, declared names), :mod:`~advisor.specs.entry` (``EnvEntry``),
   :mod:`~advisor.formats.shellread` and :mod:`~advisor.formats.launch` (reading shell files and
   launch lines), :mod:`~advisor.formats.structured` (the toml/json document).
 

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from advisor.formats.common import EnvItem, item_file
-from advisor.formats.entry import EnvEntry
+from advisor.specs.writing import EnvItem, item_file
+from advisor.specs.entry import EnvEntry
 from advisor.formats.quoting import csh_quote
 from advisor.formats.shellread import parse_shell
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "csh"
 DESCRIPTION = "csh / tcsh to source"
@@ -40,9 +39,9 @@ def _item(item: EnvItem) -> list[str]:
     ]
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """csh / tcsh to be sourced."""
-    return item_file(profile, options, _item, fmt=NAME)
+    return item_file(sel, _item, fmt=NAME)
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

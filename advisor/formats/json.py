@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from advisor.formats.entry import EnvEntry
+from advisor.specs.entry import EnvEntry
 from advisor.formats.structured import document, parse_structured
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "json"
 DESCRIPTION = "the selected settings as JSON"
@@ -22,9 +21,9 @@ EXTENSION = "json"
 KINDS = ("env", "config")
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """JSON (RFC 8259), two-space indented, UTF-8 text (non-ASCII kept literal)."""
-    return json.dumps(document(profile, options, NAME), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(document(sel, NAME), indent=2, ensure_ascii=False) + "\n"
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

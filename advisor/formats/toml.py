@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from advisor.formats.common import header_lines
-from advisor.formats.entry import EnvEntry
+from advisor.specs.writing import header_lines
+from advisor.specs.entry import EnvEntry
 from advisor.formats.structured import document, parse_structured
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "toml"
 DESCRIPTION = "the selected settings as TOML"
@@ -22,12 +21,12 @@ EXTENSION = "toml"
 KINDS = ("env", "config")
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """TOML 1.0 written by ``tomli_w``, after a provenance comment header."""
     import tomli_w
 
-    head = "".join(f"# {line}\n" for line in header_lines(profile))
-    return head + tomli_w.dumps(document(profile, options, NAME))
+    head = "".join(f"# {line}\n" for line in header_lines(sel.profile))
+    return head + tomli_w.dumps(document(sel, NAME))
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

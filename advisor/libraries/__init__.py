@@ -46,19 +46,18 @@ def builtin_libraries() -> dict[str, Library]:
 
 
 def version_of(facts: Optional["Facts"], name: str,
-               libraries: Optional[Mapping[str, Library]] = None) -> Optional[str]:
+               libraries: Mapping[str, Library]) -> Optional[str]:
     """The version of library ``name`` recorded in ``facts``, or None when unknown.
 
-    The library's record answers (``Library.version``; ``libraries`` defaults to the built-in
-    records).  A library without a record is looked up in ``facts.python_packages`` by PEP 503
-    normalised name (``DLA_Future`` and ``dla-future`` are one library).  A record whose
+    The library's record in ``libraries`` answers (``Library.version``; ``Registry.libraries``,
+    plugin-registered records included).  A library without a record is looked up in
+    ``facts.python_packages`` by PEP 503 normalised name (``DLA_Future`` and ``dla-future`` are one library).  A record whose
     ``version`` raises answers None (a plugin's bug must not stop emit or lint).
     """
     if facts is None:
         return None
-    libs = builtin_libraries() if libraries is None else libraries
     key = canonicalize_name(name)
-    lib = libs.get(key)
+    lib = libraries.get(key)
     if lib is not None:
         try:
             v = lib.version(facts)

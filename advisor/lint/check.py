@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 from packaging.utils import canonicalize_name
 
 from advisor.knobs import Knob
-from advisor.libraries import Catalogue, Library, builtin_libraries, library_of_env
+from advisor.libraries import Catalogue, Library, library_of_env
 from advisor.lint.names import NameChecks
 from advisor.lint.read import ENV_PATH, EnvEntry, resolve_env
 from advisor.lint.report import LintFinding
@@ -101,8 +101,8 @@ class _Checker(NameChecks, ValueChecks):
 
     def emit_rules(self, e: EnvEntry) -> None:
         """A profile or emit document holds what emit would refuse: a name never emitted, or
-        one no loaded plugin declares (``advisor.formats.names``)."""
-        from advisor.formats.names import refused_reason, undeclared_in
+        one no loaded plugin declares (``advisor.specs.names``)."""
+        from advisor.specs.names import refused_reason, undeclared_in
 
         why = refused_reason(e.name)
         if why:
@@ -286,7 +286,7 @@ def _locate(f: Finding, entries: Sequence[EnvEntry]) -> tuple[Optional[str], Opt
 def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
                  knobs: Sequence[Knob] = (), catalogues: Optional[Mapping[str, Catalogue]] = None,
                  probes: Optional[Mapping[str, Any]] = None,
-                 libraries: Optional[Mapping[str, Library]] = None,
+                 libraries: Mapping[str, Library],
                  issues: Sequence[Any] = ()) -> list[LintFinding]:
     """All findings for ``entries``: generic checks, then each probe's ``lint(env, facts)``.
 
@@ -294,7 +294,8 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
     :param knobs: knob records (``Registry.knobs``); the libraries' own knob records
         (``Library.knobs``, e.g. Open MPI's) are added.
     :param catalogues: the libraries' own lists (``installed_catalogues``); None: none.
-    :param libraries: library records (``Registry.libraries``); None: the built-in ones.
+    :param libraries: library records (``Registry.libraries``, plugin-registered ones
+        included).
     :param issues: plugin load problems (``Registry.issues``, ``PluginIssue`` objects); a
         plugin that failed to import or to register its knobs or libraries may own names of a
         file that nothing loaded checks: then each such file gets one ``owner-not-loaded``
@@ -304,12 +305,11 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
         ``lint`` raises gives a ``plugin-lint-failed`` warning instead.
     :return: findings in source order, then plugin findings.
     """
-    libraries = builtin_libraries() if libraries is None else libraries
     own = {(k.library, k.name) for k in knobs}
     extra = [k for lib in libraries.values() for k in lib.knobs if (k.library, k.name) not in own]
     checker = _Checker(facts, list(knobs) + extra, catalogues or {}, libraries)
     if knobs:
-        from advisor.formats.names import declared_names
+        from advisor.specs.names import declared_names
 
         checker.declared = declared_names(knobs)
     for e in entries:

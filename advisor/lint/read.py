@@ -4,7 +4,7 @@ environment, as ``EnvEntry`` records.
 This module dispatches: it detects a file's format and calls that format's ``parse`` (the
 built-in ones live in :mod:`advisor.formats`, a third-party format registers its ``parse``
 with the emitter hook).  Without a registry (``emitters=None``) the built-in formats are used.
-``EnvEntry`` and ``_scalar_text`` are defined in :mod:`advisor.formats.entry` and re-exported.
+``EnvEntry`` and ``_scalar_text`` are defined in :mod:`advisor.specs.entry` and re-exported.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from advisor.errors import AdvisorError, BadInputError
-from advisor.formats.entry import EnvEntry, unreadable
-from advisor.formats.entry import scalar_text as _scalar_text  # noqa: F401  (Part B imports it)
+from advisor.specs.entry import EnvEntry, unreadable
+from advisor.specs.entry import scalar_text as _scalar_text  # noqa: F401  (Part B imports it)
 from advisor.formats.shellread import _tcl  # noqa: F401  (tests use it)
 
 if TYPE_CHECKING:  # pragma: no cover
