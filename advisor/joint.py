@@ -46,7 +46,7 @@ def joint_environment(profile: Profile, registry: "Registry", *,
     """The environment ``advisor emit`` writes for ``profile``, as advised/baseline overlays.
 
     Pure apart from reading ``environ``.  The variables and values are exactly those of
-    ``advisor.specs.writing.env_items`` of the emit selection (``advisor.emit.select.select``
+    ``advisor.specs.writing.env_items`` of the emit selection (``advisor.emit.decide.select``
     with ``EmitOptions(comments=False)``: every plugin, settings at the library default left
     out, settings the recorded library version excludes left out, list variables merged);
     ``config`` settings have no environment form and are not in it.
@@ -63,7 +63,7 @@ def joint_environment(profile: Profile, registry: "Registry", *,
     :raises advisor.errors.EmitError: the settings cannot be emitted together (two plugins set
         one variable to different values, a bad name or value); the message names them.
     """
-    from advisor.emit.select import select
+    from advisor.emit.decide import select
     from advisor.specs.selection import EmitOptions
     from advisor.specs.writing import env_items
 

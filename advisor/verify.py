@@ -344,7 +344,7 @@ def verify_profile(
 
 def _records(knobs: Sequence[Knob], libraries: Mapping[str, Any]) -> "Registry":
     """A registry holding only ``knobs`` and ``libraries``: what the joint environment's
-    selection (``advisor.emit.select``) reads."""
+    selection (``advisor.emit.decide``) reads."""
     from advisor.plugins import Registered, Registry
 
     return Registry(entries=[Registered("knob", f"{k.library}:{k.name}", k, "") for k in knobs]

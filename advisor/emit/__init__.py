@@ -4,10 +4,10 @@ The pipeline the CLI runs is load, :func:`plan`, :func:`write`, then the file is
 
 - :func:`plan` - the domain pipeline: the "profile from another machine" check, the
   configuration scopes (``advisor.config.apply``), then the selection
-  (``advisor.emit.select``: every selected setting with the one decision about it);
+  (``advisor.emit.decide``: every selected setting with the one decision about it);
 - :func:`write` - the format's ``render(selection) -> str`` (``Registry.emitters``), its
   failures named;
-- :func:`render` - :func:`advisor.emit.select.select` and :func:`write` in one call, without
+- :func:`render` - :func:`advisor.emit.decide.select` and :func:`write` in one call, without
   configuration or machine check (tests, ``advisor verify``);
 - :func:`left_out_notes`, :func:`dropped` - what the selection leaves out, for stderr.
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from advisor.emit.select import select
+from advisor.emit.decide import select
 from advisor.emit.veto import vetoes
 from advisor.errors import AdvisorError, BadInputError, EmitError
 
@@ -77,7 +77,7 @@ def plan(profile: "Profile", registry: "Registry", config: "Config", facts: Opti
         and note (``"note"``: from the configuration) as soon as it is known; None drops them.
     :raises BadInputError: unknown ``fmt``; with ``strict``, a profile from another machine;
         a bad pin (``advisor.config.apply``).
-    :raises EmitError: a setting no format may write (``advisor.emit.select.select``).
+    :raises EmitError: a setting no format may write (``advisor.emit.decide.select``).
     """
     from advisor.config.apply import apply_config, knob_entries
     from advisor.facts.compare import machine_mismatch
@@ -125,10 +125,10 @@ def write(emitter: "Emitter", selection: "Selection", *, label: str = "the profi
 def render(profile: "Profile", fmt: str, registry: "Registry", options: "EmitOptions", *,
            label: str = "the profile") -> str:
     """Render ``profile`` as ``fmt`` without configuration scopes or machine check: the
-    selection (:func:`advisor.emit.select.select`), then :func:`write`.
+    selection (:func:`advisor.emit.decide.select`), then :func:`write`.
 
     :raises BadInputError: ``fmt`` is not a known format.
-    :raises EmitError: as :func:`advisor.emit.select.select` and :func:`write`.
+    :raises EmitError: as :func:`advisor.emit.decide.select` and :func:`write`.
     """
     emitter = emitter_of(registry, fmt)
     return write(emitter, select(profile, registry, options, fmt, label=label), label=label)

@@ -14,7 +14,7 @@ the machines the profile is for.
 
 ``advisor emit`` leaves a vetoed recommendation's settings out and names them, with the
 verdict's date and figures, in the left-out block (cause ``"verdict"`` of
-``advisor.specs.selection.LeftOut``, decided by ``advisor.emit.select``); ``--all``
+``advisor.specs.selection.LeftOut``, decided by ``advisor.emit.decide``); ``--all``
 (``EmitOptions.include_defaults``) writes them, each with a comment naming the verdict
 (``advisor.specs.selection.Source.veto``).  Pure.
 """

@@ -7,7 +7,7 @@ elsewhere (``advisor.facts.detect`` / ``detect_fingerprint_facts``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Mapping
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.libraries import Library

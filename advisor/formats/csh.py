@@ -20,6 +20,9 @@ NAME = "csh"
 DESCRIPTION = "csh / tcsh to source"
 EXTENSION = "csh"
 
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".csh", ".tcsh")
+
 
 def _item(item: EnvItem) -> list[str]:
     n, v = item.name, csh_quote(item.value)

@@ -49,6 +49,14 @@ NAME = "easybuild"
 DESCRIPTION = "EasyBuild easyconfig modextravars"
 EXTENSION = "eb"
 
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".eb",)
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is an easyconfig setting ``modextravars``."""
+    return re.search(r"^modextravars\s*=", text, re.M) is not None
+
 
 #: A ``$`` that EasyBuild (``$NAME``, ``${NAME}``, ``$$``) or Tcl (``$name``, ``${name}``,
 #: ``$name(index)``, ``$::ns``, ``$1``) would read as a reference; a ``$`` before anything else

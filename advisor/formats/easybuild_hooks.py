@@ -25,6 +25,7 @@ its modules unchanged are refused as in the ``easybuild`` format
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Mapping
 
 from advisor.specs.writing import (EnvItem, env_items, header_lines, left_out_comment, one_line,
@@ -40,6 +41,15 @@ if TYPE_CHECKING:  # pragma: no cover
 NAME = "easybuild-hooks"
 DESCRIPTION = "EasyBuild hooks file: parse_hook adds modextravars to matching easyconfigs"
 EXTENSION = "py"
+#: Its shape decides (a ``.py`` file is no format by its suffix).
+SUFFIXES: tuple[str, ...] = ()
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is the hooks file this format writes (``parse_hook`` and
+    ``SETTINGS``)."""
+    return (re.search(r"^def parse_hook\(", text, re.M) is not None
+            and re.search(r"^SETTINGS = \{", text, re.M) is not None)
 
 
 

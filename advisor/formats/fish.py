@@ -20,6 +20,9 @@ NAME = "fish"
 DESCRIPTION = "fish to source"
 EXTENSION = "fish"
 
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".fish",)
+
 
 def _item(item: EnvItem) -> list[str]:
     n, v = item.name, fish_quote(item.value)

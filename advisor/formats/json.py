@@ -17,6 +17,21 @@ if TYPE_CHECKING:  # pragma: no cover
 NAME = "json"
 DESCRIPTION = "the selected settings as JSON"
 EXTENSION = "json"
+
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".json",)
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is a JSON document (an object or array that parses)."""
+    head = text.lstrip()
+    if not head.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 #: config settings too (library arguments set in code or a configuration file)
 KINDS = ("env", "config")
 

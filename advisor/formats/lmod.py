@@ -32,6 +32,15 @@ NAME = "lmod"
 DESCRIPTION = "Lmod modulefile (Lua)"
 EXTENSION = "lua"
 
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".lua",)
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` reads as an Lmod modulefile (a ``setenv(``, ``pushenv(``,
+    ``append_path(`` or ``prepend_path(`` call)."""
+    return re.search(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\(", text, re.M) is not None
+
 #: what the module tools cannot carry: the advice given with the refusal
 MODULE_ADVICE = "a module tool cannot pass it to every shell unchanged; use the env, csh or " \
                 "fish format for this value"

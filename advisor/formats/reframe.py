@@ -52,6 +52,15 @@ if TYPE_CHECKING:  # pragma: no cover
 NAME = "reframe"
 DESCRIPTION = "ReFrame partition env_vars and performance reference (Python snippet)"
 EXTENSION = "py"
+#: Its shape decides (a ``.py`` file is no format by its suffix).
+SUFFIXES: tuple[str, ...] = ()
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is the snippet this format writes (``env_vars`` and
+    ``reference``)."""
+    return (re.search(r"^env_vars = \[", text, re.M) is not None
+            and re.search(r"^reference = \{", text, re.M) is not None)
 
 #: Values made only of these characters mean the same to a POSIX shell unquoted (no field
 #: splitting, globbing, expansion, quoting or tilde: POSIX.1-2017 XCU 2.2, 2.6).

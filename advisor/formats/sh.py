@@ -26,6 +26,11 @@ ALIASES = ("sh",)
 DESCRIPTION = "POSIX sh to source (sh, dash, bash, ksh, zsh)"
 EXTENSION = "sh"
 
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".env")
+#: The name the detection gives it: the shell it is.
+DETECTED_AS = "sh"
+
 
 def _item(item: EnvItem) -> list[str]:
     n, v = item.name, sh_quote(item.value)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from advisor.errors import BadInputError
@@ -36,6 +37,15 @@ if TYPE_CHECKING:  # pragma: no cover
 NAME = "spack"
 DESCRIPTION = "Spack environment env_vars.yaml (include from spack.yaml)"
 EXTENSION = "yaml"
+
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".yaml", ".yml")
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is a Spack environment snippet (a top-level ``spack:`` or
+    ``env_vars:``)."""
+    return re.search(r"^(spack|env_vars):", text, re.M) is not None
 
 #: The only list separator Spack's env_vars ``append_path`` uses (``os.pathsep`` on POSIX).
 SPACK_PATH_SEPARATOR = ":"

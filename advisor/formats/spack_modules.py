@@ -41,6 +41,7 @@ block, line numbers from the YAML nodes.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from advisor.errors import BadInputError
@@ -56,6 +57,15 @@ if TYPE_CHECKING:  # pragma: no cover
 NAME = "spack-modules"
 DESCRIPTION = "Spack modules.yaml: settings in the module environment of their package"
 EXTENSION = "yaml"
+#: Its shape decides over the suffix, which it shares with ``spack``.
+SUFFIXES: tuple[str, ...] = ()
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is a Spack ``modules.yaml`` (a top-level ``modules:``, and no
+    ``spack:`` or ``env_vars:``)."""
+    return (re.search(r"^modules:", text, re.M) is not None
+            and re.search(r"^(spack|env_vars):", text, re.M) is None)
 
 #: The module set written (Spack's default set is named ``default``: ``spack config get
 #: modules`` of a fresh Spack).

@@ -27,6 +27,14 @@ NAME = "tcl"
 DESCRIPTION = "Environment Modules modulefile (Tcl)"
 EXTENSION = ""
 
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".tcl",)
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is an Environment Modules modulefile (starts with ``#%Module``)."""
+    return text.lstrip().startswith("#%Module")
+
 
 def _item(item: EnvItem) -> list[str]:
     if item.separator is None:

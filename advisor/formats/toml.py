@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from advisor.specs.writing import header_lines
@@ -17,6 +18,16 @@ if TYPE_CHECKING:  # pragma: no cover
 NAME = "toml"
 DESCRIPTION = "the selected settings as TOML"
 EXTENSION = "toml"
+
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".toml",)
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` reads as TOML (a table header line, or a profile's
+    ``schema_version``)."""
+    return (re.search(r"^\s*\[\[?[A-Za-z_.]+\]\]?\s*$", text, re.M) is not None
+            or re.search(r"^\s*schema_version\s*=", text, re.M) is not None)
 #: config settings too (library arguments set in code or a configuration file)
 KINDS = ("env", "config")
 

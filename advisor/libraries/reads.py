@@ -2,7 +2,7 @@
 value check (:func:`value_problem`), both judged by the library records and knob records the
 caller passes (``Registry.libraries``, ``Registry.knobs``: plugin-registered ones included).
 
-``advisor.emit.select`` asks :func:`drop_reason` once per selected setting of an emit;
+``advisor.emit.decide`` asks :func:`drop_reason` once per selected setting of an emit;
 ``advisor explain`` and ``advisor config`` ask it for the settings they show.
 """
 

@@ -1,6 +1,6 @@
 """What one ``advisor emit`` decided, as every format receives it: the :class:`Selection`.
 
-``advisor.emit.select`` computes it once per emit; a format's ``render(selection) -> str``
+``advisor.emit.decide`` computes it once per emit; a format's ``render(selection) -> str``
 (built-in or a plugin's) reads it and decides nothing about library versions or verdicts.  It
 holds every selected setting (by ``EmitOptions.plugins``; every kind, defaults included), each
 with the emit's one decision about it (:class:`Source`): kept, or left out with its cause

@@ -5,7 +5,7 @@ Every built-in format goes through :func:`env_items` (environment formats) or
 :func:`setting_records` (toml, json), so all formats agree on *which* settings are written, in
 *which order*, with *which value string*:
 
-- selection: ``Selection.sources(kinds)``: what ``advisor.emit.select`` decided once for the
+- selection: ``Selection.sources(kinds)``: what ``advisor.emit.decide`` decided once for the
   emit (selected probes, library versions, verdicts), defaults only with ``--all``;
 - value strings: ``bool`` -> ``"1"`` / ``"0"`` (MPICH reads boolean CVARs as integers, see the
   ``MPIR_CVAR_*`` descriptions printed by ``mpivars``; glibc tunables are integers too), ``int``

@@ -20,7 +20,7 @@ import yaml
 
 import advisor
 from advisor.emit import dropped, render
-from advisor.emit.select import select
+from advisor.emit.decide import select
 from advisor.errors import BadInputError, EmitError
 from advisor.facts.compare import machine_mismatch
 from advisor.models import (Facts, KernelFacts, MpiFacts, PluginResult, Recommendation,

@@ -21,7 +21,7 @@ from emit_fixtures import standard_profile
 from advisor.specs.selection import EmitOptions
 from advisor.emit import left_out_notes, render
 from advisor.models import Evidence, Verification
-from advisor.emit.select import select
+from advisor.emit.decide import select
 from advisor.plugins import collect, make_plugin_manager
 
 THRESHOLD = "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD"

@@ -267,4 +267,4 @@ def test_lint_recognises_each_deployment_file_by_its_shape(registry, profile, fm
     from advisor.lint.read import detect_format
 
     text = render(profile, fmt, registry, ALL)
-    assert detect_format(text, filename, registry) == fmt
+    assert detect_format(text, filename, registry.emitters) == fmt

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from advisor.emit import left_out_notes, render
-from advisor.emit.select import select
+from advisor.emit.decide import select
 from advisor.plugins import collect, make_plugin_manager
 from advisor.specs.selection import EmitOptions, LeftOut
 from advisor.specs.writing import left_out_comment, left_out_entries

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from advisor.emit.select import select
+from advisor.emit.decide import select
 from advisor.specs.selection import EmitOptions
 from advisor.errors import EmitError
 from advisor.formats import builtin_modules

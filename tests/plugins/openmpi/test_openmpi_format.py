@@ -21,7 +21,7 @@ import subprocess
 
 import pytest
 
-from advisor.emit.select import select
+from advisor.emit.decide import select
 from advisor.errors import BadInputError, EmitError
 from advisor.models import (Facts, KernelFacts, MpiFacts, PluginResult, Profile, Provenance,
                             Recommendation, SecurityFacts, Setting)
