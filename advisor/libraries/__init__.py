@@ -36,8 +36,10 @@ BUILTIN_MODULES = ("advisor.libraries.mpich", "advisor.libraries.glibc",
 
 
 def builtin_libraries() -> dict[str, Library]:
-    """The built-in records by name, for callers that have no plugin registry (a profile
-    rendered without loading plugins); ``Registry.libraries`` is the answer when one exists."""
+    """The built-in records by name (each module's ``record()``, the same the plugin manager
+    registers), for what describes the built-in formats themselves (``advisor.formats``) and
+    for tests.  Never a stand-in for a missing registry: every caller that judges settings
+    takes ``Registry.libraries``, so plugin-registered records are seen."""
     out: dict[str, Library] = {}
     for modname in BUILTIN_MODULES:
         rec = importlib.import_module(modname).record()
