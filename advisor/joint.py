@@ -18,7 +18,7 @@ from advisor.probe import Baseline, JointEnv
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.plugins import Registry
-    from advisor.verify import VerifyOutcome
+    from advisor.verify_outcome import VerifyOutcome
 
 #: Appended to ``Verification.recommendation`` of a joint-environment verdict.
 JOINT_SUFFIX = "@joint"

@@ -11,7 +11,7 @@ from typing import Optional
 
 from pydantic import Field
 
-from advisor.models import Model, Scalar
+from advisor.models import Model, Scalar, SettingKind, SettingType
 
 
 class VersionedDefault(Model):
@@ -23,8 +23,9 @@ class Knob(Model):
     library: str = Field(description="e.g. mpich, glibc, dla-future, cupy")
     flavour: Optional[str] = Field(None, description="e.g. upstream, cray; None: any flavour")
     name: str = Field(description="canonical name, e.g. MPIR_CVAR_CH4_CMA_ENABLE")
-    kind: str = Field("env", description="env (environment variable) or config (set in code)")
-    type: str = Field(description="int, bytes, bool, str, enum, float, list")
+    kind: SettingKind = Field("env",
+                              description="env (environment variable) or config (set in code)")
+    type: SettingType = Field(description="int, bytes, bool, str, enum, float, list")
     unit: Optional[str] = None
     allowed: Optional[list[Scalar]] = Field(None, description="enum values")
     minimum: Optional[float] = None

@@ -18,6 +18,7 @@ from typing import Iterable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from advisor.machine_class import class_id, flatten
 from advisor.models_app import AppVerification  # noqa: E402  (re-exported: Profile holds it)
 from advisor.models_step import SchedulerFacts
 
@@ -172,16 +173,12 @@ class Facts(Model):
     def fingerprint_differences(self, other: "Facts") -> list[str]:
         """Dotted names of the fingerprinted facts that differ from ``other``'s (e.g.
         ``kernel.release``), sorted; empty when the fingerprints are equal."""
-        from advisor.fleet.classes import flatten
-
         a, b = flatten(self.fingerprint_inputs()), flatten(other.fingerprint_inputs())
         return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
 
     def class_fingerprint(self) -> str:
         """The machine class this node belongs to, shared by identically built nodes (memory
-        to the GiB, kernel major.minor, no ``nr_hugepages``); ``advisor.fleet.classes``."""
-        from advisor.fleet.classes import class_id
-
+        to the GiB, kernel major.minor, no ``nr_hugepages``); ``advisor.machine_class``."""
         return class_id(self)
 
 
@@ -289,6 +286,9 @@ class Evidence(Model):
 
 Severity = Literal["info", "warning", "error"]
 Confidence = Literal["low", "medium", "high"]
+#: ``Setting``/``Knob`` ``type`` (how the value is read) and ``kind`` (env variable or in code).
+SettingType = Literal["int", "bytes", "bool", "str", "enum", "float", "list"]
+SettingKind = Literal["env", "config"]
 
 
 class Finding(Model):
@@ -307,13 +307,13 @@ class Setting(Model):
     flavour: Optional[str] = Field(None, description="e.g. upstream, cray")
     name: str
     value: Scalar
-    type: Literal["int", "bytes", "bool", "str", "enum", "float", "list"] = "str"
+    type: SettingType = "str"
     unit: Optional[str] = None
     default: Optional[Scalar] = Field(None, description="the library default this replaces")
     versions: Optional[str] = Field(
         None, description="PEP 440 specifier of library versions the name is valid for"
     )
-    kind: Literal["env", "config"] = "env"
+    kind: SettingKind = "env"
     separator: Optional[str] = Field(
         None, description="list variables (GLIBC_TUNABLES ':'): merge with an existing value"
     )

@@ -172,7 +172,7 @@ class Linter(Protocol):
 class FigureMaker(Protocol):
     """Optional probe method, used by ``advisor report`` and ``advisor show --plot``.
 
-    ``figures(evidence, facts) -> list[advisor.report.figures.FigureSpec]``: the figures of the
+    ``figures(evidence, facts) -> list[advisor.specs.figures.FigureSpec]``: the figures of the
     probe's recorded evidence, as data (series with CI bands, markers, bands, units); pure like
     ``recommend`` (no I/O, no clock, no environment) and without importing matplotlib: the core
     draws.  Series come from the evidence (``series_from_points``), so plotted medians equal the

@@ -1,7 +1,7 @@
-"""Read, validate and write profiles.
+"""Read, validate and serialise profiles (``profile_to_toml``); writing them is ``advisor.save``.
 
 A profile is one TOML file (schema in ``advisor.models.Profile``).  Reading never changes the
-file; writing (``advisor.save``, re-exported here) is atomic and serialised by a lock file, so a
+file; writing (``advisor.save``, which imports this module) is atomic and serialised by a lock file, so a
 reader sees either the previous profile or the complete new one, never a torn file; a save that
 fails is rescued to a temporary file (``save_or_rescue``).
 
@@ -17,9 +17,6 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from advisor.errors import ProfileError
-# Writing lives in advisor.save (atomic writes, save-or-rescue); re-exported for importers.
-from advisor.save import (atomic_write_text, check_writable, rescue_profile,  # noqa: F401
-                          save_or_rescue, save_profile)
 
 #: Larger files are refused before parsing: a real profile is tens of KiB; this bound keeps a
 #: hostile or wrong file (a core dump, a log) from being read into memory.  Chosen as 100x the

@@ -47,17 +47,17 @@ regression does not keep a recommendation out of its own re-test).
 
 The host's rule on a probe's figures: a CI wholly below 1 beyond the noise floor
 (``ci_high < 1/(1 + noise_floor)``) is stored as ``regression``, whatever the probe called it,
-with a note; the probes judge many sizes as one family (``advisor.measure.family``).  The rows
-of the tables and ``--json`` are in ``advisor.report.verify`` (re-exported here).
+with a note; the probes judge many sizes as one family (``advisor.measure.family``).  The
+outcome type is ``advisor.verify_outcome.VerifyOutcome``; the rows of the tables and ``--json``
+are in ``advisor.report.verify``.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from advisor.baseline import Baseline, all_default, all_in_env, setting_default
 from advisor.joint import (JOINT_SUFFIX, REVERSAL_ID, REVERSALS, has_reversal,
@@ -70,6 +70,7 @@ from advisor.probe import Applicability, JointEnv, MeasureContext
 # measurements.
 from advisor.runner import DEFAULT_BUDGET_S, QUICK_BUDGET_S, thin_evidence
 from advisor.steps import StepRunner
+from advisor.verify_outcome import Scope, VerifyOutcome
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.plugins import Registry
@@ -78,38 +79,10 @@ if TYPE_CHECKING:  # pragma: no cover
 #: for the joint measurement).
 EventCallback = Callable[[str, str, Optional[float]], None]
 
-Scope = Literal["alone", "joint"]
 #: ``VerifyOutcome.note`` of a step that did not give a result, by ``StepOutcome.kind``; the
 #: step's error text (``advisor.steps``, the same as ``advisor probe``'s) is ``error``.
 FAILED_NOTES = {"timeout": "verification ran out of time", "aborted": "verification aborted",
                 "failed": "verification failed"}
-
-
-@dataclass(frozen=True)
-class VerifyOutcome:
-    """One recommendation's verification plus what the table shows and the profile does not
-    store: the probe, the recommendation's title, why (``note``) and a failure (``error``)."""
-
-    probe: str
-    recommendation: str
-    title: str
-    verification: Verification
-    note: str = ""
-    error: Optional[str] = None
-    scope: Scope = "alone"
-    #: a shell command that re-probes this recommendation under the others' emitted settings,
-    #: when only a re-probe can say whether it still holds jointly (printed on its own line)
-    redo: str = ""
-
-    @property
-    def verdict(self) -> str:
-        return self.verification.verdict
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping (``advisor.report.verify.outcome_dict``)."""
-        from advisor.report.verify import outcome_dict
-
-        return outcome_dict(self)
 
 
 def _now() -> str:
@@ -389,10 +362,7 @@ def has_failure(outcomes: Sequence[VerifyOutcome]) -> bool:
     return any(o.error for o in outcomes)
 
 
-from advisor.report.verify import joint_rows, measured, table_rows, to_json  # noqa: E402
-
-__all__ = ["VerifyOutcome", "verify_profile", "all_default", "all_in_env", "setting_default",
-           "has_regression", "has_reversal", "has_failure", "table_rows", "joint_rows",
-           "to_json", "joint_environment", "joint_key", "redo_command", "reversal_finding",
-           "reversal_findings", "measured", "others", "Baseline", "JOINT_SUFFIX",
+__all__ = ["verify_profile", "all_default", "all_in_env", "setting_default", "has_regression",
+           "has_reversal", "has_failure", "joint_environment", "joint_key", "redo_command",
+           "reversal_finding", "reversal_findings", "others", "Baseline", "JOINT_SUFFIX",
            "REVERSAL_ID", "REVERSALS", "FAILED_NOTES"]

@@ -62,13 +62,15 @@ def run(quick: bool, record: Path | None) -> None:
 
 def record_sweep(folder: Path) -> None:
     """Only the memcpy sweep (default sizes), written as ``sweep-{cliff,no-cliff}-<host>.json``."""
-    from advisor_host_buffer import measure as M
+    from advisor_host_buffer.measure_common import Budget
+    from advisor_host_buffer.measure_sweep import memcpy_sweep
+    from advisor_host_buffer.tunables import tunables_evidence
 
     facts = detect(opencl=False)
-    tun = M.tunables_evidence()
+    tun = tunables_evidence()
     ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 120, quick=False)
     t0 = time.monotonic()
-    ev = M.memcpy_sweep(ctx, tun, M.Budget(ctx))
+    ev = memcpy_sweep(ctx, tun, Budget(ctx))
     print(f"== memcpy sweep: {time.monotonic() - t0:.1f} s, load {os.getloadavg()[0]:.2f}, "
           f"GLIBC_TUNABLES={os.environ.get('GLIBC_TUNABLES', '')!r}")
     for s in ev.series:

@@ -10,7 +10,7 @@ import sys
 from support import REPO, SHIPPED_PROFILE
 
 from advisor.models import Evidence
-from advisor.report.figures import FigureMarker, FigureSpec, series_from_points
+from advisor.specs.figures import FigureMarker, FigureSpec, series_from_points
 
 
 def latency_figure(evidence) -> list[FigureSpec]:

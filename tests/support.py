@@ -69,7 +69,8 @@ def profile_made_here(dest: Path, source: Path = SHIPPED_PROFILE) -> Path:
     compares the profile with the machine (emit's other-machine warning) finds no difference
     on any host.  Returns ``dest``."""
     from advisor.facts import detect_fingerprint_facts
-    from advisor.profile import load_profile, save_profile
+    from advisor.profile import load_profile
+    from advisor.save import save_profile
 
     here = detect_fingerprint_facts()
     prof = load_profile(source)

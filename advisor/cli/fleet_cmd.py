@@ -32,9 +32,10 @@ def render_report(report, json_: bool) -> None:
         out(json.dumps(report.to_json(), indent=2) + "\n")
         return
     from advisor.cli.render import console, print_line, print_table
+    from advisor.report.tables import fleet_tables
 
     con = console()
-    for table in report.tables():
+    for table in fleet_tables(report):
         print_table(con, table)
     counts = ", ".join(f"{n} {s}" for s, n in report.counts().items())
     print_line(con, f"nodes: {counts}")

@@ -27,9 +27,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from advisor.knobs import Knob
     from advisor.models import Profile
 
-#: ``Setting.type`` values (``advisor.models.Setting``); a knob of another type pins as "str".
-_SETTING_TYPES = ("int", "bytes", "bool", "str", "enum", "float", "list")
-
 __all__ = ["Applied", "apply_config", "pin_value", "find_knob", "knob_entries"]
 
 
@@ -203,7 +200,7 @@ def pinned_settings(config: "Config", knobs: Sequence[tuple[str, "Knob"]],
         plugin, knob = find_knob(name, library, knobs, where)
         version = version_of(facts, knob.library, libraries) if facts is not None else None
         s = Setting(library=knob.library, flavour=knob.flavour, name=name, value=value,
-                    type=knob.type if knob.type in _SETTING_TYPES else "str",
+                    type=knob.type,
                     unit=knob.unit, default=knob.default_for(version), kind=knob.kind,
                     separator=knob.separator)
         bad = value_problem(s, [knob], libraries)

@@ -22,7 +22,7 @@ def _fmt(v) -> str:
 
 def _fingerprint_differences(a: "Facts", b: "Facts") -> list[tuple]:
     """``(dotted name, a's value, b's value)`` of each fingerprinted fact that differs."""
-    from advisor.fleet.classes import flatten
+    from advisor.machine_class import flatten
 
     fa, fb = flatten(a.fingerprint_inputs()), flatten(b.fingerprint_inputs())
     return [(k, fa.get(k), fb.get(k)) for k in sorted(fa.keys() | fb.keys())

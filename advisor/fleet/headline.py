@@ -1,39 +1,24 @@
-"""Headline figures: the few numbers per probe that a fleet report compares across nodes.
+"""Headline figures read from the probes: what a fleet report compares across nodes.
 
-A probe may define the optional method ``headline(evidence) -> dict[str, float]`` (pure, like
-``recommend``): figure name -> value, the unit at the end of the name (``..._bytes_per_s``,
-``..._s``), keys stable across machines (never a message size or a host in the name).  A probe
-without it, or whose evidence lacks the figure, simply has no headline there.
+A probe may define the optional method ``headline(evidence)``; what it returns, and the helper
+plugins use to fill it, are in ``advisor.specs.headline``.  This module calls it on a node's
+untrusted evidence and keeps only finite numbers.
 
-Public API: :func:`median_at_largest_x` (for plugins), :func:`headlines_of` (for the report).
+Public API: :func:`headlines_of` (for the fleet and the report).
 """
 
 from __future__ import annotations
 
 import math
-import statistics
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable
 
-from advisor.models import Evidence, Series
+from advisor.models import Evidence
+from advisor.specs.headline import Headlines
 
-__all__ = ["median_at_largest_x", "headlines_of"]
-
-
-def median_at_largest_x(series: Optional[Series], label: Optional[str] = None) -> Optional[float]:
-    """The median of the point medians at the series' largest x (e.g. the bandwidth of the
-    largest message over all launches), in the series' unit; only points labelled ``label``
-    when given; artefact points are left out.  None when no point qualifies."""
-    if series is None:
-        return None
-    pts = [p for p in series.points if p.x is not None and not p.artefact
-           and (label is None or p.label == label) and p.median() is not None]
-    if not pts:
-        return None
-    top = max(p.x for p in pts)
-    return statistics.median(p.median() for p in pts if p.x == top)
+__all__ = ["headlines_of"]
 
 
-def headlines_of(probe: Any, evidence: Iterable[Evidence]) -> dict[str, float]:
+def headlines_of(probe: Any, evidence: Iterable[Evidence]) -> Headlines:
     """``probe.headline(evidence)`` with non-finite and non-numeric values dropped; empty when the
     probe has no ``headline`` method.  A headline that raises is treated as having none (the
     evidence came from an untrusted node file); the report records that node as having no

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from advisor.fleet.summary import digest, one_line, read_sidecar
+
 __all__ = ["NodeSummary", "summarize", "summarize_dir", "node_files", "WORKERS",
            "PARALLEL_FROM"]
 
@@ -54,12 +56,6 @@ class NodeSummary:
     headlines: dict = field(default_factory=dict)
 
 
-def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(str(text).split())
-    line = line if line.isprintable() else line.encode("unicode_escape").decode("ascii")
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
 def summarize(path: "Path | str", probes: Optional[Mapping[str, Any]] = None) -> NodeSummary:
     """The summary of one node file (never raises for bad input: the node is ``failed``).
 
@@ -67,7 +63,6 @@ def summarize(path: "Path | str", probes: Optional[Mapping[str, Any]] = None) ->
     through its sidecar when one matches (``advisor.fleet.summary.read_sidecar``); otherwise
     they are parsed and validated as a profile."""
     from advisor.errors import BadInputError
-    from advisor.fleet.summary import digest, read_sidecar
     from advisor.profile import MAX_PROFILE_BYTES, ProfileError, profile_from_text
     from advisor.textfile import read_text_file
 
@@ -82,10 +77,10 @@ def summarize(path: "Path | str", probes: Optional[Mapping[str, Any]] = None) ->
             return _from_sidecar(s, sc, probes)
         prof = profile_from_text(text, source=str(path))
     except BadInputError as exc:
-        s.reason = _one_line(str(exc).replace(str(path) + ": ", "", 1))
+        s.reason = one_line(str(exc).replace(str(path) + ": ", "", 1))
         return s
     except (MemoryError, RecursionError, ValueError, OSError) as exc:
-        s.reason = _one_line(f"unreadable: {type(exc).__name__}: {exc}")
+        s.reason = one_line(f"unreadable: {type(exc).__name__}: {exc}")
         return s
     return _from_profile(s, prof, probes)
 
@@ -97,7 +92,7 @@ def _from_profile(s: NodeSummary, prof: Any, probes: Mapping[str, Any]) -> NodeS
     s.class_id = prof.facts.class_fingerprint()
     s.fingerprint = prof.fingerprint
     for res in prof.results:
-        s.results[res.probe] = (res.status, _one_line(res.reason) if res.reason else None)
+        s.results[res.probe] = (res.status, one_line(res.reason) if res.reason else None)
         if res.status == "ok" and res.probe in probes:
             for fig, v in headlines_of(probes[res.probe], res.evidence).items():
                 s.headlines[f"{res.probe}:{fig}"] = v

@@ -10,8 +10,8 @@ Node states, kept apart: ``ok``; ``outlier`` (a figure flagged by a rule); ``fai
 could not be read as a profile, or a probe in it failed); ``no-result`` (an expected node without
 a file); ``not-applicable`` (a readable profile where no probe applied).
 
-Public API: :func:`build_report` -> :class:`FleetReport` (``to_json()``, ``tables()``,
-``flagged_hostlist``); :func:`compress_hostlist`.
+Public API: :func:`build_report` -> :class:`FleetReport` (``to_json()``, ``flagged_hostlist``;
+its tables are ``advisor.report.tables.fleet_tables``); :func:`compress_hostlist`.
 """
 
 from __future__ import annotations
@@ -109,18 +109,6 @@ class FleetReport:
                                   "low": f.low, "high": f.high, "reason": f.reason}
                                  for f in n.flags]} for n in self.nodes],
         }
-
-    def tables(self) -> list:
-        """``advisor.report.tables.Table`` rows: classes, then nodes not ok."""
-        from advisor.report.tables import Table
-
-        classes = Table("machine classes", ("class", "nodes", "hostlist", "class profile"),
-                        [(c.class_id, str(len(c.nodes)), compress_hostlist(c.nodes),
-                          c.profile_path or f"not written: {c.error}") for c in self.classes])
-        nodes = Table("nodes not ok", ("node", "state", "class", "why"),
-                      [(n.name, n.state, n.class_id or "", n.reason or "")
-                       for n in self.nodes if n.state != "ok"])
-        return [classes, nodes]
 
 
 def _load_probes(probes: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:

@@ -18,7 +18,7 @@ directory, which lets one rewrite the profile itself as well; the pooled nodes o
 are parsed in full in any case (``advisor.fleet.pool``).
 
 Public API: :class:`Sidecar`, :func:`sidecar_path`, :func:`sidecar_of`, :func:`write_sidecar`,
-:func:`read_sidecar`, :data:`MAX_SIDECAR_BYTES`, :data:`SIDECAR_FORMAT`.
+:func:`read_sidecar`, :func:`one_line`, :data:`MAX_SIDECAR_BYTES`, :data:`SIDECAR_FORMAT`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile
 
-__all__ = ["SIDECAR_FORMAT", "MAX_SIDECAR_BYTES", "SUFFIX", "Sidecar", "sidecar_path",
+__all__ = ["SIDECAR_FORMAT", "MAX_SIDECAR_BYTES", "SUFFIX", "Sidecar", "one_line", "sidecar_path",
            "sidecar_of", "write_sidecar", "read_sidecar", "digest"]
 
 #: Version of the sidecar's own layout; a reader uses only its own.
@@ -90,20 +90,27 @@ def sidecar_path(profile_path: "Path | str") -> Path:
     return p.with_name(p.stem + SUFFIX)
 
 
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line for a node's reason: whitespace runs as one space, unprintable
+    characters escaped (``\\x1b``), at most ``limit`` characters (cut with ``...``)."""
+    line = " ".join(str(text).split())
+    line = line if line.isprintable() else line.encode("unicode_escape").decode("ascii")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 def sidecar_of(profile: "Profile", data: bytes, probes: Mapping[str, Any]) -> Sidecar:
     """The sidecar of ``profile``, whose TOML bytes are ``data``; headline figures by the
     ``headline`` method of ``probes`` (``advisor.fleet.headline``)."""
     from advisor import __version__
-    from advisor.fleet.classes import class_inputs
     from advisor.fleet.headline import headlines_of
-    from advisor.fleet.nodes import _one_line
+    from advisor.machine_class import class_inputs
 
     heads: dict[str, float] = {}
     done = []
     results = {}
     for res in profile.results:
         results[res.probe] = ProbeState(status=res.status,
-                                        reason=_one_line(res.reason) if res.reason else None)
+                                        reason=one_line(res.reason) if res.reason else None)
         if res.status == "ok" and res.probe in probes:
             done.append(res.probe)
             for fig, v in headlines_of(probes[res.probe], res.evidence).items():
@@ -155,7 +162,7 @@ def read_sidecar(profile_path: "Path | str", sha256: str,
         return None
     blob = json.dumps(sc.class_facts, sort_keys=True, separators=(",", ":")).encode()
     if not sc.class_id.endswith("-" + hashlib.sha256(blob).hexdigest()[:8]):
-        return None  # the class id is not the one its class facts give (advisor.fleet.classes)
+        return None  # the class id is not the one its class facts give (advisor.machine_class)
     ok = {p for p, st in sc.results.items() if st.status == "ok"}
     if not (ok & set(probes)) <= set(sc.headline_probes) or \
             any(f.partition(":")[0] not in sc.headline_probes for f in sc.headlines):

@@ -7,7 +7,7 @@ the ``lmod`` and ``tcl`` formats.
   the evidence ids (``advisor explain NAME`` shows the rest; ``--no-comments`` drops these
   rationale lines), then what was left out and why;
 - whatis (Lmod ``whatis``, ``module-whatis``; ``module whatis``/``module spider`` show them):
-  a description, the machine class (``advisor.fleet.classes.class_id``: the class a fleet
+  a description, the machine class (``advisor.machine_class.class_id``: the class a fleet
   report groups nodes by), the date the profile was made, and the names the module sets;
 - family :data:`FAMILY`: loading a second hpc-advisor module (another partition's or another
   date's settings) replaces the first instead of stacking two sets of the same variables whose
@@ -39,7 +39,7 @@ FAMILY = "hpc_advisor"
 
 def machine_line(profile: "Profile") -> str:
     """``machine class CLASS (host H, fingerprint F)``."""
-    from advisor.fleet.classes import class_id
+    from advisor.machine_class import class_id
 
     prov = profile.provenance
     host = prov.hostname or profile.facts.hostname or "unknown host"

@@ -85,17 +85,15 @@ from advisor.measure.placement import (
     placement_of,
 )
 from advisor.measure.sampling import SampleResult, sample, timer_overhead_ns
+from advisor.measure.series import SeriesShape, classify_series, split_warmup
 from advisor.measure.stats import (
     REL_PRECISION,
     Comparison,
-    SeriesShape,
     bootstrap_median_ci,
-    classify_series,
     compare,
     median_ci_order,
     noise_floor_from_aa,
     precise_enough,
-    split_warmup,
     summarize,
 )
 from advisor.measure.worker import report

@@ -22,7 +22,7 @@ Procedure of ``sample(fn)``:
    O(log n) sorts.  Stopping on a tight interval can stop on a lucky run of similar values;
    ``min_samples`` bounds that, and the reported interval is still the bootstrap's.
 5. The ordered per-call values (first call, then batches) are split into warm-up and steady
-   state by ``stats.split_warmup``: warm-up values are reported apart, never dropped.
+   state by ``series.split_warmup``: warm-up values are reported apart, never dropped.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from advisor.models import Point, Stats
-from advisor.measure.stats import precise_enough, split_warmup, summarize
+from advisor.measure.series import split_warmup
+from advisor.measure.stats import precise_enough, summarize
 
 #: Fraction of a sample the timer may contribute (cost + resolution); sets the batch size.
 MAX_TIMER_ERROR = 0.01
@@ -125,7 +126,7 @@ def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float
         max_time_s: wall-time cap in seconds once ``min_samples`` are taken.
         max_samples: upper bound on steady-state samples (the bootstrap in ``summarize`` costs
             O(max_samples x 2000) operations: ~0.1 s for 2000 samples here).
-        warmup: None -> detect the warm-up (``stats.split_warmup``); an int -> treat exactly
+        warmup: None -> detect the warm-up (``series.split_warmup``); an int -> treat exactly
             that many leading values as warm-up.
         batch: calls per sample; None -> calibrate.
         deadline: ``time.monotonic()`` value after which no new sample starts (shared budget).

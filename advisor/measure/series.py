@@ -1,13 +1,35 @@
 """Warm-up in an ordered series: where first-use values end, and the series' shape.
 
-Split from ``advisor.measure.stats`` (which re-exports these names); only numpy is used, imported
-lazily so ``import advisor.measure`` stays cheap.
+Split from ``advisor.measure.stats``, which builds on :func:`finite_samples` here; only numpy is
+used, imported lazily so ``import advisor.measure`` stays cheap.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Optional, Sequence
+from typing import TYPE_CHECKING, Literal, Optional, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+__all__ = ["SeriesKind", "SeriesShape", "classify_series", "finite_samples", "split_warmup"]
+
+
+def finite_samples(samples: Sequence[float]) -> "np.ndarray":
+    """``samples`` as a flat float array.
+
+    Raises:
+        ValueError: no samples, or a NaN or infinite value among them.
+    """
+    import numpy as np
+
+    a = np.asarray(samples, dtype=float).ravel()
+    if a.size == 0:
+        raise ValueError("no samples: statistics need at least one value")
+    if not np.all(np.isfinite(a)):
+        raise ValueError("samples contain NaN or infinite values")
+    return a
+
 
 # --------------------------------------------------------------------------- warm-up
 
@@ -98,9 +120,7 @@ def classify_series(values: Sequence[float], *, higher_is_better: bool = False) 
     """
     import numpy as np
 
-    from advisor.measure.stats import _arr
-
-    x = _arr(values)
+    x = finite_samples(values)
     k = split_warmup(x, higher_is_better=higher_is_better)
     steady = x[k:]
     med = float(np.median(steady))

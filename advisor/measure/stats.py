@@ -1,5 +1,5 @@
 """Statistics of timing samples: summaries, bootstrap intervals, A/B comparison (the warm-up
-split is in ``advisor.measure.series``, re-exported here).
+split and the series shapes are in ``advisor.measure.series``).
 
 Only numpy is used (imported lazily, so ``import advisor.measure`` stays cheap); the bootstrap
 draws from ``numpy.random.Generator(PCG64(seed))`` so every interval is reproducible.
@@ -15,8 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Optional, Sequence
 
-# warm-up split and series shapes: ``advisor.measure.series``, re-exported here
-from advisor.measure.series import SeriesKind, SeriesShape, classify_series, split_warmup
+from advisor.measure.series import finite_samples
 from advisor.models import Stats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,17 +30,6 @@ LEVEL = 0.95
 _CHUNK_ELEMENTS = 4_000_000
 
 Verdict = Literal["better", "worse", "indistinguishable"]
-
-
-def _arr(samples: Sequence[float]) -> "np.ndarray":
-    import numpy as np
-
-    a = np.asarray(samples, dtype=float).ravel()
-    if a.size == 0:
-        raise ValueError("no samples: statistics need at least one value")
-    if not np.all(np.isfinite(a)):
-        raise ValueError("samples contain NaN or infinite values")
-    return a
 
 
 def _boot_medians(a: "np.ndarray", rng: "np.random.Generator", n_boot: int) -> "np.ndarray":
@@ -87,7 +75,7 @@ def bootstrap_median_ci(samples: Sequence[float], *, seed: int = 0, level: float
 
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    a = _arr(samples)
+    a = finite_samples(samples)
     if a.size == 1:
         return float(a[0]), float(a[0])
     rng = np.random.Generator(np.random.PCG64(seed))
@@ -114,7 +102,7 @@ def summarize(samples: Sequence[float], *, seed: int = 0, level: float = LEVEL) 
     """
     import numpy as np
 
-    a = _arr(samples)
+    a = finite_samples(samples)
     p5, med, p95 = np.quantile(a, [0.05, 0.5, 0.95])
     lo, hi = bootstrap_median_ci(a, seed=seed, level=level)
     return Stats(n=int(a.size), median=float(med), mean=float(a.mean()), p5=float(p5),
@@ -266,7 +254,7 @@ def compare(a: Sequence[float], b: Sequence[float], *, noise_floor: float = 0.0,
 
     if noise_floor < 0 or not math.isfinite(noise_floor):
         raise ValueError(f"noise_floor must be a finite value >= 0, got {noise_floor}")
-    xa, xb = _arr(a), _arr(b)
+    xa, xb = finite_samples(a), finite_samples(b)
     if np.any(xa <= 0) or np.any(xb <= 0):
         raise ValueError("ratios need positive samples")
     rng = np.random.Generator(np.random.PCG64(seed))
@@ -308,15 +296,13 @@ def noise_floor_from_aa(runs: Sequence[Sequence[float]] | Sequence[float]) -> fl
     if len(runs) == 0:
         raise ValueError("no A/A runs given")
     if isinstance(runs[0], (int, float)):
-        meds = _arr(runs)  # type: ignore[arg-type]
+        meds = finite_samples(runs)  # type: ignore[arg-type]
     else:
-        meds = np.array([float(np.median(_arr(r))) for r in runs])  # type: ignore[arg-type]
+        meds = np.array([float(np.median(finite_samples(r))) for r in runs])  # type: ignore[arg-type]
     if np.any(meds <= 0):
         raise ValueError("noise floor needs positive values")
     return float(meds.max() / meds.min() - 1.0)
 
 
-__all__ = ["N_BOOT", "LEVEL", "REL_PRECISION", "Verdict", "Comparison", "SeriesKind",
-           "SeriesShape", "bootstrap_median_ci", "classify_series", "compare",
-           "median_ci_order", "noise_floor_from_aa", "precise_enough", "split_warmup",
-           "summarize"]
+__all__ = ["N_BOOT", "LEVEL", "REL_PRECISION", "Verdict", "Comparison", "bootstrap_median_ci",
+           "compare", "median_ci_order", "noise_floor_from_aa", "precise_enough", "summarize"]

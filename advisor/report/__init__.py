@@ -4,8 +4,6 @@
 ``plugins`` and ``facts``; ``verify`` the rows of ``advisor verify``.
 """
 
-from advisor.report.evidence import (ARTEFACT_KINDS, EVIDENCE_HEADERS, artefact_kind,
-                                     artefact_summary, evidence_rows, point_median)
+from advisor.report.evidence import EVIDENCE_HEADERS, artefact_summary, evidence_rows
 
-__all__ = ["ARTEFACT_KINDS", "EVIDENCE_HEADERS", "artefact_kind", "artefact_summary",
-           "evidence_rows", "point_median"]
+__all__ = ["EVIDENCE_HEADERS", "artefact_summary", "evidence_rows"]

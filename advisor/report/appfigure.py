@@ -1,6 +1,6 @@
 """The figure of one ``advisor verify --app`` record: every run of both arms as a dot.
 
-Pure: a ``models.AppVerification`` in, a :class:`~advisor.report.figures.FigureSpec` out (drawn
+Pure: a ``models.AppVerification`` in, a :class:`~advisor.specs.figures.FigureSpec` out (drawn
 by ``advisor.report.draw``; gathered by ``advisor.report.collect.collect_figures`` under
 :data:`APP_PROBE`, so ``advisor report -f png`` writes ``verify-app-<id>.png``).
 
@@ -25,8 +25,8 @@ from typing import Optional
 
 from advisor.models_app import AppVerification
 from advisor.report.appverify import arm_values, command_text, headline
-from advisor.report.figures import FigureBand, FigureMark, FigureSeries, FigureSpec
-from advisor.report.units import format_value
+from advisor.specs.figures import FigureBand, FigureMark, FigureSeries, FigureSpec
+from advisor.specs.units import format_value
 
 __all__ = ["APP_PROBE", "app_figure", "app_figures", "figure_id", "metric_label"]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from advisor.report.appfigure import APP_PROBE, app_figures
-from advisor.report.figures import FigureMarker, FigureSeries, FigureSpec
+from advisor.specs.figures import FigureMarker, FigureSeries, FigureSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile

@@ -1,10 +1,10 @@
-"""Draw a :class:`~advisor.report.figures.FigureSpec` with matplotlib: SVG text or PNG bytes.
+"""Draw a :class:`~advisor.specs.figures.FigureSpec` with matplotlib: SVG text or PNG bytes.
 
 The spec is drawn as it is, never reinterpreted: one curve per series (CI band ``lo..hi``
 shaded for lines and steps, error bars for points and bars, strips spread sideways by a fixed
 pattern), each marker a labelled vertical or horizontal line whose style says its role, each
 band a shaded span, each mark (``FigureMark``) with its label beside it, a legend (one entry per
-label), axis labels with their unit, and tick labels in human units (``advisor.report.units``:
+label), axis labels with their unit, and tick labels in human units (``advisor.specs.units``:
 KiB/MiB, ns/µs/ms, MB/s / GB/s).  Categorical x (``FigureSpec.names``) gets one tick per name.
 
 matplotlib is imported here only, lazily, with its non-interactive Agg canvas through the
@@ -23,8 +23,8 @@ from __future__ import annotations
 import io
 from typing import Literal
 
-from advisor.report.figures import FigureSpec
-from advisor.report.units import format_value
+from advisor.specs.figures import FigureSpec
+from advisor.specs.units import format_value
 
 __all__ = ["FIGSIZE_IN", "DPI", "render", "svg_text"]
 
@@ -53,7 +53,7 @@ SERIES_STYLES = {
 #: left to the default/advised roles).
 CYCLE = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#bcbd22")
 BAND_COLOURS = ("#fdb863", "#b2abd2", "#a6dba0", "#f4a582")
-#: Units whose ticks are formatted by ``advisor.report.units`` (others: plain numbers).
+#: Units whose ticks are formatted by ``advisor.specs.units`` (others: plain numbers).
 HUMAN_UNITS = ("bytes", "B", "s", "bytes/s", "B/s", "ratio", "count")
 
 

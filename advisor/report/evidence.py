@@ -1,6 +1,6 @@
 """Pure rows for the human views of a profile (``advisor show``): no I/O, no printing.
 
-Quantities are human-readable (``advisor.report.units``): sizes in KiB/MiB, durations in
+Quantities are human-readable (``advisor.specs.units``): sizes in KiB/MiB, durations in
 µs/ms, bandwidths in MB/s / GB/s.
 
 An artefact point (``Point.artefact`` set: zero page, address aliasing, first touch in the
@@ -12,24 +12,12 @@ written before a rule existed is shown by today's rules.
 
 from __future__ import annotations
 
-import statistics
-from typing import Optional
-
-from advisor.measure.artefacts import ARTEFACT_KINDS, artefact_kind  # noqa: F401  (re-exported)
+from advisor.measure.artefacts import artefact_kind
 from advisor.models import Point, Profile, Scalar
-from advisor.report.units import format_value
+from advisor.specs.figures import point_median
+from advisor.specs.units import format_value
 
 EVIDENCE_HEADERS = ("probe", "evidence", "series", "points", "median range", "unit", "artefacts")
-
-
-def point_median(p: Point) -> Optional[float]:
-    """Median of a physical point (its ``stats.median``, else the median of its samples), in the
-    series' unit; None for an artefact point or a point without samples."""
-    if p.artefact:
-        return None
-    if p.stats is not None:
-        return p.stats.median
-    return statistics.median(p.samples) if p.samples else None
 
 
 def artefact_summary(points: list[Point]) -> str:
@@ -86,7 +74,7 @@ SUMMARY_VALUES = 3
 
 def value_text(key: str, value: Scalar) -> str:
     """``value`` human-readable when its key names the unit (``..._bytes``, ``..._s``,
-    ``..._bytes_per_s``; ``advisor.report.units``), else as stored."""
+    ``..._bytes_per_s``; ``advisor.specs.units``), else as stored."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         base = key.rsplit(".", 1)[0] if key.endswith((".value", ".lower", ".upper")) else key
         for suffix, unit in KEY_UNITS:

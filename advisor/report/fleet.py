@@ -4,7 +4,7 @@ every node with the class's outlier band, and the flagged nodes named.
 It reads what ``advisor fleet report`` reads (``advisor.fleet.report.build_report`` on the
 node directory, ``DIR/<node>.toml`` and their summary sidecars; no class profile is written
 here) and draws the robust rule's band (``advisor.fleet.outliers.robust_band``: median ± k·MAD
-per class and figure).  A headline's unit is the end of its name (``advisor.fleet.headline``:
+per class and figure).  A headline's unit is the end of its name (``advisor.specs.headline``:
 ``..._bytes_per_s``, ``..._s``, ``..._bytes``).
 
 Public API: :class:`FleetView`, :func:`fleet_view`, :func:`class_of_profile`,
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from advisor.report.figures import FigureBand, FigureMarker, FigureSeries, FigureSpec
+from advisor.specs.figures import FigureBand, FigureMarker, FigureSeries, FigureSpec
 
 __all__ = ["FLEET_PROBE", "FleetView", "fleet_view", "class_of_profile", "headline_unit"]
 

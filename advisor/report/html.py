@@ -21,7 +21,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Optional
 
-from advisor.report.units import format_bytes, sizes_in_text
+from advisor.specs.units import format_bytes, sizes_in_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile

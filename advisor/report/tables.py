@@ -10,7 +10,8 @@ Public API:
 * :func:`show_report` -> :class:`ShowReport` - everything ``advisor show`` prints for a profile;
 * :func:`plugin_rows` -> one dict per plugin (the ``advisor plugins --json`` objects) and
   :func:`plugin_table` for the table;
-* :func:`fact_table` - the dotted fact names and values of ``advisor facts``.
+* :func:`fact_table` - the dotted fact names and values of ``advisor facts``;
+* :func:`fleet_tables` - the class and node tables of ``advisor fleet report``.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
+    from advisor.fleet.report import FleetReport
     from advisor.models import Facts, Profile
     from advisor.plugins import Registry
 
 __all__ = ["Table", "ShowReport", "show_report", "PLUGIN_HEADERS", "plugin_rows", "plugin_table",
-           "fact_table"]
+           "fact_table", "fleet_tables"]
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ def _fixed(value, digits: int = 3) -> str:
 def _setting_value(value, type_: str) -> str:
     """A setting's value as stored (copyable), with the human-readable size after a ``bytes``
     value of 1 KiB or more: ``1073741824 (1 GiB)``."""
-    from advisor.report.units import format_bytes
+    from advisor.specs.units import format_bytes
 
     if (type_ == "bytes" and isinstance(value, int) and not isinstance(value, bool)
             and value >= 1024):
@@ -91,7 +93,7 @@ def show_report(prof: "Profile") -> ShowReport:
     """The rows of ``advisor show`` for ``prof``."""
     from advisor.report.appverify import SHOW_HEADERS, SHOW_TITLE, detail_lines, table_rows
     from advisor.report.evidence import EVIDENCE_HEADERS, evidence_rows
-    from advisor.report.units import sizes_in_text
+    from advisor.specs.units import sizes_in_text
     from advisor.report.verify import class_cells
 
     p = prof.provenance
@@ -192,3 +194,18 @@ def fact_table(facts: "Facts") -> Table:
 
     walk("", facts.model_dump(mode="json", exclude_none=True, exclude={"warnings"}))
     return Table(f"facts (fingerprint {facts.fingerprint()})", ("fact", "value"), rows)
+
+
+def fleet_tables(report: "FleetReport") -> list[Table]:
+    """The tables of ``advisor fleet report`` for ``report``: the machine classes (class, nodes,
+    hostlist, class profile or why it was not written), then the nodes whose state is not
+    ``ok`` (node, state, class, why)."""
+    from advisor.fleet.report import compress_hostlist
+
+    classes = Table("machine classes", ("class", "nodes", "hostlist", "class profile"),
+                    [(c.class_id, str(len(c.nodes)), compress_hostlist(c.nodes),
+                      c.profile_path or f"not written: {c.error}") for c in report.classes])
+    nodes = Table("nodes not ok", ("node", "state", "class", "why"),
+                  [(n.name, n.state, n.class_id or "", n.reason or "")
+                   for n in report.nodes if n.state != "ok"])
+    return [classes, nodes]

@@ -4,7 +4,7 @@ Pure apart from plotext's own state: :func:`render` returns the text, the CLI pr
 (5.x API) is in the optional ``report`` extra and imported lazily; without it :func:`render`
 raises ``ImportError`` and the CLI names the extra.  Tick positions come from matplotlib's
 locators (``MaxNLocator`` / ``LogLocator``, same extra; no drawing), tick labels from
-``advisor.report.units`` (KiB/MiB, µs/ms, GB/s), so the terminal reads like the report.
+``advisor.specs.units`` (KiB/MiB, µs/ms, GB/s), so the terminal reads like the report.
 
 What a terminal shows of a spec: each series' medians as a curve with its own marker character
 (distinct without colour: a captured screen has none), the markers (thresholds, ceilings) as
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 
-from advisor.report.figures import FigureSpec
-from advisor.report.units import format_value
+from advisor.specs.figures import FigureSpec
+from advisor.specs.units import format_value
 
 __all__ = ["DEFAULT_WIDTH", "HEIGHT", "drawable", "render"]
 

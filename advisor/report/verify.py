@@ -1,48 +1,26 @@
 """Pure rows of ``advisor verify``: the alone and joint tables and the ``--json`` document.
 
-No printing here (the CLI prints).  Outcomes are ``advisor.verify.VerifyOutcome``.
+No printing here (the CLI prints).  Outcomes are ``advisor.verify_outcome.VerifyOutcome``
+(``to_dict`` is the JSON of one, ``measured`` what it compared).
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from advisor.models import Finding
-from advisor.report.units import sizes_in_text
+from advisor.verify_outcome import VerifyOutcome, measured
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile
-    from advisor.verify import VerifyOutcome
-
-
-def outcome_dict(o: "VerifyOutcome") -> dict[str, Any]:
-    """One outcome as a JSON-ready mapping (``VerifyOutcome.to_dict``): probe, recommendation,
-    title, scope, measured, verdict, ratio (advised/baseline, > 1 better), ci_low, ci_high,
-    noise_floor (relative), evidence ids, note, error, redo (None when empty)."""
-    v = o.verification
-    return {"probe": o.probe, "recommendation": o.recommendation, "title": o.title,
-            "scope": o.scope, "measured": measured(o), "verdict": v.verdict,
-            "ratio": v.ratio, "ci_low": v.ci_low, "ci_high": v.ci_high,
-            "noise_floor": v.noise_floor, "evidence": [e.id for e in v.evidence],
-            "note": o.note, "error": o.error, "redo": o.redo or None}
 
 
 def _fmt(x: Optional[float]) -> str:
     return "" if x is None else f"{x:.3f}"
 
 
-def measured(o: "VerifyOutcome") -> str:
-    """What the outcome's measurement compared: the recommendation id, plus the deciding size
-    and metric when the probe's evidence names it (evidence value ``decided_by``)."""
-    for e in o.verification.evidence:
-        by = e.values.get("decided_by")
-        if by:
-            return f"{o.recommendation}: {sizes_in_text(str(by))}"
-    return o.recommendation
-
-
-def _cells(o: "VerifyOutcome") -> dict[str, str]:
+def _cells(o: VerifyOutcome) -> dict[str, str]:
     """The printable cells of one outcome: ratio, CI, noise floor, note (with the error)."""
     v = o.verification
     return {"ratio": _fmt(v.ratio),
@@ -72,14 +50,14 @@ def class_cells(prof: "Profile") -> list[str]:
     return out
 
 
-def table_rows(outcomes: Sequence["VerifyOutcome"]) -> list[list[str]]:
+def table_rows(outcomes: Sequence[VerifyOutcome]) -> list[list[str]]:
     """Rows for the per-recommendation (alone) table: probe, recommendation, verdict, ratio,
     CI, noise floor, note."""
     return [[o.probe, o.recommendation, o.verdict, c["ratio"], c["ci"], c["floor"], c["note"]]
             for o in outcomes if o.scope == "alone" for c in [_cells(o)]]
 
 
-def joint_rows(outcomes: Sequence["VerifyOutcome"]) -> list[list[str]]:
+def joint_rows(outcomes: Sequence[VerifyOutcome]) -> list[list[str]]:
     """Rows for the joint-environment table, one per plugin recommendation, in the alone
     table's order: probe, what was measured, verdict, ratio advised/baseline, CI, A/A noise
     floor, note."""
@@ -87,13 +65,13 @@ def joint_rows(outcomes: Sequence["VerifyOutcome"]) -> list[list[str]]:
             for o in outcomes if o.scope == "joint" for c in [_cells(o)]]
 
 
-def to_json(outcomes: Sequence["VerifyOutcome"], findings: Sequence[Finding] = ()) -> str:
+def to_json(outcomes: Sequence[VerifyOutcome], findings: Sequence[Finding] = ()) -> str:
     """JSON object ``{"verifications": [alone outcomes], "joint": [joint outcomes],
     "findings": [reversal findings]}`` (outcomes as ``VerifyOutcome.to_dict``)."""
-    data = {"verifications": [outcome_dict(o) for o in outcomes if o.scope == "alone"],
-            "joint": [outcome_dict(o) for o in outcomes if o.scope == "joint"],
+    data = {"verifications": [o.to_dict() for o in outcomes if o.scope == "alone"],
+            "joint": [o.to_dict() for o in outcomes if o.scope == "joint"],
             "findings": [f.model_dump(mode="json") for f in findings]}
     return json.dumps(data, indent=2) + "\n"
 
 
-__all__ = ["class_cells", "joint_rows", "measured", "outcome_dict", "table_rows", "to_json"]
+__all__ = ["class_cells", "joint_rows", "table_rows", "to_json"]

@@ -1,7 +1,8 @@
 """Evidence of the host-buffer probe: its ids, point labels and typed readers (pure).
 
-Ids and keys are written by :mod:`advisor_host_buffer.measure` and read by ``recommend`` and
-``verify``; units are in every key name (``bytes``, ``s``, ``bytes_per_s``).
+Ids and keys are written by the ``measure_*`` stages (run by :mod:`advisor_host_buffer.measure`)
+and read by ``recommend`` and ``verify``; units are in every key name (``bytes``, ``s``,
+``bytes_per_s``).
 
 Vocabulary (field-standard names): *zero page* (the kernel's shared page of zeros that every
 untouched private anonymous page maps to on a read fault), *first touch* (the write that allocates
@@ -50,9 +51,9 @@ ZERO_PAGE_ARTEFACT = (
 
 
 def headline(evidence: Iterable[Evidence]) -> dict[str, float]:
-    """Fleet headline figure (``advisor.fleet.headline``): memcpy bandwidth with the library's
+    """Fleet headline figure (``advisor.specs.headline``): memcpy bandwidth with the library's
     default settings at the sweep's largest size, bytes/s."""
-    from advisor.fleet.headline import median_at_largest_x
+    from advisor.specs.headline import median_at_largest_x
 
     ev = Evidence.find(evidence, EV_SWEEP)
     v = median_at_largest_x(ev.series_named("default")) if ev is not None else None

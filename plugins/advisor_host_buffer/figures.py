@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from advisor.measure import artefact_kind
 from advisor.models import Evidence, Facts, Point
-from advisor.report.evidence import artefact_kind
-from advisor.report.figures import (FigureBand, FigureMarker, FigureSeries, FigureSpec,
+from advisor.specs.figures import (FigureBand, FigureMarker, FigureSeries, FigureSpec,
                                     series_from_points)
-from advisor.report.units import format_bandwidth, format_bytes, format_seconds
+from advisor.specs.units import format_bandwidth, format_bytes, format_seconds
 
 from advisor_host_buffer import cliff as CL
 from advisor_host_buffer import evidence as E

@@ -39,7 +39,9 @@ from advisor.libraries.glibc_tunables import list_tunables
 from advisor.models import Evidence, Recommendation, Verification
 from advisor.probe import Baseline, MeasureContext
 
-from . import measure as M
+from .measure_common import DEFAULT_NBYTES, MEMORY_FRACTION, QUICK_NBYTES, WORKER
+from .measure_sweep import sweep_run
+from .measure_touch import first_touch
 
 ADVISED, BASELINE = "advised", "baseline"
 #: Launches per configuration (>= 2 for an A/A noise floor).
@@ -99,25 +101,25 @@ def _malloc(rec, ctx, advised, base) -> Verification:
     from advisor.measure.family import family_level, launch_contrast
 
     repeats = QUICK_REPEATS if ctx.quick else REPEATS
-    req = json.dumps({"task": "malloc_touch", "nbytes": M.DEFAULT_NBYTES, "repeats": 5})
+    req = json.dumps({"task": "malloc_touch", "nbytes": DEFAULT_NBYTES, "repeats": 5})
     envs = {ADVISED: advised, BASELINE: base}
 
     def run_one(cfg: str, rnd: int) -> list[float]:
-        out = run_python(M.WORKER, [req], env=envs[cfg],
+        out = run_python(WORKER, [req], env=envs[cfg],
                          timeout_s=max(5.0, min(60.0, ctx.remaining_s())))
         return out["samples"][1:]  # the first round also pays the process's first mmaps
 
     res = interleave((BASELINE, ADVISED), run_one, repeats=repeats, deadline=ctx.deadline,
                      max_extra_rounds=0, progress=ctx.progress)
-    test = launch_contrast(f"malloc + first touch of {M.DEFAULT_NBYTES} bytes",
+    test = launch_contrast(f"malloc + first touch of {DEFAULT_NBYTES} bytes",
                            res.runs[BASELINE], res.runs[ADVISED], higher_is_better=False,
                            level=family_level(1), seed=ctx.seed)
     ev = Evidence(id="host-buffer-verify", description="glibc malloc + first touch + free, "
                   "advised GLIBC_TUNABLES vs baseline, interleaved fresh processes",
-                  values={"nbytes": M.DEFAULT_NBYTES, "rounds": res.rounds,
+                  values={"nbytes": DEFAULT_NBYTES, "rounds": res.rounds,
                           "advised_env": advised.get("GLIBC_TUNABLES") or "",
                           "baseline_env": base.get("GLIBC_TUNABLES") or ""})
-    return _result(rec, [(M.DEFAULT_NBYTES, *test)], ev)
+    return _result(rec, [(DEFAULT_NBYTES, *test)], ev)
 
 
 def _threshold_sizes(adv: Optional[int], base: Optional[int]) -> list[int]:
@@ -142,13 +144,13 @@ def _nt(rec, ctx, advised, base, items) -> Verification:
     sizes = _threshold_sizes(adv, int(cur) if isinstance(cur, int) else None)
     total = ctx.facts.memory.total_bytes
     if total:  # two buffers of the largest size stay below the sweep's memory fraction
-        sizes = [n for n in sizes if 2 * n <= total // M.MEMORY_FRACTION]
+        sizes = [n for n in sizes if 2 * n <= total // MEMORY_FRACTION]
     envs = {ADVISED: advised, BASELINE: base}
     runs: dict[str, list] = {ADVISED: [], BASELINE: []}
 
     def run_one(cfg: str, rnd: int) -> list[float]:
-        pts = M._sweep_run(sizes, envs[cfg], True, ctx.seed + rnd,
-                           max(5.0, min(120.0, ctx.remaining_s())))
+        pts = sweep_run(sizes, envs[cfg], True, ctx.seed + rnd,
+                        max(5.0, min(120.0, ctx.remaining_s())))
         runs[cfg].append(pts)
         return list(pts[0].samples)
 
@@ -188,7 +190,7 @@ def _first_touch(rec, ctx) -> Verification:
     """Huge vs base pages for a fresh buffer's first touch, in this process (the advice is a
     pool's madvise, which no environment variable sets); the floor is the larger of the two
     configurations' halves floors."""
-    ev = M.first_touch(ctx, M.QUICK_NBYTES if ctx.quick else M.DEFAULT_NBYTES)
+    ev = first_touch(ctx, QUICK_NBYTES if ctx.quick else DEFAULT_NBYTES)
     v = ev.values
     lo, hi, r = v["huge_speedup.ci_low"], v["huge_speedup.ci_high"], v["huge_speedup"]
     pts = {p.label: p for p in ev.series[0].points}

@@ -34,9 +34,9 @@ FACTS_EXTRA = "memory-pool"  # Facts.extra key of this plugin's fact detector
 
 
 def headline(evidence: Sequence[Evidence]) -> dict[str, float]:
-    """Fleet headline figures (``advisor.fleet.headline``): seconds to first-touch one pool
+    """Fleet headline figures (``advisor.specs.headline``): seconds to first-touch one pool
     chunk with MADV_HUGEPAGE (``huge``) and with base pages (``nohuge``)."""
-    from advisor.fleet.headline import median_at_largest_x
+    from advisor.specs.headline import median_at_largest_x
 
     ev = Evidence.find(evidence, HOST_FIRST_TOUCH)
     s = ev.series_named("first-touch") if ev is not None else None

@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from advisor.models import Evidence, Facts
-from advisor.report.figures import FigureMarker, FigureSeries, FigureSpec
-from advisor.report.units import format_bytes
+from advisor.specs.figures import FigureMarker, FigureSeries, FigureSpec
+from advisor.specs.units import format_bytes
 
 from . import model
 from .evidence import HOST_FIRST_TOUCH

@@ -55,10 +55,10 @@ LAT, BW = "latency", "bandwidth"
 
 
 def headline(evidence: Iterable[Evidence]) -> dict[str, float]:
-    """Fleet headline figures (``advisor.fleet.headline``): the single-copy (CMA on) and the
+    """Fleet headline figures (``advisor.specs.headline``): the single-copy (CMA on) and the
     two-copy (CMA off) bandwidth at the largest message size measured, bytes/s, from the
     same-node paired measurement when present, else the sweep (base pages, first pair only)."""
-    from advisor.fleet.headline import median_at_largest_x
+    from advisor.specs.headline import median_at_largest_x
 
     evs = list(evidence)
     ev = Evidence.find(evs, PAIRED) or Evidence.find(evs, SWEEP)

@@ -7,7 +7,7 @@ per evidence:
 * ``latency`` and ``bandwidth``: one-way latency (s) and streaming bandwidth (bytes/s) against
   message size (bytes), log-log, one curve per candidate path (``cma-on``: CMA forced at every
   size, ``cma-off``), each point the median of that size's samples with its 95 % bootstrap CI
-  (``advisor.report.figures.series_pooled``); vertical markers: the crossover (the smallest
+  (``advisor.measure.pooled.series_pooled``); vertical markers: the crossover (the smallest
   measured size from which CMA on is better at every larger size, ``minimax.cma_better``), the
   library's default threshold (``cma-library``) and the advised one (``recommend``).
 * ``regret``: per message size, the regret (1 - performance over the per-size best of CMA
@@ -24,9 +24,10 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
+from advisor.measure.pooled import series_pooled
 from advisor.models import Evidence, Facts
-from advisor.report.figures import FigureMarker, FigureSeries, FigureSpec, series_pooled
-from advisor.report.units import format_bytes
+from advisor.specs.figures import FigureMarker, FigureSeries, FigureSpec
+from advisor.specs.units import format_bytes
 
 from advisor_mpich_cma import knobs as K
 from advisor_mpich_cma import minimax as MM

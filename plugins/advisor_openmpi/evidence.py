@@ -62,7 +62,7 @@ def headline(evidence: Iterable[Evidence]) -> dict[str, float]:
     ``default_bandwidth_largest_bytes_per_s``), and the bandwidth of each other measured path at
     the largest size (``<path>_bandwidth_largest_bytes_per_s``, ``-`` -> ``_``), from
     ``ompi-paths``; empty without it."""
-    from advisor.fleet.headline import median_at_largest_x
+    from advisor.specs.headline import median_at_largest_x
 
     ev = Evidence.find(list(evidence), PATHS)
     if ev is None:

@@ -4,7 +4,7 @@
   ``osu_bw``-style streaming bandwidth (bytes/s) against message size (bytes), log-log, one
   curve per candidate path (the site's default selection, ob1 + sm without single copy, the
   UCX PML, ...), each point the median of that size's samples pooled over the interleaved
-  launches, with its 95 % bootstrap CI (``advisor.report.figures.series_pooled``).  Markers:
+  launches, with its 95 % bootstrap CI (``advisor.measure.pooled.series_pooled``).  Markers:
   the sm BTL's eager limit (default and advised, where the limit stage ran on an ob1 path) and
   the size from which UCX switches to rendezvous (read from UCX's own protocol table,
   ``ompi-selection.ucx``).  Notes: each path's worst regret (``advisor_openmpi.decide``, the
@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
+from advisor.measure.pooled import series_pooled
 from advisor.models import Evidence, Facts, Series
-from advisor.report.figures import FigureMarker, FigureSpec, series_pooled
+from advisor.specs.figures import FigureMarker, FigureSpec
 
 from advisor_openmpi import knobs as K
 from advisor_openmpi.decide import decide

@@ -98,7 +98,8 @@ def test_a_breaking_setting_among_four_is_bisected_to_itself(tmp_path):
     if not mpich_version(Path(sys.executable).parent).startswith("5."):
         pytest.skip("the aborting cell size is an MPICH 5.x assertion (tests/apps/README.md)")
     from advisor.models import Setting
-    from advisor.profile import load_profile, save_profile
+    from advisor.profile import load_profile
+    from advisor.save import save_profile
 
     prof = load_profile(SHIPPED_PROFILE)
     results = []

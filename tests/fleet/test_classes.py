@@ -7,7 +7,7 @@ from support import SHIPPED_PROFILE
 
 from advisor.libraries import builtin_libraries
 from advisor.facts.compare import machine_mismatch
-from advisor.fleet.classes import MEMORY_GRANULE_BYTES, class_differences, class_inputs
+from advisor.machine_class import MEMORY_GRANULE_BYTES, class_differences, class_inputs
 from advisor.profile import load_profile
 
 

@@ -9,7 +9,7 @@ from advisor.plugins import collect, make_plugin_manager
 
 
 def recommended_names() -> set[str]:
-    from advisor_host_buffer import recommend as hb
+    from advisor_host_buffer import recommend_common as hb
     from advisor_memory_pool import knobs as mp
     from advisor_mpich_cma import knobs as cma
 
@@ -22,8 +22,8 @@ def recommended_names() -> set[str]:
             "alignment")}
     names |= {"CUPY_GPU_MEMORY_LIMIT", "pool_limit"}
     names |= {"GLIBC_TUNABLES", "glibc.malloc.hugetlb", "glibc.cpu.x86_non_temporal_threshold",
-              "glibc.tune.x86_non_temporal_threshold"}  # hb._tunable_setting items
-    names |= {"chunk_alignment", "chunk_size_multiple", "madvise"}  # hb._host_pool
+              "glibc.tune.x86_non_temporal_threshold"}  # hb.tunable_setting items
+    names |= {"chunk_alignment", "chunk_size_multiple", "madvise"}  # recommend_thp.host_pool
     assert hb.TUNABLES_SEPARATOR == ":"
     return names
 

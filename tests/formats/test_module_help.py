@@ -15,7 +15,7 @@ from consumers import base_env, lmod_init, modules_init
 from advisor.specs.selection import EmitOptions
 from advisor.emit import render
 from advisor.errors import EmitError
-from advisor.fleet.classes import class_id
+from advisor.machine_class import class_id
 from advisor.plugins import collect, make_plugin_manager
 from advisor.profile import load_profile
 from support import SHIPPED_PROFILE, profile_made_here, tool

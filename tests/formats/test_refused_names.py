@@ -15,7 +15,7 @@ from advisor.errors import EmitError
 from advisor.specs.names import REFUSED, REFUSED_PREFIXES, refused_reason
 from advisor.models import Setting
 from advisor.plugins import collect, make_plugin_manager
-from advisor.profile import save_profile
+from advisor.save import save_profile
 from support import sample_profile
 
 

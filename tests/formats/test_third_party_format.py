@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from advisor.models import Setting
-from advisor.profile import save_profile
+from advisor.save import save_profile
 from support import sample_profile
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "advisor-example"

@@ -9,7 +9,9 @@ import sys
 
 import pytest
 
-from advisor.profile import load_profile, save_profile
+from advisor.profile import load_profile
+
+from advisor.save import save_profile
 from support import sample_profile, tool
 
 ADVISOR = [sys.executable, "-m", "advisor"]

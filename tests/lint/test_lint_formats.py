@@ -56,7 +56,7 @@ def test_emitted_formats_round_trip(fmt, tmp_path):
 
 
 def test_profile_toml_is_read(tmp_path):
-    from advisor.profile import save_profile
+    from advisor.save import save_profile
 
     path = save_profile(_profile(), tmp_path / "p.toml")
     names = {e.name for e in L.read_env_file(path)}

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from advisor.errors import ProfileError
-from advisor.profile import load_profile, profile_from_mapping, profile_to_toml, save_profile
+from advisor.profile import load_profile, profile_from_mapping, profile_to_toml
+from advisor.save import save_profile
 from strategies import FLOATS, SCALARS, TEXT, profiles
 from support import DATA
 

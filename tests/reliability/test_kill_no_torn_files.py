@@ -11,7 +11,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from advisor.profile import load_profile, save_profile
+from advisor.profile import load_profile
+
+from advisor.save import save_profile
 from reliability_support import advisor_cmd, need_fault_plugins
 from support import sample_profile
 
@@ -169,7 +171,7 @@ def test_kill_probe_and_emit_100_times(tmp_path):
 #: until it is killed; it prints READY once the module is imported.
 WRITER = """
 import sys
-from advisor.profile import atomic_write_text
+from advisor.save import atomic_write_text
 path = sys.argv[1]
 print("READY", flush=True)
 i = 0

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from advisor.errors import EXIT_BAD_INPUT
-from advisor.profile import load_profile, save_profile
+from advisor.profile import load_profile
+from advisor.save import save_profile
 from reliability_support import (advisor_cmd, fault_plugins_installed, need_fault_plugins,
                                  one_line_error, run_advisor)
 from support import DATA, sample_profile

@@ -184,7 +184,7 @@ def test_a_log_axis_has_at_least_two_labelled_ticks(lo, hi):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     from advisor.report import draw
-    from advisor.report.figures import FigureSeries, FigureSpec
+    from advisor.specs.figures import FigureSeries, FigureSpec
 
     spec = FigureSpec(id="narrow", title="t", caption="c", x_label="message size",
                       x_unit="bytes", y_label="latency", y_unit="s", x_scale="log",

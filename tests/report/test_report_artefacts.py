@@ -14,9 +14,10 @@ from advisor.fleet.headline import headlines_of
 from advisor.fleet.pool import pool_evidence
 from advisor.measure import summarize
 from advisor.models import Conditions, Evidence, PluginResult, Point, Series
-from advisor.profile import load_profile, save_profile
+from advisor.profile import load_profile
 from advisor.report import evidence_rows
 from advisor.report.collect import collect_figures
+from advisor.save import save_profile
 from support import SHIPPED_PROFILE, sample_profile
 
 MiB = 1 << 20
@@ -85,7 +86,7 @@ def test_fleet_reads_nodes_by_the_same_rules():
     class Probe:
         @staticmethod
         def headline(evidence):
-            from advisor.fleet.headline import median_at_largest_x
+            from advisor.specs.headline import median_at_largest_x
 
             return {"x_bytes_per_s": median_at_largest_x(evidence[0].series[0])}
 

@@ -1,4 +1,4 @@
-"""advisor.report.units: the human-readable quantities of report and show (binary sizes,
+"""advisor.specs.units: the human-readable quantities of report and show (binary sizes,
 decimal bandwidths, ns/µs/ms/s)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from advisor.report.units import (format_bandwidth, format_bytes, format_count, format_number,
+from advisor.specs.units import (format_bandwidth, format_bytes, format_count, format_number,
                                   format_ratio, format_seconds, format_value, sizes_in_text)
 
 

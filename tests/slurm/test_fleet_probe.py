@@ -343,7 +343,7 @@ def test_a_failed_rerun_into_a_directory_with_older_profiles_is_not_a_success(tm
     an all-ok report of the old files (found by a new user re-running as docs/cluster.md
     says)."""
     from advisor.fleet import submit
-    from advisor.profile import save_profile
+    from advisor.save import save_profile
     from support import sample_profile
 
     d = tmp_path / "fleet"

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from advisor.errors import ProfileError
-from advisor.profile import default_profile_path, load_profile, profile_to_toml, save_profile
+from advisor.profile import default_profile_path, load_profile, profile_to_toml
+from advisor.save import save_profile
 from support import sample_profile
 
 
@@ -34,7 +35,7 @@ def test_write_failure_keeps_previous_file(tmp_path):
         "resource.setrlimit(resource.RLIMIT_FSIZE, (256, 256))\n"
         "sys.path.insert(0, sys.argv[2])\n"
         "from support import sample_profile\n"
-        "from advisor.profile import save_profile\n"
+        "from advisor.save import save_profile\n"
         "from advisor.errors import ProfileError\n"
         "try:\n"
         "    save_profile(sample_profile(fingerprint='0' * 16), sys.argv[1])\n"
@@ -99,7 +100,7 @@ def test_missing_profile_names_the_file(tmp_path):
 def test_misspelt_key_counts_no_phantom_error_and_debug_lists_all(tmp_path):
     """A misspelt key also makes its correct name 'missing': that is one mistake, not two (a
     new user saw '(and 1 more)' and could not see the rest even with ADVISOR_DEBUG=1)."""
-    from advisor.profile import save_profile
+    from advisor.save import save_profile
 
     path = save_profile(sample_profile(), tmp_path / "p.toml")
     text = path.read_text()

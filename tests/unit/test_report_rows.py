@@ -6,10 +6,10 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from advisor.cli import app
-from advisor.measure import checked_point, plausibility, summarize
+from advisor.measure import artefact_kind, checked_point, plausibility, summarize
 from advisor.models import Evidence, PluginResult, Point, Series
-from advisor.profile import save_profile
-from advisor.report import EVIDENCE_HEADERS, artefact_kind, evidence_rows
+from advisor.report import EVIDENCE_HEADERS, evidence_rows
+from advisor.save import save_profile
 from support import sample_profile
 
 ZERO = "zero-page artefact: the source was never written"

@@ -164,7 +164,8 @@ def test_not_measurable_reasons():
 
 
 def test_cli_verify_reports_default_as_no_effect(tmp_path, advisor_home):
-    from advisor.profile import load_profile, save_profile
+    from advisor.profile import load_profile
+    from advisor.save import save_profile
 
     prof = sample_profile()
     res = prof.results[0]

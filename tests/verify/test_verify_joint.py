@@ -19,9 +19,9 @@ from advisor import hookimpl
 from advisor.models import Evidence, PluginResult, Recommendation, Setting, Verification
 from advisor.plugins import collect, make_plugin_manager
 from advisor.probe import Baseline
+from advisor.report.verify import joint_rows, to_json
 from advisor.verify import (JOINT_SUFFIX, REVERSAL_ID, has_regression, has_reversal,
-                            joint_environment, joint_rows, redo_command, reversal_findings,
-                            to_json, verify_profile)
+                            joint_environment, redo_command, reversal_findings, verify_profile)
 
 HUGETLB = "glibc.malloc.hugetlb=1"
 NT = "glibc.cpu.x86_non_temporal_threshold=0x4000000"
@@ -244,7 +244,8 @@ def test_cli_exits_1_on_a_reversal(tmp_path, advisor_home, monkeypatch):
     import advisor.cli as cli
     import advisor.cli.common as cli_common
     import advisor.facts as facts_mod
-    from advisor.profile import load_profile, save_profile
+    from advisor.profile import load_profile
+    from advisor.save import save_profile
 
     prof = _two_plugins()
     reg = _registry(DemoProbe("malloc-demo", hurts_with="MPIR_CVAR_DEMO"), DemoProbe("mpi-demo"))
@@ -300,7 +301,7 @@ def test_cli_passes_a_typed_baseline(tmp_path, advisor_home, monkeypatch, args, 
     import advisor.facts as facts_mod
     import advisor.verify as verify_mod
     from advisor.baseline import Baseline
-    from advisor.profile import save_profile
+    from advisor.save import save_profile
 
     prof = _two_plugins()
     seen = {}

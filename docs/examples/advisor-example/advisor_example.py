@@ -62,7 +62,7 @@ class TimerProbe:
         """``advisor report`` / ``show --plot`` hook (pure, no I/O, no plotting library): figure
         specs built from this probe's own evidence; the core draws them.  Here: the cost of one
         call (seconds) as a bar with the bootstrap CI the harness stored (``Point.stats``)."""
-        from advisor.report.figures import FigureSeries, FigureSpec
+        from advisor.specs.figures import FigureSeries, FigureSpec
 
         for ev in evidence:
             if ev.id == "timer-cost" and ev.series and ev.series[0].points:

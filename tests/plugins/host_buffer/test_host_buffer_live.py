@@ -18,7 +18,8 @@ from advisor_host_buffer import cliff as CL
 from advisor_host_buffer import evidence as E
 from advisor_host_buffer import thp as THP
 from advisor_host_buffer import zero_page as ZP
-from advisor_host_buffer import measure as M
+from advisor_host_buffer import (measure, measure_common, measure_sweep, measure_touch,
+                                 measure_zero_page, tunables)
 from advisor_host_buffer.plugin import HostBufferProbe
 from advisor_host_buffer.recommend import recommend
 
@@ -77,7 +78,7 @@ def _retry(fn, ok):
 
 def test_zero_page_memcpy_inflation_ci_excludes_one():
     facts = _facts()
-    ev = _retry(lambda: M.zero_page_memcpy(_ctx(facts), 128 * MiB),
+    ev = _retry(lambda: measure_zero_page.zero_page_memcpy(_ctx(facts), 128 * MiB),
                 lambda e: e.values["copy.inflation_ci_low"] > 1.0)
     assert ev.values["copy.inflation_ci_low"] > 1.0, ev.values
     inf = ZP.zero_page_inflation(ev)
@@ -118,7 +119,7 @@ def test_opencl_zero_page_and_zero_copy_artefact():
         pytest.skip(f"the first OpenCL device here is {name!r}, not a CPU device (PoCL): "
                     "its map/unmap is a real transfer, not a zero-copy artefact")
     facts = _facts()
-    ev = _retry(lambda: M.opencl(_ctx(facts), 64 * MiB),
+    ev = _retry(lambda: measure_zero_page.opencl(_ctx(facts), 64 * MiB),
                 lambda e: e.values["h2d.inflation_ci_low"] > 1.0)
     assert ev.values["h2d.inflation_ci_low"] > 1.0, ev.values
     h2d = (ev).series_named("h2d")
@@ -130,13 +131,13 @@ def test_opencl_zero_page_and_zero_copy_artefact():
     for label in (E.RANDOM, "pinned"):
         assert (h2d).point(label).artefact is None
     assert {p.label for p in (ev).series_named("d2h").points} == {E.RANDOM, "pinned"}
-    refs = E.reference_bandwidths([ev, M.reference([ev])])
+    refs = E.reference_bandwidths([ev, measure.reference([ev])])
     assert refs and not any("mapped" in k or "untouched" in k for k in refs)
 
 
 def test_first_touch_cost_and_thp_recorded():
     facts = _facts()
-    ev = M.first_touch(_ctx(facts), 64 * MiB)
+    ev = measure_touch.first_touch(_ctx(facts), 64 * MiB)
     assert ev.values["fault_s_per_gib.base"] > 0
     assert ev.values["huge_page_bytes"] >= 2 * MiB
     assert ev.conditions.thp_enabled == THP.thp_mode(facts.memory.thp_enabled)
@@ -145,12 +146,12 @@ def test_first_touch_cost_and_thp_recorded():
 def _sweep(facts, tun, sizes: str = SWEEP_MIB):
     # the tuned-vs-default A/B is the full probe's (a quick probe only detects the cliff)
     ctx = _ctx(facts, quick=False, sweep_mib=sizes)
-    return M.memcpy_sweep(ctx, tun, M.Budget(ctx))
+    return measure_sweep.memcpy_sweep(ctx, tun, measure_common.Budget(ctx))
 
 
 def test_glibc_threshold_advice_appears_with_measured_gain():
     facts = _facts()
-    tun = M.tunables_evidence()
+    tun = tunables.tunables_evidence()
     sizes = _sizes_around(_need_x86_threshold(tun))
 
     def advice_of(ev):
@@ -185,14 +186,14 @@ def test_glibc_threshold_advice_appears_with_measured_gain():
 def test_glibc_threshold_advice_absent_without_cliff(monkeypatch):
     """The same machine with the threshold already tuned has no cliff: no advice."""
     facts = _facts()
-    tun0 = M.tunables_evidence()
+    tun0 = tunables.tunables_evidence()
     _need_x86_threshold(tun0)
     # streaming stores from above the smallest size glibc accepts (it ignores the minimum
     # itself): nothing left to tune in the swept range
     low = 1 << int(tun0.values["glibc.cpu.x86_non_temporal_threshold.min"]).bit_length()
-    monkeypatch.setenv("GLIBC_TUNABLES", M.merged_tunables(
+    monkeypatch.setenv("GLIBC_TUNABLES", tunables.merged_tunables(
         os.environ.get("GLIBC_TUNABLES"), "glibc.cpu.x86_non_temporal_threshold", hex(low)))
-    tun = M.tunables_evidence()
+    tun = tunables.tunables_evidence()
     assert tun.values["glibc.cpu.x86_non_temporal_threshold.value"] == low
     ev = _retry(lambda: _sweep(facts, tun),
                 lambda e: not any(r.id == "glibc-non-temporal-threshold"
@@ -206,7 +207,7 @@ def test_malloc_hugetlb_measured_before_advised():
     if THP.thp_mode(facts.memory.thp_enabled) != "madvise" or E.glibc_at_least(facts, "2.35") is not True:
         pytest.skip("needs THP madvise mode and glibc >= 2.35")
     ctx = _ctx(facts)
-    ev = _retry(lambda: M.malloc_hugetlb(ctx, M.Budget(ctx)), lambda e: e.values["verdict"] == "better")
+    ev = _retry(lambda: measure_touch.malloc_hugetlb(ctx, measure_common.Budget(ctx)), lambda e: e.values["verdict"] == "better")
     advice = recommend([ev], facts)
     recs = [r for r in advice.recommendations if r.id == "glibc-malloc-hugetlb"]
     if ev.values["verdict"] == "better":

@@ -16,7 +16,7 @@ from advisor_host_buffer import evidence as E
 from advisor_host_buffer import thp as THP
 from advisor_host_buffer import zero_page as ZP
 from advisor_host_buffer.knobs import knobs
-from advisor_host_buffer.measure import merged_tunables
+from advisor_host_buffer.tunables import merged_tunables
 from advisor_host_buffer.recommend import recommend
 from advisor_host_buffer.workers.memory import parse_numa_maps
 

@@ -11,8 +11,9 @@ from support import case
 from advisor.errors import BadInputError
 from advisor.models import (CudaDevice, Facts, PluginResult, Profile, Provenance, Recommendation,
                             Setting)
-from advisor.profile import load_profile, save_profile
+from advisor.profile import load_profile
 from advisor.runtime import CupyUnavailable, configure_cupy, cupy_plan, parse_limit
+from advisor.save import save_profile
 from advisor_memory_pool import recommend as RC
 from advisor_memory_pool import workload as wl
 from advisor_memory_pool.measure import cupy_available

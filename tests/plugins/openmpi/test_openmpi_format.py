@@ -254,7 +254,7 @@ def test_ranks_get_the_ucx_settings_of_mca_base_env_list_and_ucx_applies_them(om
 
 
 def test_cli_emits_the_format_and_lint_reads_it_back(ompi_bin, tmp_path, advisor_home):
-    from advisor.profile import save_profile
+    from advisor.save import save_profile
 
     prof = save_profile(profile(STANDARD[:2] + STANDARD[4:6]), tmp_path / "p.toml")
     conf = tmp_path / "site.conf"

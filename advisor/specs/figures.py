@@ -18,10 +18,10 @@ from typing import Literal, Optional
 
 from pydantic import Field, model_validator
 
-from advisor.models import Model
+from advisor.models import Model, Point
 
 __all__ = ["FigureSeries", "FigureMarker", "FigureMark", "FigureBand", "FigureSpec",
-           "series_from_points", "series_pooled"]
+           "point_median", "series_from_points"]
 
 Scale = Literal["linear", "log"]
 
@@ -139,14 +139,22 @@ class FigureSpec(Model):
         return not any(s.x for s in self.series)
 
 
+def point_median(p: Point) -> Optional[float]:
+    """Median of a physical point (its ``stats.median``, else the median of its samples), in the
+    series' unit; None for an artefact point or a point without samples."""
+    if p.artefact:
+        return None
+    if p.stats is not None:
+        return p.stats.median
+    return statistics.median(p.samples) if p.samples else None
+
+
 def series_from_points(label: str, points, *, evidence: Optional[str] = None,
                        series: Optional[str] = None, role: str = "measured",
                        kind: str = "line") -> FigureSeries:
     """A ``FigureSeries`` of the physical points of ``points`` (``advisor.models.Point`` list):
     x, median, and the bootstrap CI where the point has one.  Artefact points (``Point.artefact``
     set) and points without an x or a median are left out (an artefact is never a bandwidth)."""
-    from advisor.report.evidence import point_median
-
     xs, ys, lo, hi = [], [], [], []
     has_ci = True
     for p in points:
@@ -159,54 +167,6 @@ def series_from_points(label: str, points, *, evidence: Optional[str] = None,
         if st is not None and st.ci_low is not None and st.ci_high is not None:
             lo.append(float(st.ci_low))
             hi.append(float(st.ci_high))
-        else:
-            has_ci = False
-    return FigureSeries(label=label, x=xs, y=ys, lo=lo if has_ci and xs else None,
-                        hi=hi if has_ci and xs else None, evidence=evidence, series=series,
-                        role=role, kind=kind)
-
-
-def series_pooled(label: str, points, *, evidence: Optional[str] = None,
-                  series: Optional[str] = None, role: str = "measured",
-                  kind: str = "line") -> FigureSeries:
-    """A ``FigureSeries`` with one point per distinct x of ``points`` (``advisor.models.Point``
-    list), for series that hold several points per x (one per launch or round, e.g. a
-    separate-launch sweep's ``run<i>`` points).
-
-    At an x with one physical point: that point's median and CI (as ``series_from_points``).
-    At an x with several: the samples of all its physical points pooled, and the median and the
-    95 % percentile-bootstrap CI of that median from ``advisor.measure.stats.summarize`` (seed 0,
-    so the same points give the same figure); when the points kept no samples, only stats, the
-    median of their medians and no CI.  Artefact points and points without samples or
-    stats are left out; x ascending.  Units: those of the points' series.
-
-    :raises ValueError: from ``summarize`` on non-finite samples.
-    """
-    from advisor.measure.stats import summarize
-    from advisor.report.evidence import point_median
-
-    by_x: dict[float, list] = {}
-    for p in points:
-        if p.x is None or point_median(p) is None:
-            continue
-        by_x.setdefault(float(p.x), []).append(p)
-    xs, ys, lo, hi = [], [], [], []
-    has_ci = True
-    for x in sorted(by_x):
-        pts = by_x[x]
-        pooled = [v for p in pts for v in p.samples]
-        if len(pts) == 1 and pts[0].stats is not None:
-            med, ci = pts[0].stats.median, (pts[0].stats.ci_low, pts[0].stats.ci_high)
-        elif pooled:
-            st = summarize(pooled)
-            med, ci = st.median, (st.ci_low, st.ci_high)
-        else:  # points that kept only their stats: the median of their medians
-            med, ci = statistics.median(point_median(p) for p in pts), (None, None)
-        xs.append(x)
-        ys.append(float(med))
-        if ci[0] is not None and ci[1] is not None:
-            lo.append(float(ci[0]))
-            hi.append(float(ci[1]))
         else:
             has_ci = False
     return FigureSeries(label=label, x=xs, y=ys, lo=lo if has_ci and xs else None,

@@ -94,7 +94,7 @@ def format_count(n: float, digits: int = DIGITS) -> str:
 
 def format_value(value: float, unit: str, digits: int = DIGITS) -> str:
     """``value`` in ``unit`` (the units of ``advisor.models.Series.unit`` and of
-    ``advisor.report.figures``) as text: ``bytes``/``B``, ``s``, ``bytes/s``/``B/s``, ``ratio``,
+    ``advisor.specs.figures``) as text: ``bytes``/``B``, ``s``, ``bytes/s``/``B/s``, ``ratio``,
     ``count``; any other unit is written after the number as given (``"3.2 pages"``), an empty
     unit gives the number alone."""
     u = unit.strip()

@@ -13,8 +13,10 @@ still differ by a few MiB of ``MemTotal``, by ``nr_hugepages`` or by a kernel pa
   version banner, which repeats the version);
 * GPUs: per CUDA device its model name, memory, compute capability, driver and runtime version.
 
-Public API: :func:`class_inputs`, :func:`class_id`, :func:`class_differences`,
-:data:`MEMORY_GRANULE_BYTES`.  Pure; ``Facts.class_fingerprint`` calls :func:`class_id`.
+Public API: :func:`class_inputs`, :func:`class_id`, :func:`class_differences`, :func:`flatten`,
+:data:`MEMORY_GRANULE_BYTES`.  Pure; ``Facts.class_fingerprint`` calls :func:`class_id`, so this
+module sits below ``advisor.models`` and reads a ``Facts`` by its sections (:class:`ClassFacts`)
+without importing it.
 """
 
 from __future__ import annotations
@@ -22,13 +24,21 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, Sequence
 
-if TYPE_CHECKING:  # pragma: no cover
-    from advisor.models import Facts
-
-__all__ = ["MEMORY_GRANULE_BYTES", "class_inputs", "class_id", "class_differences",
+__all__ = ["MEMORY_GRANULE_BYTES", "ClassFacts", "class_inputs", "class_id", "class_differences",
            "flatten"]
+
+
+class ClassFacts(Protocol):
+    """The sections of an ``advisor.models.Facts`` the class fingerprint reads (each a pydantic
+    model: ``cpu``, ``memory``, ``kernel``, ``mpi``, and the list ``cuda``)."""
+
+    cpu: Any
+    memory: Any
+    kernel: Any
+    mpi: Any
+    cuda: Sequence[Any]
 
 #: ``MemTotal`` is rounded to the nearest GiB.  MemTotal is physical memory less what firmware
 #: and the kernel reserve (crashkernel, memmap, the kernel image), which differs between
@@ -48,7 +58,7 @@ def _kernel_series(release: "str | None") -> "str | None":
     return f"{m.group(1)}.{m.group(2)}" if m else release
 
 
-def class_inputs(facts: "Facts") -> dict:
+def class_inputs(facts: ClassFacts) -> dict:
     """The facts the class fingerprint hashes, as JSON-ready data (see the module docstring).
 
     :return: ``{"cpu": {...}, "memory": {...}, "kernel": {...}, "mpi": {...}, "cuda": [...]}``;
@@ -76,7 +86,7 @@ def class_inputs(facts: "Facts") -> dict:
     }
 
 
-def class_id(facts: "Facts") -> str:
+def class_id(facts: ClassFacts) -> str:
     """A readable, file-name-safe class name: ``<microarch|arch>-<cores>c-<GiB>g-<8 hex>``.
 
     The hex part is the first 8 hex digits of the SHA-256 of :func:`class_inputs` (canonical
@@ -104,7 +114,7 @@ def flatten(x: Any, key: str = "", out: "dict | None" = None) -> dict:
     return out
 
 
-def class_differences(a: "Facts", b: "Facts") -> list[tuple[str, Any, Any]]:
+def class_differences(a: ClassFacts, b: ClassFacts) -> list[tuple[str, Any, Any]]:
     """The class facts that differ, as ``(dotted name, a's value, b's value)``, sorted by name;
     empty when ``a`` and ``b`` are of one class."""
     fa, fb = flatten(class_inputs(a)), flatten(class_inputs(b))

@@ -1,0 +1,327 @@
+"""Stage 4 of the host-buffer probe, ``memcpy-sweep``: glibc's memcpy cliff below its
+non-temporal threshold, and the A/B of a tuned threshold.
+
+memcpy across sizes in fresh processes (:mod:`advisor_host_buffer.workers.memory`, ``sweep``),
+current GLIBC_TUNABLES vs a tuned ``glibc.cpu.x86_non_temporal_threshold`` chosen from the
+measured cliff (``cliff.choose_nt_threshold``; only when there is a cliff), runs interleaved
+A B A B; per-size comparison with an A/A noise floor.  The follow-up runs after the first sweep
+cover only the sizes the tuning affects, one control and the plateau (:func:`followup_sizes`),
+with more rounds while the verdict is unstable (``_until_stable``, issue 25 item 1).  ``--quick``
+stops after the first sweep: the cliff and the candidate threshold are recorded (value
+``ab_skipped``), but no setting is advised from a quick probe, since the A/B needs four fresh
+processes (two per setting for the A/A floor) and a quick sweep does not find the same cliff
+every time on a noisy VM.  The record goes through ``advisor.measure.relabel`` (first touch into
+the destination, placement), never a ceiling: it times the ceiling's own kernel, and its
+cache-resident sizes are legitimately faster than a streaming copy.
+
+Sizes: from 1 MiB to 512 MiB (4 MiB-256 MiB with ``--quick``; option ``sweep_mib`` overrides),
+never beyond 1/16 of the memory (``MEMORY_FRACTION``), and, when glibc's non-temporal threshold
+is known, not beyond the first size at or above it (:func:`plateau_capped`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, Callable, Optional
+
+from advisor.libraries.glibc_tunables import list_tunables
+from advisor.measure import (REL_PRECISION, compare, interleave, noise_floor_from_aa, relabel,
+                             run_python, summarize)
+from advisor.measure.launch import child_env
+from advisor.models import Evidence, Point, Series
+from advisor.probe import MeasureContext
+
+from . import cliff as CL
+from . import evidence as EV
+from .measure_common import MEMORY_FRACTION, WORKER, Budget, MiB, random_buffer_conditions
+from .tunables import merged_tunables
+
+SWEEP_SIZES = [1 << k for k in range(20, 30)]  # 1 MiB .. 512 MiB
+QUICK_SWEEP_SIZES = [1 << k for k in range(22, 29)]  # 4 MiB .. 256 MiB
+
+
+def sweep_run(sizes: list[int], env: Optional[dict[str, str]], quick: bool, seed: int,
+               timeout_s: float, passes_out: Optional[dict] = None,
+               notes_out: Optional[dict] = None) -> list[Point]:
+    """One fresh process sweeping ``sizes`` (bytes) under ``env`` (None: the inherited one);
+    the points (bytes/s per size), with the per-pass samples into ``passes_out`` and the
+    placement notes into ``notes_out`` when given.  Raises what ``run_python`` raises."""
+    req = {"task": "sweep", "sizes_bytes": sizes, "min_samples": 3 if quick else 4,
+           "max_time_s": 0.1 if quick else 0.2, "seed": seed, "passes": 2,
+           "rel_precision": REL_PRECISION}
+    out = run_python(WORKER, [json.dumps(req)], env=env, timeout_s=timeout_s)
+    if passes_out is not None:
+        passes_out.update(out.get("passes", {}))
+    if notes_out is not None:
+        notes_out.update(out.get("notes", {}))
+    return [Point.model_validate(p) for p in out["points"]]
+
+
+def plateau_capped(sizes: list[int], current: int) -> list[int]:
+    """``sizes`` (bytes) without those above the first one at or above glibc's non-temporal
+    threshold ``current``.
+
+    glibc streams every copy at or above the threshold (non-temporal stores,
+    sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S): those sizes are all the one plateau
+    ``cliff.find_cliff`` compares the cliff with, and the tuning does not change them.  The
+    first such size stands for it; a larger one adds nothing the advice reads but its buffer
+    fill and copy time (512 MiB was 0.65 s of a 1.9 s default sweep on the 2-core VM, its
+    median within 2 % of 256 MiB's, two sweeps).  Unchanged when no size reaches ``current``."""
+    srt = sorted(sizes)
+    above = [n for n in srt if n >= current]
+    if not above:
+        return list(sizes)
+    return [n for n in sizes if n <= above[0]]
+
+
+def followup_sizes(sizes: list[int], tuned: int, current: Optional[int]) -> list[int]:
+    """Sizes (bytes) of the tuned-vs-default follow-up sweeps, out of the first sweep's ``sizes``.
+
+    glibc's memmove switches to non-temporal stores at ``x86_non_temporal_threshold``
+    (sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S), so moving the threshold from
+    ``current`` down to ``tuned`` changes the code path only for copies in ``[tuned, current)``;
+    every other size runs the same stores in both configurations.  The follow-ups keep those
+    sizes (the comparison the advice rests on, ``gain.<n>.affected``), the largest size below
+    them (a control: its ratio is drift) and the first size at or above ``current`` (the
+    plateau, whose A/A repeats give ``noise_floor``).  The rest (the small, cache-resident
+    copies and the largest buffers, which dominate fill and copy time) were measured once in the
+    first sweep, which is what the cliff is found on.  All of ``sizes`` when ``current`` is
+    unknown (no affected range to name)."""
+    if current is None:
+        return list(sizes)
+    srt = sorted(sizes)
+    keep = {n for n in srt if tuned <= n < current}
+    below = [n for n in srt if n < tuned]
+    above = [n for n in srt if n >= current]
+    if below:
+        keep.add(below[-1])
+    if above:
+        keep.add(above[0])
+    return [n for n in sizes if n in keep]
+
+
+#: Most A/B rounds of the non-temporal threshold while its verdict is unstable (a cost cap: a
+#: round is two fresh processes sweeping the affected sizes, ~1-3 s on the 2-core VM).
+NT_MAX_ROUNDS = 6
+
+
+def within_run_floor(passes: dict) -> Optional[float]:
+    """Median over sizes of the A/A noise floor between the passes of one sweep process
+    (``noise_floor_from_aa`` of each size's per-pass samples); None without two passes."""
+    floors = sorted(noise_floor_from_aa(v) for v in passes.values()
+                    if len(v) >= 2 and all(len(r) for r in v))
+    return floors[len(floors) // 2] if floors else None
+
+
+def _ab_values(runs: dict[str, list[list[Point]]], values: dict[str, Any],
+               current: Optional[int], seed: int) -> list[Series]:
+    """The sweep's series (every run of each configuration pooled per size) and, into
+    ``values``, the A/A floors of the default runs and the per-size A/B gains (``gain.<n>``
+    with CI, floor and ``affected``)."""
+    series = []
+    pooled: dict[str, dict[int, list[float]]] = {}
+    for cfg, rr in runs.items():
+        if not rr:
+            continue
+        by: dict[int, list[float]] = {}
+        per_run: dict[int, list[list[float]]] = {}
+        for run in rr:
+            for p in run:
+                by.setdefault(int(p.x), []).extend(p.samples)
+                per_run.setdefault(int(p.x), []).append(p.samples)
+        pooled[cfg] = by
+        series.append(Series(name=cfg, unit=EV.BPS, x_name="nbytes", x_unit="bytes", points=[
+            Point(x=float(n), label=cfg, samples=s, stats=summarize(s, seed=seed),
+                  warmup=[w for run in rr for p in run if int(p.x) == n for w in p.warmup])
+            for n, s in sorted(by.items())]))
+        if cfg == "default" and len(rr) >= 2:
+            floors = {n: noise_floor_from_aa(v) for n, v in per_run.items() if len(v) >= 2}
+            for n, f in floors.items():
+                values[f"aa_noise_floor.{n}"] = f
+            # process-level noise of memcpy here: the A/A floor at the sizes both configurations
+            # stream (>= glibc's current threshold), which the tuning does not change.  Inside
+            # the cliff the default runs scatter because cached stores of out-of-cache copies
+            # are erratic: that scatter is the symptom, not measurement noise.
+            plateau = sorted(f for n, f in floors.items() if current is not None and n >= current)
+            if plateau:
+                values["noise_floor"] = plateau[len(plateau) // 2]
+    cliff_range = (int(values["cliff.start_bytes"]), int(current)) if (
+        "cliff.start_bytes" in values and current is not None and "noise_floor" in values) else None
+    if "tuned" in pooled and pooled["tuned"]:
+        for n, tuned_s in pooled["tuned"].items():
+            d = pooled["default"].get(n)
+            if not d:
+                continue
+            nf = values.get(f"aa_noise_floor.{n}", 0.0)
+            if cliff_range and cliff_range[0] <= n < cliff_range[1]:
+                nf = values["noise_floor"]
+            c = compare(d, tuned_s, higher_is_better=True, noise_floor=nf, seed=seed)
+            values[f"gain.{n}"] = c.ratio
+            values[f"gain.{n}.ci_low"] = c.ci_low
+            values[f"gain.{n}.ci_high"] = c.ci_high
+            values[f"gain.{n}.noise_floor"] = nf
+            # glibc changes its code path only for copies in [tuned, current): the others run the
+            # same stores in both configurations, so their ratio is drift (a control)
+            tuned_b = values.get("nt_threshold.tuned_bytes")
+            if tuned_b is not None and current is not None:
+                values[f"gain.{n}.affected"] = int(tuned_b) <= n < int(current)
+    return series
+
+
+def _per_run(rr: list[list[Point]]) -> dict[int, list[list[float]]]:
+    """bytes -> per-run sample lists of one configuration's runs."""
+    out: dict[int, list[list[float]]] = {}
+    for run in rr:
+        for p in run:
+            out.setdefault(int(p.x), []).append(list(p.samples))
+    return out
+
+
+def _until_stable(runs: dict[str, list[list[Point]]], values: dict[str, Any],
+                  current: Optional[int], ctx: MeasureContext,
+                  run_one: Callable[[str, int], list[float]], deadline: float) -> list[Series]:
+    """Sequential A/B (issue 25 item 1): while the "helps" verdict's stability over resamples
+    of the rounds (``cliff.ab_stability``) is below ``STABLE_SHARE``, one more round (default,
+    then tuned) while it fits before ``deadline`` and fewer than ``NT_MAX_ROUNDS`` ran.  Values
+    ``nt.stability``, ``nt.stability_by_round``, ``nt.stopped`` (stable / budget / round cap /
+    too few rounds) and ``interleave.rounds``; returns the series of every round."""
+    from advisor.measure import STABLE_SHARE
+
+    series = _ab_values(runs, values, current, ctx.seed)
+    history: list[float] = []
+    while True:
+        rounds = min(len(runs["default"]), len(runs["tuned"]))
+        got = CL.ab_stability(values, _per_run(runs["default"]), _per_run(runs["tuned"]),
+                              seed=ctx.seed)
+        if got is None:
+            stopped = "too few rounds"
+            break
+        history.append(got)
+        if got >= STABLE_SHARE:
+            stopped = "stable"
+            break
+        if rounds >= NT_MAX_ROUNDS:
+            stopped = "round cap"
+            break
+        t0 = time.monotonic()
+        if t0 + values.get("ab_round_s", 0.0) > deadline:
+            stopped = "budget"
+            break
+        ctx.progress(f"one more A/B round: stability {got:.2f} < {STABLE_SHARE}", None)
+        run_one("default", rounds)
+        run_one("tuned", rounds)
+        values["ab_round_s"] = time.monotonic() - t0
+        series = _ab_values(runs, values, current, ctx.seed)
+    values.update({"interleave.rounds": min(len(runs["default"]), len(runs["tuned"])),
+                   "nt.stopped": stopped,
+                   "nt.stability_by_round": ",".join(f"{x:.2f}" for x in history)})
+    if history:
+        values["nt.stability"] = history[-1]
+    return series
+
+
+def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional[Evidence]:
+    """Stage 4 (see module docstring).  Returns None when not even one sweep fits."""
+    opt = ctx.options.get("sweep_mib")
+    sizes = ([int(float(v) * MiB) for v in opt.split(",") if v.strip()] if opt
+             else list(QUICK_SWEEP_SIZES if ctx.quick else SWEEP_SIZES))
+    total = ctx.facts.memory.total_bytes
+    if total:
+        sizes = [s for s in sizes if 2 * s <= total // MEMORY_FRACTION]
+    current = tun.values.get("glibc.cpu.x86_non_temporal_threshold.value")
+    # a threshold glibc lists below a page or above the memory is not one this machine can
+    # have: flagged (value nt_threshold.implausible, a finding in recommend) and not used
+    bad_nt = EV.implausible_nt(tun, ctx.facts)
+    if bad_nt:
+        current = None
+    if not opt and current is not None:
+        sizes = plateau_capped(sizes, int(current))
+    timeout = max(5.0, min(120.0, ctx.remaining_s()))
+    t0 = time.monotonic()
+    passes: dict = {}
+    placement: dict = {}
+    runs = {"default": [sweep_run(sizes, None, ctx.quick, ctx.seed, timeout, passes, placement)]}
+    one_run_s = time.monotonic() - t0
+    first = runs["default"][0]
+    values: dict[str, Any] = {"sweep_run_s": one_run_s}
+    if bad_nt:
+        values["nt_threshold.implausible"] = bad_nt
+    floor = within_run_floor(passes)
+    if floor is not None:
+        values["noise_floor.within_run"] = floor
+    if current is not None:
+        values["nt_threshold.default_bytes"] = current
+    cliff = CL.find_cliff(EV.sweep_points(Series(name="d", unit=EV.BPS, points=first)),
+                         noise_floor=floor or 0.0,
+                         threshold_bytes=int(current) if current is not None else None)
+    env_tuned = None
+    if cliff is not None and tun.values.get("list_tunables_available") and current is None:
+        values["nt_threshold.unsupported"] = True  # this glibc/arch lists no such tunable
+        cliff = None
+    if cliff is not None:
+        values.update({"cliff.start_bytes": cliff.start_bytes, "cliff.end_bytes": cliff.end_bytes,
+                       "cliff.depth": cliff.depth})
+        tuned = CL.choose_nt_threshold(
+            cliff, minimum=tun.values.get("glibc.cpu.x86_non_temporal_threshold.min"))
+        values["nt_threshold.tuned_bytes"] = tuned
+        env_tuned = {"GLIBC_TUNABLES": merged_tunables(
+            os.environ.get("GLIBC_TUNABLES"), "glibc.cpu.x86_non_temporal_threshold", hex(tuned))}
+        eff = list_tunables(child_env(env_tuned)).get("glibc.cpu.x86_non_temporal_threshold")
+        if eff is not None and isinstance(eff.value, int):
+            values["nt_threshold.tuned_effective_bytes"] = eff.value
+    if cliff is not None and ctx.quick:
+        values["ab_skipped"] = "quick"  # detection only: the A/B is the full probe's
+    elif cliff is not None:
+        # A B A B in fresh processes (the first A is the run above), extra rounds while the
+        # repeats disagree at the cliff start; the sweep may use half of what is left
+        key = cliff.start_bytes
+        side: dict[str, list[list[Point]]] = {"default": [], "tuned": []}
+        # only the sizes the tuning can change, one control and the plateau (followup_sizes)
+        follow = followup_sizes(sizes, tuned, int(current) if current is not None else None)
+        if key not in follow:  # a tuned value above the cliff start (glibc's minimum raised it)
+            follow = sorted({*follow, key})
+        values["followup_bytes"] = ",".join(str(n) for n in follow)
+
+        def run_one(cfg: str, rnd: int) -> list[float]:
+            if cfg == "default" and rnd == 0:
+                pts = first
+            else:
+                pts = sweep_run(follow, env_tuned if cfg == "tuned" else None, ctx.quick,
+                                 ctx.seed + 2 * rnd + (cfg == "tuned"), timeout)
+            side[cfg].append(pts)
+            return next(p.samples for p in pts if int(p.x) == key)
+
+        t_ab = time.monotonic()
+        deadline_ab = t_ab + ctx.remaining_s() / 2
+        il = interleave(["default", "tuned"], run_one, repeats=2, deadline=deadline_ab,
+                        max_extra_rounds=0 if ctx.quick else 1)
+        runs = side
+        # a later round's seconds: the interleaved rounds' mean, the first default's whole
+        # sweep not counted (it is reused, not rerun)
+        values["ab_round_s"] = (time.monotonic() - t_ab) / max(1, il.rounds)
+        values.update({"interleave.rounds": il.rounds, "interleave.extra_rounds": il.extra_rounds,
+                       "interleave.truncated": il.truncated,
+                       "interleave.disagreement.default": il.disagreement["default"],
+                       "interleave.disagreement.tuned": il.disagreement["tuned"]})
+    if runs.get("tuned"):
+        series = _until_stable(runs, values, current, ctx, run_one, deadline_ab)
+    else:
+        series = _ab_values(runs, values, current, ctx.seed)
+    # the harness' artefact rules on what this sweep recorded (first_touch_artefact on the
+    # destination's fill, the placement's distance): a labelled point keeps no bandwidth.  No
+    # ceiling check here: the sweep times the ceiling's own kernel (numpy.copyto between
+    # touched, placed buffers), and its small copies run from cache, legitimately above a
+    # memory-streaming ceiling
+    return relabel(Evidence(
+        id=EV.EV_SWEEP,
+        description="memcpy (numpy.copyto, random-filled 64 B-aligned buffers) across sizes, "
+                    "one fresh process per run: current GLIBC_TUNABLES ('default') vs a tuned "
+                    "glibc.cpu.x86_non_temporal_threshold ('tuned'), interleaved",
+        series=series,
+        conditions=random_buffer_conditions(ctx, {
+            **placement, **({"tuned_env": env_tuned["GLIBC_TUNABLES"]} if env_tuned else {})}),
+        values=values,
+    ))
+

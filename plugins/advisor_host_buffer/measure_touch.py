@@ -1,0 +1,107 @@
+"""Stages 2 and 5 of the host-buffer probe: what first touch of fresh memory costs, with and
+without huge pages.
+
+2. ``first-touch`` (:func:`first_touch`): allocate + first touch + free of a buffer with
+   MADV_NOHUGEPAGE vs MADV_HUGEPAGE, in this process (numpy slice writes into ``host_buffer``
+   arrays); page-fault cost per GiB (first use minus a plain rewrite) and the speed-up.
+5. ``malloc-hugetlb`` (:func:`malloc_hugetlb`): first touch of malloc'ed memory with and without
+   ``glibc.malloc.hugetlb=1`` (THP madvise mode and glibc >= 2.35 only), in fresh processes
+   (glibc reads ``GLIBC_TUNABLES`` once, at start-up) through
+   :mod:`advisor_host_buffer.workers.memory`, since glibc ``malloc`` + ``memset`` go through ctypes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Optional
+
+from advisor.measure import (REL_PRECISION, compare, conditions, host_buffer, noise_floor_from_aa,
+                             run_python, sample, summarize)
+from advisor.models import Evidence, Point, Series
+from advisor.probe import MeasureContext
+
+from . import evidence as EV
+from .measure_common import (DEFAULT_NBYTES, GiB, QUICK_NBYTES, WORKER, Budget, pmd_bytes,
+                             thp_in_effect)
+from .tunables import merged_tunables
+
+
+def first_touch(ctx: MeasureContext, nbytes: int) -> Evidence:
+    """Stage 2: first use (mmap + madvise + first write of every page + free) per page policy."""
+    pmd = pmd_bytes(ctx.facts)
+    quick = ctx.quick
+    kw = dict(min_samples=4 if quick else 6, max_time_s=0.4 if quick else 1.0, deadline=ctx.deadline,
+              rel_precision=REL_PRECISION)
+    res = {}
+    for label, huge in (("base", False), ("huge", True)):
+        res[label] = sample(lambda: host_buffer(nbytes, fill="zeros", hugepages=huge, align=pmd), **kw)
+    resident = host_buffer(nbytes, fill="zeros", align=pmd)
+    rewrite = sample(lambda: resident.fill(0), **kw)
+    gib = nbytes / GiB
+    w = summarize(rewrite.samples).median
+    values: dict[str, Any] = {"nbytes": nbytes, "huge_page_bytes": pmd, "rewrite_s": w}
+    for label in ("base", "huge"):
+        m = summarize(res[label].samples).median
+        values[f"first_use_s.{label}"] = m
+        values[f"fault_s_per_gib.{label}"] = max(m - w, 0.0) / gib
+    c = compare(res["base"].samples, res["huge"].samples, higher_is_better=False, seed=ctx.seed)
+    values["huge_speedup"] = c.ratio
+    values["huge_speedup.ci_low"] = c.ci_low
+    values["huge_speedup.ci_high"] = c.ci_high
+    series = Series(name="first-use", unit="s", x_name="nbytes", x_unit="bytes", points=[
+        res[label].to_point(x=float(nbytes), label=label, seed=ctx.seed) for label in ("base", "huge")
+    ] + [rewrite.to_point(x=float(nbytes), label="rewrite", seed=ctx.seed)])
+    return Evidence(
+        id=EV.EV_FIRST_TOUCH,
+        description="first use of a fresh buffer (mmap, madvise, write every page, munmap) with "
+                    "MADV_NOHUGEPAGE (base) vs MADV_HUGEPAGE (huge); rewrite = the same write "
+                    "on resident pages; fault cost = first use - rewrite",
+        series=[series],
+        conditions=conditions(thp_enabled=thp_in_effect(ctx.facts), buffer_kind="pageable",
+                              buffer_fill="zeros", align_bytes=pmd),
+        values=values,
+    )
+
+
+def malloc_hugetlb(ctx: MeasureContext, budget: Budget) -> Optional[Evidence]:
+    """Stage 5: glibc malloc first touch, default vs glibc.malloc.hugetlb=1 (A B A B).
+
+    The block is ``DEFAULT_NBYTES`` (``QUICK_NBYTES`` with ``quick``, like the other
+    single-size stages): both are far above glibc's largest dynamic mmap threshold (32 MiB,
+    ``DEFAULT_MMAP_THRESHOLD_MAX`` on 64-bit, mallopt(3)), so malloc takes the mmap path the
+    tunable changes either way, and the quick size halves each round's page faults."""
+    nbytes = QUICK_NBYTES if ctx.quick else DEFAULT_NBYTES
+    repeats = 4 if ctx.quick else 6
+    env_b = {"GLIBC_TUNABLES": merged_tunables(os.environ.get("GLIBC_TUNABLES"),
+                                               "glibc.malloc.hugetlb", "1")}
+    req = json.dumps({"task": "malloc_touch", "nbytes": nbytes, "repeats": repeats})
+    runs: dict[str, list[list[float]]] = {"default": [], "hugetlb": []}
+    order = ["default", "hugetlb", "default"] + ([] if ctx.quick else ["hugetlb"])
+    for k, cfg in enumerate(order):
+        if not budget.ok(f"malloc-hugetlb run {k + 1}", 3.0):
+            break
+        out = run_python(WORKER, [req], env=env_b if cfg == "hugetlb" else None,
+                         timeout_s=max(5.0, min(60.0, ctx.remaining_s())))
+        # the first round of a fresh process also pays for the process's first mmaps: warm-up
+        runs[cfg].append(out["samples"][1:])
+    if not runs["default"] or not runs["hugetlb"]:
+        return None
+    a = [s for r in runs["default"] for s in r]
+    b = [s for r in runs["hugetlb"] for s in r]
+    nf = noise_floor_from_aa(runs["default"]) if len(runs["default"]) >= 2 else 0.0
+    c = compare(a, b, higher_is_better=False, noise_floor=nf, seed=ctx.seed)
+    return Evidence(
+        id=EV.EV_MALLOC_HUGETLB,
+        description="glibc malloc + memset(1) + free of one large block in fresh processes, "
+                    "current GLIBC_TUNABLES vs glibc.malloc.hugetlb=1 added",
+        series=[Series(name=cfg, unit="s", x_name="nbytes", x_unit="bytes",
+                       points=[Point(x=float(nbytes), label=cfg, samples=s,
+                                     stats=summarize(s, seed=ctx.seed))])
+                for cfg, s in (("default", a), ("hugetlb", b))],
+        conditions=conditions(thp_enabled=thp_in_effect(ctx.facts), env=env_b,
+                              notes={"compared_against": "inherited environment"}),
+        values={"nbytes": nbytes, "speedup": c.ratio, "speedup.ci_low": c.ci_low,
+                "speedup.ci_high": c.ci_high, "noise_floor_aa": nf, "verdict": c.verdict},
+    )
+
