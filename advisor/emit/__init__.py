@@ -8,7 +8,7 @@ The pipeline the CLI runs is load, :func:`plan`, :func:`write`, then the file is
 - :func:`write` - the format's ``render(selection) -> str`` (``Registry.emitters``), its
   failures named;
 - :func:`render` - :func:`advisor.emit.decide.select` and :func:`write` in one call, without
-  configuration or machine check (tests, ``advisor verify``);
+  configuration scopes or machine check (``advisor.joint`` reads the selection directly);
 - :func:`left_out_notes`, :func:`dropped` - what the selection leaves out, for stderr.
 
 Formats are registered through the ``advisor_register_emitters`` hook; the built-in ones
