@@ -52,11 +52,11 @@ def _norm(value: Any) -> str:
         return text
 
 
-def setting_default(s: Setting, facts: Optional[Facts], knobs: Sequence["Knob"] = (),
-                    libraries: Optional[Mapping[str, "Library"]] = None) -> Any:
+def setting_default(s: Setting, facts: Optional[Facts], knobs: Sequence["Knob"],
+                    libraries: Mapping[str, "Library"]) -> Any:
     """The library default ``s`` replaces: ``Setting.default``, else the knob record's default
     for the detected version of the library (``advisor.libraries.version_of`` over
-    ``libraries``, the registry's records; None: the built-in ones), None when unknown."""
+    ``libraries``, the registry's records), None when unknown."""
     if s.default is not None:
         return s.default
     from advisor.libraries import version_of
@@ -69,8 +69,8 @@ def setting_default(s: Setting, facts: Optional[Facts], knobs: Sequence["Knob"] 
     return None
 
 
-def all_default(rec: Recommendation, facts: Optional[Facts], knobs: Sequence["Knob"] = (),
-                libraries: Optional[Mapping[str, "Library"]] = None) -> bool:
+def all_default(rec: Recommendation, facts: Optional[Facts], knobs: Sequence["Knob"],
+                libraries: Mapping[str, "Library"]) -> bool:
     """True when ``rec`` has settings and each equals its library default (``is_default`` or
     value == default): applying it cannot change anything."""
     if not rec.settings:

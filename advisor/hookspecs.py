@@ -48,16 +48,17 @@ def advisor_register_emitters(register):
 
     :param register: ``register(name, render, *, description="", extension="", kinds=None,
         parse=None)``.  ``name`` matches ``[a-z0-9][a-z0-9-]*`` and is unique;
-        ``render(profile, options) -> str`` is a pure function of an ``advisor.models.Profile``
-        and ``advisor.emit.EmitOptions`` that returns the complete file text (ending in a
-        newline).  It raises ``advisor.errors.EmitError`` for values the format cannot carry
+        ``render(selection) -> str`` is a pure function of an
+        ``advisor.specs.selection.Selection`` (the profile, the options and every selected
+        setting with what the emit decided about it) that returns the complete file text
+        (ending in a newline).  It raises ``advisor.errors.EmitError`` for values the format cannot carry
         safely.  ``kinds`` declares which setting kinds (``Setting.kind``: "env", "config") the
         format writes; ``advisor emit`` then names the selected settings the format leaves out.
         ``parse(text, path) -> list[advisor.lint.read.EnvEntry]`` reads the format back (file
         order, 1-based lines), so ``advisor lint --format NAME`` (and ``auto`` for a file whose
         suffix is ``extension``) checks it; it raises ``advisor.errors.BadInputError`` for text
         it cannot read.  Before ``render`` runs, ``advisor emit`` refuses a profile holding a
-        name no registered knob declares or one of ``advisor.formats.names.REFUSED``.
+        name no registered knob declares or one of ``advisor.specs.names.REFUSED``.
     :return: ignored.
     Called by: ``advisor emit``, ``advisor emit --list`` and ``advisor lint``.
     """

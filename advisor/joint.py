@@ -17,6 +17,7 @@ from advisor.models import Finding, Profile, Recommendation
 from advisor.probe import Baseline, JointEnv
 
 if TYPE_CHECKING:  # pragma: no cover
+    from advisor.plugins import Registry
     from advisor.verify_outcome import VerifyOutcome
 
 #: Appended to ``Verification.recommendation`` of a joint-environment verdict.
@@ -38,18 +39,22 @@ def label(probe: str, recommendation: str) -> str:
     return f"{probe}/{recommendation}"
 
 
-def joint_environment(profile: Profile, *, against: Baseline = Baseline.DEFAULTS,
+def joint_environment(profile: Profile, registry: "Registry", *,
+                      against: Baseline = Baseline.DEFAULTS,
                       environ: Optional[Mapping[str, str]] = None,
                       without: Optional[tuple[str, str]] = None) -> JointEnv:
     """The environment ``advisor emit`` writes for ``profile``, as advised/baseline overlays.
 
     Pure apart from reading ``environ``.  The variables and values are exactly those of
-    ``advisor.formats.common.env_items(profile, EmitOptions())`` (every plugin, settings at the
-    library default left out, settings the recorded library version excludes left out, list
-    variables merged); ``config`` settings have no environment form and are not in it.
+    ``advisor.specs.writing.env_items`` of the emit selection (``advisor.emit.decide.select``
+    with ``EmitOptions(comments=False)``: every plugin, settings at the library default left
+    out, settings the recorded library version excludes left out, list variables merged);
+    ``config`` settings have no environment form and are not in it.
 
+    :param registry: the plugin registry (``advisor.plugins.Registry``): its knobs and library
+        records decide, as in ``advisor emit``, which settings the recorded versions read.
     :param against: ``Baseline.ENV``: baseline = the current values (``environ``) and list
-        variables appended to the current value (``advisor.formats.common.MERGE_POLICY``), as
+        variables appended to the current value (``advisor.specs.writing.MERGE_POLICY``), as
         sourcing the emitted file would do; ``Baseline.DEFAULTS``: baseline = every name removed
         (library defaults) and advised = the emitted values alone.
     :param environ: the current environment (default ``os.environ``).
@@ -58,8 +63,9 @@ def joint_environment(profile: Profile, *, against: Baseline = Baseline.DEFAULTS
     :raises advisor.errors.EmitError: the settings cannot be emitted together (two plugins set
         one variable to different values, a bad name or value); the message names them.
     """
-    from advisor.emit import EmitOptions
-    from advisor.formats.common import env_items
+    from advisor.emit.decide import select
+    from advisor.specs.selection import EmitOptions
+    from advisor.specs.writing import env_items
 
     env = os.environ if environ is None else environ
     if without is not None:
@@ -71,7 +77,7 @@ def joint_environment(profile: Profile, *, against: Baseline = Baseline.DEFAULTS
     advised: dict[str, Optional[str]] = {}
     baseline: dict[str, Optional[str]] = {}
     sources: dict[str, tuple[str, ...]] = {}
-    for item in env_items(profile, EmitOptions(comments=False)):
+    for item in env_items(select(profile, registry, EmitOptions(comments=False))):
         now = env.get(item.name)
         if against is Baseline.ENV:
             baseline[item.name] = now
@@ -105,7 +111,7 @@ def others(joint: JointEnv, probe: str, rec: str) -> list[str]:
                    for src in srcs if src != me})
 
 
-def redo_command(profile: Profile, probe: str, rec: str) -> str:
+def redo_command(profile: Profile, registry: "Registry", probe: str, rec: str) -> str:
     """Shell command that re-probes ``probe`` under every *other* recommendation's emitted
     environment (the interaction being what reversed the verdict): ``env NAME=VALUE ...
     advisor probe --plugin PROBE -o PROBE-joint.toml``.  Pure; values shell-quoted.  The
@@ -113,7 +119,7 @@ def redo_command(profile: Profile, probe: str, rec: str) -> str:
     variables a probe sweeps are overridden), so this measures under the joint environment."""
     from advisor.errors import AdvisorError
     try:
-        env = joint_environment(profile, without=(probe, rec)).advised
+        env = joint_environment(profile, registry, without=(probe, rec)).advised
     except AdvisorError:  # the others cannot be emitted together: re-probe without them
         env = {}
     pairs = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(env.items()) if v is not None)
@@ -122,7 +128,7 @@ def redo_command(profile: Profile, probe: str, rec: str) -> str:
 
 
 def reversal_finding(alone: "VerifyOutcome", joint: "VerifyOutcome", profile: Profile,
-                     env: JointEnv) -> Finding:
+                     env: JointEnv, registry: "Registry") -> Finding:
     """The :data:`REVERSAL_ID` finding for one recommendation whose alone and joint verdicts
     are opposite (see :data:`REVERSALS`).  Severity ``error``: the advice no longer holds in the
     environment users get; the remedy is :func:`redo_command`."""
@@ -140,7 +146,7 @@ def reversal_finding(alone: "VerifyOutcome", joint: "VerifyOutcome", profile: Pr
                  f"{fig(joint)} in the joint emitted environment with {with_}: the settings "
                  "interact and this advice must be redone under the joint environment"),
         remedy=("re-probe under the other settings: "
-                f"{redo_command(profile, alone.probe, alone.recommendation)}; then "
+                f"{redo_command(profile, registry, alone.probe, alone.recommendation)}; then "
                 "'advisor verify' again"),
         evidence=[e.id for e in joint.verification.evidence])
 

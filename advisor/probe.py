@@ -65,7 +65,7 @@ class JointEnv:
 
     Attributes:
         advised: every ``kind="env"`` setting of every plugin, merged as ``advisor emit`` writes
-            them (``advisor.formats.common.env_items``: list variables such as ``GLIBC_TUNABLES``
+            them (``advisor.specs.writing.env_items``: list variables such as ``GLIBC_TUNABLES``
             hold the items of all plugins joined by their separator).  Against the current
             environment a list value is appended to the current one (``MERGE_POLICY``).
         baseline: the same names removed (library defaults), or their current values.

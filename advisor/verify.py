@@ -15,7 +15,7 @@ For each recommendation of a profile (optionally only some probes):
 
 Joint verification (``joint=True``; the default of ``advisor verify``; design: "the unit of advice
 is the environment we emit"; ``advisor.joint``): the emitted environment is built from the whole
-profile exactly as ``advisor emit`` writes it (:func:`joint_environment` -> ``advisor.formats.common.env_items``: the
+profile exactly as ``advisor emit`` writes it (:func:`joint_environment` -> ``advisor.specs.writing.env_items``: the
 same selection, version filter and list merging, e.g. one ``GLIBC_TUNABLES`` holding every
 plugin's items).  Each measured recommendation is then measured a second time by its own probe
 with ``ctx.joint`` = that environment (advised: every plugin's env settings; baseline: all of
@@ -59,7 +59,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from advisor.baseline import Baseline, all_default, all_in_env, setting_default
 from advisor.joint import (JOINT_SUFFIX, REVERSAL_ID, REVERSALS, has_reversal,
@@ -75,6 +75,9 @@ from advisor.runner import DEFAULT_BUDGET_S, QUICK_BUDGET_S
 from advisor.steps import StepRunner
 from advisor.verify_outcome import VerifyOutcome
 from advisor.verify_plan import Task, plan_tasks
+
+if TYPE_CHECKING:  # pragma: no cover
+    from advisor.plugins import Registry
 
 #: ``on_event(key, message, fraction)``: key is ``probe:recommendation`` (``@joint`` appended
 #: for the joint measurement).
@@ -96,7 +99,7 @@ def verify_profile(
     *,
     facts: Facts,
     knobs: Sequence[Knob] = (),
-    libraries: Optional[Mapping[str, Any]] = None,
+    libraries: Mapping[str, Any],
     plugins: Optional[set[str]] = None,
     time_budget_s: Optional[float] = None,
     quick: bool = False,
@@ -114,7 +117,7 @@ def verify_profile(
     :param facts: facts of *this* machine (verification measures here).
     :param knobs: knob records, for defaults a setting does not carry.
     :param libraries: library records (``Registry.libraries``) that say which version of each
-        library is here; None: the built-in records.
+        library is here (plugin-registered ones included).
     :param plugins: probe or plugin names to verify (None: all).  The joint environment is
         always the whole profile's.
     :param time_budget_s: seconds for all measurements (default ``DEFAULT_BUDGET_S``, with
@@ -134,7 +137,9 @@ def verify_profile(
     budget = time_budget_s if time_budget_s is not None else (
         QUICK_BUDGET_S if quick else DEFAULT_BUDGET_S)
     steps = StepRunner(budget_s=budget)  # the budget counts from here, as it always did
-    plan, plan_error = _joint_plan(profile, plugins, against, env) if joint else (None, None)
+    records = _records(knobs, libraries)
+    plan, plan_error = (_joint_plan(profile, records, plugins, against, env) if joint
+                        else (None, None))
     alone, together = plan_tasks(profile, probes, facts=facts, knobs=knobs, libraries=libraries,
                                  plugins=plugins, against=against, env=env, joint=joint,
                                  plan=plan, plan_error=plan_error)
@@ -147,8 +152,7 @@ def verify_profile(
             outcomes[task.key] = run.one(steps, task, steps.deadline(1.0, len(todo) - i))
     for task in tasks:
         if task.action in ("copy", "reuse"):
-            outcomes[task.key] = _as_alone(task, outcomes, plan, profile, facts, knobs,
-                                           libraries)
+            outcomes[task.key] = _as_alone(task, outcomes, plan, profile, facts, records)
     here_class = facts.class_fingerprint()
     other_class = here_class != profile.facts.class_fingerprint()
     outcomes = {k: _on_class(o, here_class, other_class) for k, o in outcomes.items()}
@@ -163,15 +167,16 @@ def _settled(task: Task, verdict: str, note: str, error: Optional[str] = None) -
         recommendation=task.key, verdict=verdict, time=_now()), note, error, task.scope)
 
 
-def _joint_plan(profile: Profile, plugins: Optional[set[str]], against: Baseline,
-                env: Mapping[str, str]) -> tuple[Optional[JointEnv], Optional[str]]:
+def _joint_plan(profile: Profile, records: "Registry", plugins: Optional[set[str]],
+                against: Baseline, env: Mapping[str, str]
+                ) -> tuple[Optional[JointEnv], Optional[str]]:
     """The joint environment: what emit writes once this run's verdicts replace the stored
     ones (a regression stored for a recommendation verified now does not keep it out of its own
     test); ``(None, why)`` when the profile's settings cannot be emitted together."""
     from advisor.errors import AdvisorError
 
     try:
-        return joint_environment(_without_verdicts(profile, plugins), against=against,
+        return joint_environment(_without_verdicts(profile, plugins), records, against=against,
                                  environ=env), None
     except AdvisorError as exc:
         return None, f"the profile's settings cannot be emitted together: {exc}"
@@ -254,9 +259,9 @@ def _measured_note(against: Baseline, joint: Optional[JointEnv], reason: Optiona
 
 
 def _as_alone(task: Task, outcomes: Mapping[str, VerifyOutcome], plan: Optional[JointEnv],
-              profile: Profile, facts: Facts, knobs: Sequence[Knob],
-              libraries: Optional[Mapping[str, Any]]) -> VerifyOutcome:
-    """The joint outcome of a ``copy`` or ``reuse`` task: its alone outcome, and why."""
+              profile: Profile, facts: Facts, records: "Registry") -> VerifyOutcome:
+    """The joint outcome of a ``copy`` or ``reuse`` task: its alone outcome, and why
+    (``records``: the knobs and library records, :func:`_records`)."""
     res, rec = task.res, task.rec
     alone = outcomes[f"{res.probe}:{rec.id}"]
     why = ("the joint environment holds only this recommendation's own settings: the alone "
@@ -264,11 +269,11 @@ def _as_alone(task: Task, outcomes: Mapping[str, VerifyOutcome], plan: Optional[
            f"as alone: {alone.note}")
     other = others(plan, res.probe, rec.id) if plan is not None else []
     redo = ""
-    if other and all_default(rec, facts, knobs, libraries):
+    if other and all_default(rec, facts, records.knobs, records.libraries):
         # advised == baseline for its own settings: no A/B can test it under the others
         why = (f"not measured jointly: {alone.note}; whether the default still wins with "
                f"{', '.join(other)} only a re-probe under them can tell")
-        redo = redo_command(profile, res.probe, rec.id)
+        redo = redo_command(profile, records, res.probe, rec.id)
     return VerifyOutcome(res.probe, rec.id, rec.title, alone.verification.model_copy(
         update={"recommendation": task.key}), why, alone.error, "joint", redo)
 
@@ -282,7 +287,7 @@ def _reversals(outcomes: dict[str, VerifyOutcome], joint_keys: Sequence[str],
         j = outcomes[jkey]
         a = outcomes[f"{j.probe}:{j.recommendation}"]
         if plan is not None and (a.verdict, j.verdict) in REVERSALS:
-            f = reversal_finding(a, j, profile, plan)
+            f = reversal_finding(a, j, profile, plan, records)
             findings.setdefault(j.probe, []).append(f)
             outcomes[jkey] = VerifyOutcome(
                 j.probe, j.recommendation, j.title, j.verification,
@@ -311,6 +316,15 @@ def _updated(profile: Profile, result: Sequence[VerifyOutcome],
             r = r.model_copy(update={"findings": old + findings.get(r.probe, [])})
         results.append(r)
     return profile.model_copy(update={"verifications": kept + stored, "results": results})
+
+
+def _records(knobs: Sequence[Knob], libraries: Mapping[str, Any]) -> "Registry":
+    """A registry holding only ``knobs`` and ``libraries``: what the joint environment's
+    selection (``advisor.emit.decide``) reads."""
+    from advisor.plugins import Registered, Registry
+
+    return Registry(entries=[Registered("knob", f"{k.library}:{k.name}", k, "") for k in knobs]
+                    + [Registered("library", n, lib, "") for n, lib in libraries.items()])
 
 
 def _without_verdicts(profile: Profile, plugins: Optional[set[str]]) -> Profile:

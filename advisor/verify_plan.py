@@ -59,7 +59,7 @@ class Task:
 
 
 def _alone(res: PluginResult, rec: Recommendation, probes: Mapping[str, Any], facts: Facts,
-           knobs: Sequence[Knob], libraries: Optional[Mapping[str, Any]], against: Baseline,
+           knobs: Sequence[Knob], libraries: Mapping[str, Any], against: Baseline,
            env: Mapping[str, str]) -> Task:
     def settle(verdict: str, note: str) -> Task:
         return Task(res, rec, "alone", "settle", verdict, note)
@@ -103,7 +103,7 @@ def _joint(res: PluginResult, rec: Recommendation, probes: Mapping[str, Any], me
 
 
 def plan_tasks(profile: Profile, probes: Mapping[str, Any], *, facts: Facts,
-               knobs: Sequence[Knob], libraries: Optional[Mapping[str, Any]],
+               knobs: Sequence[Knob], libraries: Mapping[str, Any],
                plugins: Optional[set[str]], against: Baseline, env: Mapping[str, str],
                joint: bool, plan: Optional[JointEnv], plan_error: Optional[str]
                ) -> tuple[list[Task], list[Task]]:

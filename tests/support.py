@@ -51,6 +51,11 @@ def recorded_facts():
                  kernel={"glibc_version": "2.36"})
 
 
+#: The built-in library records (``advisor.libraries.builtin_libraries``), for calls that
+#: take the registry's ``libraries`` in tests without a plugin registry.
+BUILTIN_LIBRARIES = __import__("advisor.libraries", fromlist=["x"]).builtin_libraries()
+
+
 def recorded_catalogues() -> dict:
     """The libraries' own lists as recorded (``advisor.lint`` catalogues), never this host's."""
     from advisor import lint as L

@@ -72,10 +72,13 @@ def _baseline(names: Iterable[str], against: str, environ: Mapping[str, str]) ->
     return {n: (environ.get(n) if against == "env" else None) for n in names}
 
 
-def from_profile(profile, *, against: str, environ: Optional[Mapping[str, str]] = None,
+def from_profile(profile, registry, *, against: str,
+                 environ: Optional[Mapping[str, str]] = None,
                  plugins: Optional[set[str]] = None) -> Arms:
     """The arms for a profile's emitted environment.
 
+    :param registry: the plugin registry (``advisor.plugins.Registry``): its knobs and library
+        records decide which settings emit writes (``advisor.joint.joint_environment``).
     :param against: ``defaults`` or ``env``.
     :param plugins: only these probes' or plugins' settings (None: every plugin's).
     :raises BadInputError: the settings cannot be emitted together (the message names them), or
@@ -90,7 +93,7 @@ def from_profile(profile, *, against: str, environ: Optional[Mapping[str, str]] 
         profile = profile.model_copy(update={"results": [
             r for r in profile.results if r.probe in plugins or r.plugin in plugins]})
     try:
-        joint = joint_environment(profile, against=Baseline(against), environ=env)
+        joint = joint_environment(profile, registry, against=Baseline(against), environ=env)
     except AdvisorError as exc:
         raise BadInputError(f"the profile's settings cannot be emitted together: {exc}") from None
     advised = {n: v for n, v in joint.advised.items() if v is not None}

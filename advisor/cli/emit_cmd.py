@@ -45,7 +45,7 @@ def emit(
     here = start_step(detect_fingerprint_facts, name="advisor-detect")
     # Every plugin is loaded even for a core format: a setting is emitted only when a
     # registered knob declares it, and the knobs' version ranges decide which settings the
-    # recorded library versions read (advisor.emit.common.drop_reason).
+    # recorded library versions read (advisor.libraries.reads.drop_reason).
     cfg = common.load_config()  # [plugins], and below the pins and exclusions emit applies
     reg = collect(common.plugin_manager(cfg))
     if list_:
@@ -64,8 +64,8 @@ def emit(
     if json_:
         raise BadInputError("--json goes with --list (the formats as JSON); an emitted file is "
                             "chosen with --format json")
-    from advisor.emit import EmitOptions, left_out_notes, render
-    from advisor.facts.compare import machine_mismatch
+    from advisor.emit import left_out_notes, plan, write
+    from advisor.specs.selection import EmitOptions
 
     prof = common.load(profile)
     if output is not None:
@@ -76,29 +76,19 @@ def emit(
         if same:
             raise BadInputError(f"{output}: is the profile being read; --output must name "
                                 "another file")
-    diffs = machine_mismatch(prof, here(None), reg.libraries)
-    if diffs:
-        if strict:
-            raise BadInputError(f"{common.profile_path(profile)}: profile is for another "
-                                "machine: " + "; ".join(diffs))
-        for d in diffs:
-            warn(f"profile from another machine: {d}")
     common.check_profile_plugins(prof, plugin)
-    from advisor.config.apply import apply_config, knob_entries
-
-    applied = apply_config(prof, cfg, knob_entries(reg), reg.libraries)  # docs/config.md
-    prof = applied.profile
-    for note in applied.notes:
-        err(f"note: {note}")
+    label = str(common.profile_path(profile))
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
-                       plugins=frozenset(plugin) if plugin else None, knobs=tuple(reg.knobs),
-                       libraries=reg.libraries, left_out=applied.left_out)
-    text = render(prof, format, reg.emitters, opts, label=str(common.profile_path(profile)))
+                       plugins=frozenset(plugin) if plugin else None, refuse_undeclared=True)
+    planned = plan(prof, reg, cfg, here(None), fmt=format, options=opts, label=label,
+                   strict=strict, say=lambda level, line: warn(line) if level == "warning"
+                   else err(f"note: {line}"))
+    text = write(planned.emitter, planned.selection, label=label)
     if output is not None:
         from advisor.save import atomic_write_text, check_writable
 
         check_writable(output)  # before the notes: a file that cannot be written is the news
-    for level, line in left_out_notes(prof, opts, format, reg.emitters[format].kinds):
+    for level, line in left_out_notes(planned.selection, planned.emitter.kinds):
         if level == "warning":
             warn(line)
         else:

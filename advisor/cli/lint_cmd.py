@@ -49,7 +49,8 @@ def lint(
     if env:
         entries.extend(L.live_env_entries())
     findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs,
-                              catalogues=L.installed_catalogues(facts, reg.libraries),
+                              catalogues=L.installed_catalogues(facts,
+                                                                libraries=reg.libraries),
                               probes=reg.probes, libraries=reg.libraries,
                               issues=[i for i in reg.issues if not plugin or i.plugin in plugin])
     out(L.format_json(findings) if json_ else L.format_text(findings))

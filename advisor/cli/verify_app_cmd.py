@@ -61,7 +61,8 @@ def run_app(*, command: List[str], profile: Optional[Path], plugin: Optional[Lis
         reg = common.load_registry(None, None)
         arms = from_env_file(env_file, against=baseline, emitters=reg.emitters)
     else:
-        arms = from_profile(prof, against=baseline, plugins=set(plugin) if plugin else None)
+        arms = from_profile(prof, common.load_registry(None, None), against=baseline,
+                            plugins=set(plugin) if plugin else None)
     if path is not None:
         from advisor.save import check_writable
 

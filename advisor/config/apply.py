@@ -18,7 +18,7 @@ before ``advisor emit`` renders it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from advisor.errors import BadInputError
 
@@ -41,7 +41,7 @@ class Applied:
 
     profile: "Profile"
     notes: tuple[str, ...] = ()
-    #: ``advisor.emit.common.LeftOut`` entries (cause ``"scope"``) of the settings an exclusion
+    #: ``advisor.specs.selection.LeftOut`` entries (cause ``"scope"``) of the settings an exclusion
     #: or the accepted list removed, for the formats' left-out comment (``EmitOptions.left_out``)
     left_out: tuple = ()
 
@@ -80,7 +80,7 @@ def find_knob(name: str, library: Optional[str], knobs: Sequence[tuple[str, "Kno
 
 
 def apply_config(profile: "Profile", config: "Config", knobs: Sequence[tuple[str, "Knob"]],
-                 libraries: Optional[Any] = None) -> Applied:
+                 libraries: Mapping[str, Any]) -> Applied:
     """The profile ``advisor emit`` renders under ``config`` (see the module docstring).
 
     :param knobs: ``(plugin, Knob)`` of every loaded knob record (``Registry.entries``).
@@ -98,7 +98,7 @@ def apply_config(profile: "Profile", config: "Config", knobs: Sequence[tuple[str
         notes.append(f"{config.where(('recommendations', 'accept'))}: accepted {ref} is not a "
                      "recommendation of this profile")
     new_settings = pinned_settings(config, knobs, libraries, profile.facts)
-    from advisor.emit.common import LeftOut
+    from advisor.specs.selection import LeftOut
 
     results = []
     removed: list = []
@@ -172,7 +172,7 @@ def knob_entries(registry: Any) -> list[tuple[str, "Knob"]]:
 
 
 def pinned_settings(config: "Config", knobs: Sequence[tuple[str, "Knob"]],
-                    libraries: Optional[Any] = None,
+                    libraries: Mapping[str, Any],
                     facts: Optional[Any] = None) -> dict[str, tuple[Any, str, str]]:
     """The settings the pins of ``config`` stand for: name -> ``(Setting, title, plugin)``.
     Also run by ``advisor config set`` / ``edit`` on the file being changed, so a pin emit
@@ -182,8 +182,8 @@ def pinned_settings(config: "Config", knobs: Sequence[tuple[str, "Knob"]],
     :raises BadInputError: a pin of an excluded name, of a name no knob declares, or a value
         the knob's library cannot read (names the scope file and line).
     """
-    from advisor.emit import value_problem
-    from advisor.emit.common import library_version
+    from advisor.libraries import version_of
+    from advisor.libraries.reads import value_problem
     from advisor.models import Setting
 
     cfg = config.model
@@ -198,7 +198,7 @@ def pinned_settings(config: "Config", knobs: Sequence[tuple[str, "Knob"]],
                                 f"{name} = false)")
         value, library, reason = pin_value(pin)
         plugin, knob = find_knob(name, library, knobs, where)
-        version = library_version(facts, knob.library, libraries) if facts is not None else None
+        version = version_of(facts, knob.library, libraries) if facts is not None else None
         s = Setting(library=knob.library, flavour=knob.flavour, name=name, value=value,
                     type=knob.type,
                     unit=knob.unit, default=knob.default_for(version), kind=knob.kind,
@@ -212,7 +212,7 @@ def pinned_settings(config: "Config", knobs: Sequence[tuple[str, "Knob"]],
 
 
 def check_scope_pins(scope: Any, knobs: Sequence[tuple[str, "Knob"]],
-                     libraries: Optional[Any] = None) -> None:
+                     libraries: Mapping[str, Any]) -> None:
     """Refuse the pins of one scope file (``advisor.config.scopes.Scope``) that emit would
     refuse (:func:`pinned_settings`); ``advisor config set`` / ``edit`` call it before writing.
 

@@ -6,7 +6,7 @@ CLI renders them as text or JSON.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from advisor.errors import BadInputError
 
@@ -75,7 +75,7 @@ class Explanation:
 
 
 def _text(v: Any) -> str:
-    from advisor.formats.common import value_string_of
+    from advisor.specs.writing import value_string_of
 
     return value_string_of(v)
 
@@ -152,7 +152,7 @@ def _advice_rows(name: str, profile: "Profile") -> list[AdviceRow]:
 
 def explain(name: str, profile: "Profile", applied: "Profile", config: "Config",
             knobs: Sequence[tuple[str, "Knob"]] = (), *, include_defaults: bool = False,
-            libraries: Optional[Any] = None) -> Explanation:
+            libraries: Mapping[str, Any]) -> Explanation:
     """Explain setting ``name``.
 
     :param profile: the profile as recorded (its advice and verifications are shown).
@@ -163,7 +163,7 @@ def explain(name: str, profile: "Profile", applied: "Profile", config: "Config",
     """
     import difflib
 
-    from advisor.emit.common import drop_reason
+    from advisor.libraries.reads import drop_reason
 
     advice = _advice_rows(name, profile)
     refs = {f"{a.probe}:{a.recommendation}" for a in advice}

@@ -14,8 +14,9 @@ the machines the profile is for.
 
 ``advisor emit`` leaves a vetoed recommendation's settings out and names them, with the
 verdict's date and figures, in the left-out block (cause ``"verdict"`` of
-``advisor.emit.common.LeftOut``); ``--all`` (``EmitOptions.include_defaults``) writes them, each
-with a comment naming the verdict (``advisor.formats.common.Source.veto``).  Pure.
+``advisor.specs.selection.LeftOut``, decided by ``advisor.emit.decide``); ``--all``
+(``EmitOptions.include_defaults``) writes them, each with a comment naming the verdict
+(``advisor.specs.selection.Source.veto``).  Pure.
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.emit.common import LeftOut
     from advisor.models import Profile, Verification
 
 #: Appended to a joint verdict's key (``advisor.joint.JOINT_SUFFIX``, repeated here: emit sits
@@ -103,36 +102,4 @@ def vetoes(profile: "Profile") -> dict[tuple[str, str], Veto]:
     return out
 
 
-def veto_drops(profile: "Profile", options: "EmitOptions") -> list["LeftOut"]:
-    """The selected settings (every kind, defaults included, by ``options.plugins``) of vetoed
-    recommendations, as ``LeftOut`` entries of cause ``"verdict"`` (why: the verdict and
-    ``--all writes it``), in profile order; none with ``options.include_defaults`` (``--all``
-    writes them)."""
-    from advisor.emit.common import LeftOut
-    from advisor.plugins import SETTING_KINDS
-
-    found = vetoes(profile)
-    if not found or options.include_defaults:
-        return []
-    plugins = set(options.plugins) if options.plugins is not None else None
-    return [LeftOut(res.probe, rec.id, s, "verdict",
-                    f"{found[(res.probe, rec.id)].why}; --all writes it")
-            for res, rec, s in profile.settings(kinds=SETTING_KINDS, include_defaults=True,
-                                                plugins=plugins)
-            if (res.probe, rec.id) in found]
-
-
-def without_vetoed(profile: "Profile", options: "EmitOptions") -> "Profile":
-    """A copy of ``profile`` without the vetoed recommendations' settings (unless
-    ``options.include_defaults``), so a third-party format never writes refuted advice; the
-    same profile when nothing is vetoed."""
-    found = vetoes(profile)
-    if not found or options.include_defaults:
-        return profile
-    results = [res.model_copy(update={"recommendations": [
-        rec.model_copy(update={"settings": []}) if (res.probe, rec.id) in found else rec
-        for rec in res.recommendations]}) for res in profile.results]
-    return profile.model_copy(update={"results": results})
-
-
-__all__ = ["Veto", "vetoes", "veto_drops", "verdict_phrase", "without_vetoed", "JOINT_SUFFIX"]
+__all__ = ["Veto", "vetoes", "verdict_phrase", "JOINT_SUFFIX"]

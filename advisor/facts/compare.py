@@ -7,7 +7,7 @@ elsewhere (``advisor.facts.detect`` / ``detect_fingerprint_facts``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Mapping
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.libraries import Library
@@ -30,7 +30,7 @@ def _fingerprint_differences(a: "Facts", b: "Facts") -> list[tuple]:
 
 
 def machine_mismatch(profile: "Profile", current: "Facts",
-                     libraries: Optional[Mapping[str, "Library"]] = None) -> list[str]:
+                     libraries: Mapping[str, "Library"]) -> list[str]:
     """How the machine ``profile`` was made on differs from ``current``; one line per difference.
 
     Compared: the fingerprint (hardware, kernel, MPI): its line names every fingerprinted fact
@@ -43,13 +43,13 @@ def machine_mismatch(profile: "Profile", current: "Facts",
     container whose seccomp filter blocks ``process_vm_readv``).  A fact unknown on either side
     is not a difference, except the fingerprint.
 
-    :param libraries: library records (``Registry.libraries``) that say which version of a
-        library the facts record; None: the built-in records.
+    :param libraries: library records (``Registry.libraries``, plugin-registered ones included)
+        that say which version of a library the facts record.
     :return: empty when nothing differs.
     """
-    from advisor.libraries import builtin_libraries, version_of
+    from advisor.libraries import version_of
 
-    libs_known = builtin_libraries() if libraries is None else libraries
+    libs_known = libraries
 
     from advisor.facts import fast_detection_sees_mpi
     from advisor.models import MpiFacts

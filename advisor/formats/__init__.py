@@ -10,15 +10,18 @@
 - :mod:`~advisor.formats.toml`, :mod:`~advisor.formats.json`: the selected settings as data;
 - :mod:`~advisor.formats.cxx` (``cxx-header``), :mod:`~advisor.formats.cupy` (``cupy``):
   config-kind settings as the snippet their consumer reads (write-only);
-- :mod:`~advisor.formats.common` (selecting, validating, merging), :mod:`~advisor.formats.quoting`
-  (quoting per language, what module tools mangle), :mod:`~advisor.formats.names` (names never
-  emitted, declared names), :mod:`~advisor.formats.entry` (``EnvEntry``),
+- :mod:`~advisor.specs.writing` (selecting, validating, merging), :mod:`~advisor.formats.quoting`
+  (quoting per language, what module tools mangle), :mod:`~advisor.specs.names` (names never
+  emitted, declared names), :mod:`~advisor.specs.entry` (``EnvEntry``),
   :mod:`~advisor.formats.shellread` and :mod:`~advisor.formats.launch` (reading shell files and
   launch lines), :mod:`~advisor.formats.structured` (the toml/json document).
 
-Each format module has ``render`` and, unless write-only, ``parse``, and names itself: ``NAME``, ``DESCRIPTION``, ``EXTENSION`` and optionally
-``ALIASES``, ``KINDS`` (the setting kinds it writes; default ``("env",)``) and ``LIBRARIES``
-(PEP 503 names of the only libraries whose settings it writes; default: any).  ``advisor.emit.builtin`` registers them through the emitter hook, as a third party
+Each format module has ``render(selection)`` and, unless write-only, ``parse``, and names
+itself: ``NAME``, ``DESCRIPTION``, ``EXTENSION`` and optionally ``ALIASES``, ``KINDS`` (the
+setting kinds it writes; default ``("env",)``), ``LIBRARIES`` (PEP 503 names of the only
+libraries whose settings it writes; default: any), and, for ``advisor lint --format auto``,
+``SUFFIXES`` (the file suffixes that are this format) and ``sniff(text) -> bool`` (the file's
+shape is this format's).  ``advisor.emit.builtin`` registers them through the emitter hook, as a third party
 would.
 """
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Optional
 
 #: The built-in format modules, in the order ``advisor emit --list`` shows them.
 BUILTIN = ("sh", "csh", "fish", "lmod", "tcl", "spack", "spack-modules", "easybuild",
@@ -67,3 +71,42 @@ def writers_of(setting) -> list[str]:
         if setting.kind in kinds_of(mod) and (libs is None or lib in libs):
             out.append(mod.NAME)
     return out
+
+
+#: The formats whose shape decides over a file's suffix (the deployment files share suffixes
+#: with other formats), in the order their ``sniff`` is tried.
+SNIFF_BEFORE_SUFFIX = ("spack-modules", "easybuild-hooks", "reframe")
+#: The formats whose ``sniff`` is tried when no suffix decided, in this order.
+SNIFF_AFTER_SUFFIX = ("tcl", "spack", "easybuild", "json", "lmod", "toml")
+
+
+def _by_name() -> dict[str, ModuleType]:
+    return {mod.NAME: mod for mod in builtin_modules()}
+
+
+def _detected(mod: ModuleType) -> str:
+    return getattr(mod, "DETECTED_AS", mod.NAME)
+
+
+def _sniffed(text: str, names: tuple[str, ...]) -> Optional[str]:
+    mods = _by_name()
+    return next((_detected(mods[n]) for n in names if mods[n].sniff(text)), None)
+
+
+def sniff_shape(text: str) -> Optional[str]:
+    """The built-in format whose file shape ``text`` has, among those whose shape decides over
+    the suffix (:data:`SNIFF_BEFORE_SUFFIX`); None when none."""
+    return _sniffed(text, SNIFF_BEFORE_SUFFIX)
+
+
+def by_suffix(suffix: str) -> Optional[str]:
+    """The built-in format a file suffix (``.csh``, lower case) names (the modules'
+    ``SUFFIXES``); None when none."""
+    return next((_detected(mod) for mod in builtin_modules()
+                 if suffix in getattr(mod, "SUFFIXES", ())), None)
+
+
+def sniff_content(text: str) -> Optional[str]:
+    """The built-in format ``text`` reads as when no suffix decided
+    (:data:`SNIFF_AFTER_SUFFIX`); None when none."""
+    return _sniffed(text, SNIFF_AFTER_SUFFIX)

@@ -8,18 +8,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from advisor.formats.common import EnvItem, item_file
-from advisor.formats.entry import EnvEntry
+from advisor.specs.writing import EnvItem, item_file
+from advisor.specs.entry import EnvEntry
 from advisor.formats.quoting import csh_quote
 from advisor.formats.shellread import parse_shell
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "csh"
 DESCRIPTION = "csh / tcsh to source"
 EXTENSION = "csh"
+
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".csh", ".tcsh")
 
 
 def _item(item: EnvItem) -> list[str]:
@@ -40,9 +42,9 @@ def _item(item: EnvItem) -> list[str]:
     ]
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """csh / tcsh to be sourced."""
-    return item_file(profile, options, _item, fmt=NAME)
+    return item_file(sel, _item, fmt=NAME)
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

@@ -15,11 +15,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from advisor.errors import EmitError
-from advisor.formats.common import header_lines, left_out_comment, sources
+from advisor.specs.writing import header_lines, left_out_comment
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "cupy"
 DESCRIPTION = "Python snippet applying the CuPy pool settings (advisor.runtime)"
@@ -28,25 +27,24 @@ KINDS = ("env", "config")
 LIBRARIES = ("cupy",)
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """The snippet (see the module docstring).
 
-    :raises EmitError: no CuPy setting selected (``advisor.emit.common.nothing_to_write``); a
+    :raises EmitError: no CuPy setting selected (``Selection.nothing_to_write``); a
         pool name or limit CuPy cannot take (``plan_from_settings``), naming the setting.
     """
-    from advisor.emit.common import nothing_to_write
     from advisor.errors import BadInputError
     from advisor.runtime import plan_from_settings
 
-    srcs = [s for s in sources(profile, options, KINDS) if s.setting.library in LIBRARIES]
+    srcs = [s for s in sel.sources(KINDS) if s.setting.library in LIBRARIES]
     try:
         plan = plan_from_settings((f"{s.probe}:{s.recommendation}", s.setting) for s in srcs)
     except BadInputError as exc:
         raise EmitError(str(exc)) from None
     if plan.empty:
-        raise EmitError(nothing_to_write(profile, options, KINDS, NAME, LIBRARIES))
-    lines = [f"# {line}" for line in header_lines(profile)]
-    lines += left_out_comment(profile, options, KINDS, "#", fmt=NAME, libraries=LIBRARIES)
+        raise EmitError(sel.nothing_to_write(KINDS, NAME, LIBRARIES))
+    lines = [f"# {line}" for line in header_lines(sel.profile)]
+    lines += left_out_comment(sel, KINDS, "#", fmt=NAME, libraries=LIBRARIES)
     srcs_text = ", ".join(f"{k!r}: {v!r}" for k, v in sorted(plan.sources.items()))
     lines += [
         "from advisor.runtime import CupyPlan, apply_cupy_plan",

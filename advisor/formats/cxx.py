@@ -33,13 +33,12 @@ from typing import TYPE_CHECKING
 from packaging.utils import canonicalize_name
 
 from advisor.errors import EmitError
-from advisor.formats.common import (check_value, describe, first_sentence, header_lines,
-                                    left_out_comment, one_line, sources, value_string)
+from advisor.specs.writing import (check_value, describe, first_sentence, header_lines,
+                                    left_out_comment, one_line, value_string)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.formats.common import Source
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
+    from advisor.specs.selection import Source
 
 NAME = "cxx-header"
 DESCRIPTION = "C++17 header: Umpire pool arguments and the host pool's settings (config kind)"
@@ -109,18 +108,16 @@ def _declaration(src: "Source", ident: str) -> tuple[str, bool]:
     return f"inline constexpr const char* {ident} = {c_string(str(v))};", False
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """The header (see the module docstring), namespaces in name order.
 
-    :raises EmitError: nothing to write (``advisor.emit.common.nothing_to_write``), a name
+    :raises EmitError: nothing to write (``Selection.nothing_to_write``), a name
         that is no C++ identifier, a value with no literal form.
     """
-    from advisor.emit.common import nothing_to_write
-
-    srcs = [s for s in sources(profile, options, KINDS)
+    srcs = [s for s in sel.sources(KINDS)
             if canonicalize_name(s.setting.library) in LIBRARIES]
     if not srcs:
-        raise EmitError(nothing_to_write(profile, options, KINDS, NAME, LIBRARIES))
+        raise EmitError(sel.nothing_to_write(KINDS, NAME, LIBRARIES))
     groups: dict[tuple[str, ...], list[tuple[str, "Source"]]] = {}
     seen: dict[tuple[str, ...], str] = {}
     for src in srcs:
@@ -133,8 +130,8 @@ def render(profile: "Profile", options: "EmitOptions") -> str:
             continue
         seen[key] = repr(src.setting.value)
         groups.setdefault(tuple(parts[:-1]), []).append((parts[-1], src))
-    lines = [f"// {line}" for line in header_lines(profile)]
-    lines += left_out_comment(profile, options, KINDS, "//", fmt=NAME, libraries=LIBRARIES)
+    lines = [f"// {line}" for line in header_lines(sel.profile)]
+    lines += left_out_comment(sel, KINDS, "//", fmt=NAME, libraries=LIBRARIES)
     body, mman = [], False
     for ns in sorted(groups):
         body += ["", f"namespace hpc_advisor::{'::'.join(ns)} {{"]
@@ -142,7 +139,7 @@ def render(profile: "Profile", options: "EmitOptions") -> str:
         for ident, src in sorted(groups[ns], key=lambda x: x[0]):
             why = one_line(f"// {src.probe}/{src.recommendation}: "
                            f"{first_sentence(src.rationale)}")
-            if options.comments and why != said:  # once per recommendation in a row
+            if sel.comments and why != said:  # once per recommendation in a row
                 body.append(why)
                 said = why
             decl, needs = _declaration(src, ident)

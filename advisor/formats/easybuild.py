@@ -37,18 +37,25 @@ import re
 from typing import TYPE_CHECKING
 
 from advisor.errors import BadInputError
-from advisor.formats.common import (env_items, header_lines, left_out_comment, one_line,
+from advisor.specs.writing import (env_items, header_lines, left_out_comment, one_line,
                                     refuse_unsafe)
-from advisor.formats.entry import EnvEntry, literal_dict_entries, unreadable
+from advisor.specs.entry import EnvEntry, literal_dict_entries, unreadable
 from advisor.formats.quoting import python_quote
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "easybuild"
 DESCRIPTION = "EasyBuild easyconfig modextravars"
 EXTENSION = "eb"
+
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".eb",)
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is an easyconfig setting ``modextravars``."""
+    return re.search(r"^modextravars\s*=", text, re.M) is not None
 
 
 #: A ``$`` that EasyBuild (``$NAME``, ``${NAME}``, ``$$``) or Tcl (``$name``, ``${name}``,
@@ -77,15 +84,15 @@ def easybuild_unsafe(value: str) -> str | None:
     return None
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """An easyconfig fragment ``modextravars = {...}`` (see the module docstring).
 
     :raises EmitError: a value EasyBuild would not carry into its modules unchanged
         (``easybuild_unsafe``), naming the setting and the reason.
     """
-    lines = [f"# {line}" for line in header_lines(profile)]
-    lines += left_out_comment(profile, options, ("env",), "#", fmt=NAME)
-    items = env_items(profile, options)
+    lines = [f"# {line}" for line in header_lines(sel.profile)]
+    lines += left_out_comment(sel, ("env",), "#", fmt=NAME)
+    items = env_items(sel)
     refuse_unsafe(items, easybuild_unsafe, "use another format (lmod, tcl) for this value")
     if not items:
         lines.append("modextravars = {}")

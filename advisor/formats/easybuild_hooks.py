@@ -25,37 +25,45 @@ its modules unchanged are refused as in the ``easybuild`` format
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
+from typing import TYPE_CHECKING, Any, Mapping
 
-from advisor.formats.common import (EnvItem, env_items, header_lines, left_out_comment, one_line,
+from advisor.specs.writing import (EnvItem, env_items, header_lines, left_out_comment, one_line,
                                     refuse_unsafe)
 from advisor.formats.easybuild import easybuild_unsafe
-from advisor.formats.entry import EnvEntry, literal_dict_entries, python_assignments, unreadable
+from advisor.specs.entry import EnvEntry, literal_dict_entries, python_assignments, unreadable
 from advisor.formats.quoting import python_quote
+from advisor.libraries import builtin_libraries
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "easybuild-hooks"
 DESCRIPTION = "EasyBuild hooks file: parse_hook adds modextravars to matching easyconfigs"
 EXTENSION = "py"
+#: Its shape decides (a ``.py`` file is no format by its suffix).
+SUFFIXES: tuple[str, ...] = ()
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is the hooks file this format writes (``parse_hook`` and
+    ``SETTINGS``)."""
+    return (re.search(r"^def parse_hook\(", text, re.M) is not None
+            and re.search(r"^SETTINGS = \{", text, re.M) is not None)
 
 
 
-def easybuild_names(libraries=None) -> dict[str, str]:
+def easybuild_names(libraries: Mapping[str, Any]) -> dict[str, str]:
     """``Setting.library`` -> easyconfig software name, from the library records
-    (``Library.package("easybuild")``; ``libraries``: ``Registry.libraries``, None: the built-in
-    records).  A library without one is not written by this format."""
-    from advisor.libraries import builtin_libraries
-
-    libs = builtin_libraries() if libraries is None else libraries
-    return {n: lib.package("easybuild") for n, lib in libs.items() if lib.package("easybuild")}
+    (``Library.package("easybuild")``; ``libraries``: ``Registry.libraries``, as
+    ``Selection.libraries``).  A library without one is not written by this format."""
+    return {n: lib.package("easybuild") for n, lib in libraries.items()
+            if lib.package("easybuild")}
 
 
 #: The built-in libraries whose settings are written (``advisor.formats.writers_of``); a
-#: plugin's record with an EasyBuild name is written too (``EmitOptions.libraries``).
-LIBRARIES = tuple(sorted(easybuild_names()))
+#: plugin's record with an EasyBuild name is written too (``Selection.libraries``).
+LIBRARIES = tuple(sorted(easybuild_names(builtin_libraries())))
 
 #: The fixed code of the hook (no profile text in it).
 HOOK = '''
@@ -68,15 +76,15 @@ def parse_hook(ec, *args, **kwargs):
 '''
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """A hooks file (module docstring).
 
     :raises EmitError: a value EasyBuild would not carry unchanged (``easybuild_unsafe``).
     """
-    lines = [f"# {line}" for line in header_lines(profile)]
-    names = easybuild_names(options.libraries)
-    lines += left_out_comment(profile, options, ("env",), fmt=NAME, libraries=tuple(names))
-    items = [i for i in env_items(profile, options)
+    lines = [f"# {line}" for line in header_lines(sel.profile)]
+    names = easybuild_names(sel.libraries)
+    lines += left_out_comment(sel, ("env",), fmt=NAME, libraries=tuple(names))
+    items = [i for i in env_items(sel)
              if any(src.setting.library in names for src in i.sources)]
     refuse_unsafe(items, easybuild_unsafe, "use another format (lmod, tcl) for this value")
     by_name: dict[str, list[EnvItem]] = {}

@@ -8,23 +8,37 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from advisor.formats.entry import EnvEntry
+from advisor.specs.entry import EnvEntry
 from advisor.formats.structured import document, parse_structured
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "json"
 DESCRIPTION = "the selected settings as JSON"
 EXTENSION = "json"
+
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".json",)
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is a JSON document (an object or array that parses)."""
+    head = text.lstrip()
+    if not head.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 #: config settings too (library arguments set in code or a configuration file)
 KINDS = ("env", "config")
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """JSON (RFC 8259), two-space indented, UTF-8 text (non-ASCII kept literal)."""
-    return json.dumps(document(profile, options, NAME), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(document(sel, NAME), indent=2, ensure_ascii=False) + "\n"
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from typing import Optional, Sequence
 
-from advisor.formats.entry import NAME_RE
+from advisor.specs.entry import NAME_RE
 
 Pair = tuple[str, Optional[str]]
 

@@ -21,17 +21,25 @@ import shlex
 from typing import TYPE_CHECKING, Iterable, Optional
 
 from advisor.errors import EmitError
-from advisor.formats.common import EnvItem, env_items, item_file, refuse_unsafe
-from advisor.formats.entry import NAME_RE, EnvEntry, unreadable
+from advisor.specs.writing import EnvItem, env_items, item_file, refuse_unsafe
+from advisor.specs.entry import NAME_RE, EnvEntry, unreadable
 from advisor.formats.quoting import lua_quote, module_unsafe
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "lmod"
 DESCRIPTION = "Lmod modulefile (Lua)"
 EXTENSION = "lua"
+
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".lua",)
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` reads as an Lmod modulefile (a ``setenv(``, ``pushenv(``,
+    ``append_path(`` or ``prepend_path(`` call)."""
+    return re.search(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\(", text, re.M) is not None
 
 #: what the module tools cannot carry: the advice given with the refusal
 MODULE_ADVICE = "a module tool cannot pass it to every shell unchanged; use the env, csh or " \
@@ -45,19 +53,17 @@ def _item(item: EnvItem) -> list[str]:
             f"{lua_quote(item.separator)})"]
 
 
-def module_items(profile: "Profile", options: "EmitOptions", fmt: str) -> list[EnvItem]:
+def module_items(sel: "Selection", fmt: str) -> list[EnvItem]:
     """``env_items`` for a modulefile: refused when a module tool would mangle a value, and
     when there is none (an empty module loads and does nothing: an error, not a success).
 
     :raises EmitError: a mangled value (``module_unsafe``), or nothing to write, with why
-        (``advisor.emit.common.nothing_to_write``).
+        (``Selection.nothing_to_write``).
     """
-    from advisor.emit.common import nothing_to_write
-
-    items = env_items(profile, options)
+    items = env_items(sel)
     refuse_unsafe(items, module_unsafe, MODULE_ADVICE)
     if not items:
-        raise EmitError(nothing_to_write(profile, options, ("env",), fmt))
+        raise EmitError(sel.nothing_to_write(("env",), fmt))
     return items
 
 
@@ -72,7 +78,7 @@ def long_bracket(lines: list[str]) -> str:
     return f"[{eq}[\n{text}\n]{eq}]"
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """An Lmod modulefile (``NAME.lua`` in a directory on ``MODULEPATH``) with ``help``,
     ``whatis`` and ``family`` (:mod:`advisor.formats.modhelp`).
 
@@ -81,11 +87,11 @@ def render(profile: "Profile", options: "EmitOptions") -> str:
     """
     from advisor.formats.modhelp import FAMILY, help_lines, whatis_lines
 
-    items = module_items(profile, options, NAME)
-    pre = ["", f"help({long_bracket(help_lines(profile, options, items, NAME))})", ""]
-    pre += [f"whatis({lua_quote(line)})" for line in whatis_lines(profile, items)]
+    items = module_items(sel, NAME)
+    pre = ["", f"help({long_bracket(help_lines(sel, items, NAME))})", ""]
+    pre += [f"whatis({lua_quote(line)})" for line in whatis_lines(sel.profile, items)]
     pre.append(f"family({lua_quote(FAMILY)})")
-    return item_file(profile, options, _item, marker="--", preamble=pre, fmt=NAME, items=items)
+    return item_file(sel, _item, marker="--", preamble=pre, fmt=NAME, items=items)
 
 
 _LMOD = re.compile(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\((.*)\)\s*;?\s*(?:--.*)?$",

@@ -16,7 +16,7 @@ the ``lmod`` and ``tcl`` formats.
   automatically (``LMOD_AUTO_SWAP``, on by default; Lmod documentation "Lua Modulefile
   Functions": ``family``); Environment Modules >= 5.1 has ``family`` too (modulefile(5)).
 
-Every line is :func:`advisor.formats.common.one_line` text: no control characters, no braces
+Every line is :func:`advisor.specs.writing.one_line` text: no control characters, no braces
 or backslashes (Tcl counts braces inside the ``ModulesHelp`` body), so profile text is data in
 either language, never code.
 """
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from advisor.formats.common import EnvItem, first_sentence, left_out_entries, one_line
+from advisor.specs.writing import EnvItem, first_sentence, left_out_entries, one_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
+    from advisor.specs.selection import Selection
     from advisor.models import Profile
 
 #: The module family of every hpc-advisor module.  Environment Modules 5.2 accepts only
@@ -57,9 +57,10 @@ def whatis_lines(profile: "Profile", items: Sequence[EnvItem]) -> list[str]:
     ]
 
 
-def help_lines(profile: "Profile", options: "EmitOptions", items: Sequence[EnvItem],
+def help_lines(sel: "Selection", items: Sequence[EnvItem],
                fmt: str) -> list[str]:
     """The help text, one line per element (see the module docstring)."""
+    profile = sel.profile
     recs = {(res.probe, rec.id): rec for res in profile.results for rec in res.recommendations}
     lines = [one_line(f"Runtime settings measured by hpc-advisor on {machine_line(profile)}; "
                       f"profile made {profile.provenance.created}."), "",
@@ -67,7 +68,7 @@ def help_lines(profile: "Profile", options: "EmitOptions", items: Sequence[EnvIt
     for item in items:
         lines.append("  " + one_line(f"{item.name}={item.value}"))
         seen = set()
-        for src in item.sources if options.comments else ():  # --no-comments: no rationale
+        for src in item.sources if sel.comments else ():  # --no-comments: no rationale
             if (src.probe, src.recommendation) in seen:
                 continue
             seen.add((src.probe, src.recommendation))
@@ -76,7 +77,7 @@ def help_lines(profile: "Profile", options: "EmitOptions", items: Sequence[EnvIt
             conf = rec.confidence if rec is not None else "unknown"
             lines.append("    " + one_line(f"why: {first_sentence(src.rationale)} ({src.probe}/{src.recommendation};"
                                   f" confidence {conf}; evidence: {ev})"))
-    left = left_out_entries(profile, options, ("env",), fmt=fmt)
+    left = left_out_entries(sel, ("env",), fmt=fmt)
     if left:
         lines += ["", "Not set by this module:"]
         lines += ["  " + one_line(f"{name}={value} ({why})") for name, value, why in left]

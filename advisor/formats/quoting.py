@@ -1,7 +1,7 @@
 """Quoting and escaping shared by the output formats: one function per target language, each
 writing ``text`` as one literal word or string that its reader gives back unchanged.
 
-Control characters never reach these functions (``advisor.formats.common.check_value`` refuses
+Control characters never reach these functions (``advisor.specs.writing.check_value`` refuses
 them first).  Round trips are tested in tests/formats (each format's own parser) and by the real
 consumers in tests/emit (bash, dash, zsh, tcsh, fish, Lmod, Environment Modules).
 """

@@ -39,19 +39,28 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Optional
 
-from advisor.formats.common import (env_items, header_lines, left_out_comment, one_line,
+from advisor.specs.writing import (env_items, header_lines, left_out_comment, one_line,
                                     refuse_unsafe)
-from advisor.formats.entry import (EnvEntry, entry_or_problem, is_scalar, python_assignments,
+from advisor.specs.entry import (EnvEntry, entry_or_problem, is_scalar, python_assignments,
                                    scalar_text, unreadable)
 from advisor.formats.quoting import python_quote
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile, Verification
+    from advisor.specs.selection import Selection
+    from advisor.models import Verification
 
 NAME = "reframe"
 DESCRIPTION = "ReFrame partition env_vars and performance reference (Python snippet)"
 EXTENSION = "py"
+#: Its shape decides (a ``.py`` file is no format by its suffix).
+SUFFIXES: tuple[str, ...] = ()
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is the snippet this format writes (``env_vars`` and
+    ``reference``)."""
+    return (re.search(r"^env_vars = \[", text, re.M) is not None
+            and re.search(r"^reference = \{", text, re.M) is not None)
 
 #: Values made only of these characters mean the same to a POSIX shell unquoted (no field
 #: splitting, globbing, expansion, quoting or tilde: POSIX.1-2017 XCU 2.2, 2.6).
@@ -89,21 +98,21 @@ def reference_entry(v: "Verification") -> Optional[tuple[float, float, float, st
     return (v.ratio, lower, upper, RATIO_UNIT)
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """The snippet (module docstring).
 
     :raises EmitError: a value the job script's unquoted export would change
         (:func:`reframe_unsafe`).
     """
-    lines = [f"# {line}" for line in header_lines(profile)]
-    lines += left_out_comment(profile, options, ("env",), fmt=NAME)
-    plugins = set(options.plugins) if options.plugins is not None else None
-    items = env_items(profile, options)
+    lines = [f"# {line}" for line in header_lines(sel.profile)]
+    lines += left_out_comment(sel, ("env",), fmt=NAME)
+    plugins = set(sel.options.plugins) if sel.options.plugins is not None else None
+    items = env_items(sel)
     # a reference only for advice this file deploys: a recommendation a scope excluded, one
     # not accepted, or one whose settings are set in code (config kind) expects no gain here
     written = {f"{s.probe}:{s.recommendation}" for i in items for s in i.sources}
     refs, skipped = [], []
-    for v in profile.verifications:
+    for v in sel.profile.verifications:
         if plugins is not None and v.recommendation.split(":", 1)[0] not in plugins:
             continue
         entry = reference_entry(v)

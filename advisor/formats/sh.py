@@ -3,7 +3,7 @@
 Each line only assigns and exports: every value is one single-quoted word, so the shell performs
 no expansion, command substitution or word splitting on it (tested by sourcing the files in bash,
 dash and zsh with hostile values).  A list variable is appended to an existing non-empty value
-with its separator and set when unset or empty (``advisor.formats.common.MERGE_POLICY``).
+with its separator and set when unset or empty (``advisor.specs.writing.MERGE_POLICY``).
 
 ``parse`` reads POSIX sh and Docker/systemd env files (:mod:`advisor.formats.shellread`),
 launch lines of job scripts included.
@@ -13,19 +13,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from advisor.formats.common import EnvItem, item_file
-from advisor.formats.entry import EnvEntry
+from advisor.specs.writing import EnvItem, item_file
+from advisor.specs.entry import EnvEntry
 from advisor.formats.quoting import sh_quote
 from advisor.formats.shellread import parse_shell
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "env"
 ALIASES = ("sh",)
 DESCRIPTION = "POSIX sh to source (sh, dash, bash, ksh, zsh)"
 EXTENSION = "sh"
+
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".env")
+#: The name the detection gives it: the shell it is.
+DETECTED_AS = "sh"
 
 
 def _item(item: EnvItem) -> list[str]:
@@ -37,9 +41,9 @@ def _item(item: EnvItem) -> list[str]:
     return [f'if [ -n "${{{n}-}}" ]; then {n}="${{{n}}}"{sep}{v}; else {n}={v}; fi; export {n}']
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """POSIX sh to be sourced (``. ./advisor.sh``)."""
-    return item_file(profile, options, _item, fmt=NAME)
+    return item_file(sel, _item, fmt=NAME)
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

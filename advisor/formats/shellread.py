@@ -18,7 +18,7 @@ import re
 import shlex
 from typing import Callable, Iterable, Optional
 
-from advisor.formats.entry import NAME_RE, EnvEntry, unreadable
+from advisor.specs.entry import NAME_RE, EnvEntry, unreadable
 from advisor.formats.launch import launch_settings, sbatch_directive
 
 _SH_KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "{", "}", "!", "end", "begin",

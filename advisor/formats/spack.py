@@ -23,20 +23,29 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from advisor.errors import BadInputError
-from advisor.formats.common import EnvItem, env_items, header_lines, left_out_comment
-from advisor.formats.entry import EnvEntry, entry_or_problem, scalar_text, unreadable
+from advisor.specs.writing import EnvItem, env_items, header_lines, left_out_comment
+from advisor.specs.entry import EnvEntry, entry_or_problem, scalar_text, unreadable
 from advisor.formats.quoting import yaml_quote
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "spack"
 DESCRIPTION = "Spack environment env_vars.yaml (include from spack.yaml)"
 EXTENSION = "yaml"
+
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".yaml", ".yml")
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is a Spack environment snippet (a top-level ``spack:`` or
+    ``env_vars:``)."""
+    return re.search(r"^(spack|env_vars):", text, re.M) is not None
 
 #: The only list separator Spack's env_vars ``append_path`` uses (``os.pathsep`` on POSIX).
 SPACK_PATH_SEPARATOR = ":"
@@ -48,11 +57,11 @@ def _spack_appendable(item: EnvItem) -> bool:
     return all(os.path.normpath(part) == part for part in item.value.split(item.separator))
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """A Spack ``env_vars.yaml`` include file (see the module docstring)."""
-    lines = [f"# {line}" for line in header_lines(profile)]
-    lines += left_out_comment(profile, options, ("env",), "#", fmt=NAME)
-    items = env_items(profile, options)
+    lines = [f"# {line}" for line in header_lines(sel.profile)]
+    lines += left_out_comment(sel, ("env",), "#", fmt=NAME)
+    items = env_items(sel)
     sets = [i for i in items if i.separator is None or not _spack_appendable(i)]
     appends = [i for i in items if i.separator is not None and _spack_appendable(i)]
     lines.append("env_vars:")

@@ -41,22 +41,31 @@ block, line numbers from the YAML nodes.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Optional
+import re
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from advisor.errors import BadInputError
-from advisor.formats.common import (EnvItem, env_items, header_lines, left_out_comment,
+from advisor.specs.writing import (EnvItem, env_items, header_lines, left_out_comment,
                                     refuse_unsafe)
-from advisor.formats.entry import EnvEntry, entry_or_problem, scalar_text, unreadable
+from advisor.specs.entry import EnvEntry, entry_or_problem, scalar_text, unreadable
 from advisor.formats.quoting import yaml_quote
 from advisor.formats.spack import SPACK_PATH_SEPARATOR, _spack_appendable, yaml_child, yaml_root
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "spack-modules"
 DESCRIPTION = "Spack modules.yaml: settings in the module environment of their package"
 EXTENSION = "yaml"
+#: Its shape decides over the suffix, which it shares with ``spack``.
+SUFFIXES: tuple[str, ...] = ()
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is a Spack ``modules.yaml`` (a top-level ``modules:``, and no
+    ``spack:`` or ``env_vars:``)."""
+    return (re.search(r"^modules:", text, re.M) is not None
+            and re.search(r"^(spack|env_vars):", text, re.M) is None)
 
 #: The module set written (Spack's default set is named ``default``: ``spack config get
 #: modules`` of a fresh Spack).
@@ -69,13 +78,11 @@ _UNSAFE = {'"': "a double quote", "\\": "a backslash", "$": "'$'", "[": "'['", "
            "{": "'{'", "}": "'}'"}
 
 
-def spack_package(library: str, libraries=None) -> str:
+def spack_package(library: str, libraries: Mapping[str, Any]) -> str:
     """The Spack package (or ``all``) whose modules get a setting of ``library``: its record's
-    ``package("spack")`` (``libraries``: ``Registry.libraries``; None: the built-in records),
+    ``package("spack")`` (``libraries``: ``Registry.libraries``, as ``Selection.libraries``),
     else the library name."""
-    from advisor.libraries import builtin_libraries
-
-    lib = (builtin_libraries() if libraries is None else libraries).get(library)
+    lib = libraries.get(library)
     return (lib.package("spack") if lib is not None else None) or library
 
 
@@ -88,22 +95,22 @@ def spack_unsafe(value: str) -> Optional[str]:
     return None
 
 
-def _packages(item: EnvItem, libraries=None) -> list[str]:
+def _packages(item: EnvItem, libraries: Mapping[str, Any]) -> list[str]:
     return sorted({spack_package(src.setting.library, libraries) for src in item.sources})
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """A ``modules.yaml`` with one ``environment`` block per package (module docstring).
 
     :raises EmitError: a value Spack would not carry unchanged (:func:`spack_unsafe`).
     """
-    lines = [f"# {line}" for line in header_lines(profile)]
-    lines += left_out_comment(profile, options, ("env",), fmt=NAME)
-    items = env_items(profile, options)
+    lines = [f"# {line}" for line in header_lines(sel.profile)]
+    lines += left_out_comment(sel, ("env",), fmt=NAME)
+    items = env_items(sel)
     refuse_unsafe(items, spack_unsafe, "use the lmod or tcl format for this value")
     by_package: dict[str, list[EnvItem]] = {}
     for item in items:
-        for pkg in _packages(item, options.libraries):
+        for pkg in _packages(item, sel.libraries):
             by_package.setdefault(pkg, []).append(item)
     if not by_package:
         lines.append("modules: {}")

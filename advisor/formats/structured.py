@@ -10,7 +10,7 @@ environment format writes, list settings carry ``separator`` and ``merge = "appe
 ``rationale`` is present unless ``--no-comments``.  Settings are ordered by kind, then name, then
 profile order.  Keys with no value are left out (TOML has no null).  ``left_out`` (present when
 not empty) lists the selected settings the document does not hold, each ``{name, value, why}``
-(``advisor.formats.common.left_out_entries``: version excludes it, default-confirming without
+(``advisor.specs.writing.left_out_entries``: version excludes it, default-confirming without
 ``--all``, excluded by a scope).
 """
 
@@ -21,19 +21,19 @@ import re
 from typing import TYPE_CHECKING, Optional
 
 from advisor.errors import BadInputError
-from advisor.formats.common import left_out_entries, setting_records
-from advisor.formats.entry import EnvEntry, entry_or_problem, is_scalar, scalar_text
+from advisor.specs.writing import left_out_entries, setting_records
+from advisor.specs.entry import EnvEntry, entry_or_problem, is_scalar, scalar_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 
-def document(profile: "Profile", options: "EmitOptions", fmt: str = "toml") -> dict:
+def document(sel: "Selection", fmt: str = "toml") -> dict:
     """``{"advisor": provenance, "settings": setting_records(...), "left_out": [...]}`` (see
     the module docstring)."""
     import advisor
 
+    profile = sel.profile
     prov = profile.provenance
     head = {
         "generator": f"hpc-advisor {advisor.__version__}",
@@ -44,8 +44,8 @@ def document(profile: "Profile", options: "EmitOptions", fmt: str = "toml") -> d
     host = profile.facts.hostname or prov.hostname
     if host is not None:
         head["machine"] = host
-    doc = {"advisor": head, "settings": setting_records(profile, options)}
-    left = left_out_entries(profile, options, ("env", "config"), fmt=fmt)
+    doc = {"advisor": head, "settings": setting_records(sel)}
+    left = left_out_entries(sel, ("env", "config"), fmt=fmt)
     if left:
         doc["left_out"] = [{"name": n, "value": v, "why": w} for n, v, w in left]
     return doc

@@ -14,19 +14,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from advisor.formats.common import EnvItem, item_file
-from advisor.formats.entry import EnvEntry
+from advisor.specs.writing import EnvItem, item_file
+from advisor.specs.entry import EnvEntry
 from advisor.formats.lmod import module_items
 from advisor.formats.quoting import tcl_quote
 from advisor.formats.shellread import parse_shell
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "tcl"
 DESCRIPTION = "Environment Modules modulefile (Tcl)"
 EXTENSION = ""
+
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".tcl",)
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is an Environment Modules modulefile (starts with ``#%Module``)."""
+    return text.lstrip().startswith("#%Module")
 
 
 def _item(item: EnvItem) -> list[str]:
@@ -35,21 +42,21 @@ def _item(item: EnvItem) -> list[str]:
     return [f"append-path -d {tcl_quote(item.separator)} {item.name} {tcl_quote(item.value)}"]
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """An Environment Modules modulefile with help, whatis and family.
 
     :raises EmitError: a value the module command would mangle for some shell; nothing to set.
     """
     from advisor.formats.modhelp import FAMILY, help_lines, whatis_lines
 
-    items = module_items(profile, options, NAME)
+    items = module_items(sel, NAME)
     pre = ["", "proc ModulesHelp {} {"]
-    pre += [f"    puts stderr {tcl_quote(line)}" for line in help_lines(profile, options, items,
+    pre += [f"    puts stderr {tcl_quote(line)}" for line in help_lines(sel, items,
                                                                        NAME)]
     pre += ["}", ""]
-    pre += [f"module-whatis {tcl_quote(line)}" for line in whatis_lines(profile, items)]
+    pre += [f"module-whatis {tcl_quote(line)}" for line in whatis_lines(sel.profile, items)]
     pre.append(f"if {{[info commands family] ne {{}}}} {{ family {FAMILY} }}")
-    return item_file(profile, options, _item, head=["#%Module1.0"], preamble=pre, fmt=NAME,
+    return item_file(sel, _item, head=["#%Module1.0"], preamble=pre, fmt=NAME,
                      items=items)
 
 

@@ -5,29 +5,39 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
-from advisor.formats.common import header_lines
-from advisor.formats.entry import EnvEntry
+from advisor.specs.writing import header_lines
+from advisor.specs.entry import EnvEntry
 from advisor.formats.structured import document, parse_structured
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "toml"
 DESCRIPTION = "the selected settings as TOML"
 EXTENSION = "toml"
+
+#: The file suffixes ``advisor lint --format auto`` reads as this format.
+SUFFIXES = (".toml",)
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` reads as TOML (a table header line, or a profile's
+    ``schema_version``)."""
+    return (re.search(r"^\s*\[\[?[A-Za-z_.]+\]\]?\s*$", text, re.M) is not None
+            or re.search(r"^\s*schema_version\s*=", text, re.M) is not None)
 #: config settings too (library arguments set in code or a configuration file)
 KINDS = ("env", "config")
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """TOML 1.0 written by ``tomli_w``, after a provenance comment header."""
     import tomli_w
 
-    head = "".join(f"# {line}\n" for line in header_lines(profile))
-    return head + tomli_w.dumps(document(profile, options, NAME))
+    head = "".join(f"# {line}\n" for line in header_lines(sel.profile))
+    return head + tomli_w.dumps(document(sel, NAME))
 
 
 def parse(text: str, path: str) -> list[EnvEntry]:

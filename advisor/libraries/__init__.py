@@ -41,8 +41,10 @@ BUILTIN_MODULES = ("advisor.libraries.mpich", "advisor.libraries.glibc",
 
 
 def builtin_libraries() -> dict[str, Library]:
-    """The built-in records by name, for callers that have no plugin registry (a profile
-    rendered without loading plugins); ``Registry.libraries`` is the answer when one exists."""
+    """The built-in records by name (each module's ``record()``, the same the plugin manager
+    registers), for what describes the built-in formats themselves (``advisor.formats``) and
+    for tests.  Never a stand-in for a missing registry: every caller that judges settings
+    takes ``Registry.libraries``, so plugin-registered records are seen."""
     out: dict[str, Library] = {}
     for modname in BUILTIN_MODULES:
         rec = importlib.import_module(modname).record()
@@ -51,19 +53,18 @@ def builtin_libraries() -> dict[str, Library]:
 
 
 def version_of(facts: Optional["Facts"], name: str,
-               libraries: Optional[Mapping[str, Library]] = None) -> Optional[str]:
+               libraries: Mapping[str, Library]) -> Optional[str]:
     """The version of library ``name`` recorded in ``facts``, or None when unknown.
 
-    The library's record answers (``Library.version``; ``libraries`` defaults to the built-in
-    records).  A library without a record is looked up in ``facts.python_packages`` by PEP 503
-    normalised name (``DLA_Future`` and ``dla-future`` are one library).  A record whose
+    The library's record in ``libraries`` answers (``Library.version``; ``Registry.libraries``,
+    plugin-registered records included).  A library without a record is looked up in
+    ``facts.python_packages`` by PEP 503 normalised name (``DLA_Future`` and ``dla-future`` are one library).  A record whose
     ``version`` raises answers None (a plugin's bug must not stop emit or lint).
     """
     if facts is None:
         return None
-    libs = builtin_libraries() if libraries is None else libraries
     key = canonicalize_name(name)
-    lib = libs.get(key)
+    lib = libraries.get(key)
     if lib is not None:
         try:
             v = lib.version(facts)

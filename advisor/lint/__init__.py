@@ -39,7 +39,6 @@ from __future__ import annotations
 from advisor.errors import BadInputError
 from advisor.lint.catalogue import (Catalogue, CatalogueEntry, installed_catalogues,
                                     parse_glibc_tunables, parse_mpivars)
-from advisor.libraries import version_of
 from advisor.libraries.mpich import PREFIXES as MPICH_PREFIXES
 from advisor.lint.check import lint_entries
 from advisor.lint.read import (ENV_PATH, FORMATS, MAX_FILE_BYTES, STDIN_PATH, EnvEntry,
@@ -49,15 +48,10 @@ from advisor.lint.read import _tcl  # noqa: F401  (tests run Tcl through it)
 from advisor.lint.report import LintFinding, format_json, format_text, has_errors
 
 
-def library_version(facts, library: str, libraries=None):
-    """The detected version of ``library``: ``advisor.libraries.version_of`` (one answer)."""
-    return version_of(facts, library, libraries)
-
-
 __all__ = [
     "EnvEntry", "LintFinding", "Catalogue", "CatalogueEntry", "detect_format",
     "parse_env_text", "read_env_file", "live_env_entries", "resolve_env", "parse_mpivars",
-    "parse_glibc_tunables", "installed_catalogues", "library_version", "lint_entries",
+    "parse_glibc_tunables", "installed_catalogues", "lint_entries",
     "has_errors", "format_text", "format_json", "read_env_text", "BadInputError", "ENV_PATH",
     "STDIN_PATH", "FORMATS", "MAX_FILE_BYTES", "MPICH_PREFIXES", "CatalogueEntry",
 ]

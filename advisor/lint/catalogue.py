@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
-from advisor.libraries import (Catalogue, CatalogueEntry, Library, builtin_libraries,
-                               catalogues_of)
+from advisor.libraries import Catalogue, CatalogueEntry, Library, catalogues_of
 from advisor.libraries.glibc import parse_glibc_tunables
 from advisor.libraries.mpich import find_mpivars, parse_mpivars
 from advisor.models import Facts
@@ -19,14 +18,13 @@ __all__ = ["Catalogue", "CatalogueEntry", "parse_mpivars", "parse_glibc_tunables
            "find_mpivars", "installed_catalogues"]
 
 
-def installed_catalogues(facts: Optional[Facts] = None,
-                         libraries: Optional[Mapping[str, Library]] = None
-                         ) -> dict[str, Catalogue]:
+def installed_catalogues(facts: Optional[Facts] = None, *,
+                         libraries: Mapping[str, Library]) -> dict[str, Catalogue]:
     """The catalogues of the libraries installed here, by library name (each record's reader
     caches per tool path): ``mpivars`` when the detected MPI is MPICH (or unknown), ``ld.so
     --list-tunables`` for glibc, and whatever registered records can list.  A tool that is
     missing or fails leaves its library out.
 
-    :param libraries: ``Registry.libraries``; None: the built-in records.
+    :param libraries: ``Registry.libraries`` (plugin-registered records included).
     """
-    return catalogues_of(builtin_libraries() if libraries is None else libraries, facts)
+    return catalogues_of(libraries, facts)

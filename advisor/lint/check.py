@@ -14,7 +14,7 @@ import re
 from typing import Any, Mapping, Optional, Sequence
 
 from advisor.knobs import Knob
-from advisor.libraries import Catalogue, Library, builtin_libraries, library_of_env
+from advisor.libraries import Catalogue, Library, library_of_env
 from advisor.lint.context import LintContext
 from advisor.lint.names import history_fate, name_ok, near_knob, renamed_prefix, unknown
 from advisor.lint.read import ENV_PATH, EnvEntry, resolve_env
@@ -62,9 +62,9 @@ class Checker:
 
     def emit_rules(self, e: EnvEntry) -> None:
         """A profile or emit document holds what emit would refuse: a name never emitted, or
-        one no loaded plugin declares (``advisor.formats.names``)."""
+        one no loaded plugin declares (``advisor.specs.names``)."""
         ctx = self.ctx
-        from advisor.formats.names import refused_reason, undeclared_in
+        from advisor.specs.names import refused_reason, undeclared_in
 
         why = refused_reason(e.name)
         if why:
@@ -250,7 +250,7 @@ def _locate(f: Finding, entries: Sequence[EnvEntry]) -> tuple[Optional[str], Opt
 def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
                  knobs: Sequence[Knob] = (), catalogues: Optional[Mapping[str, Catalogue]] = None,
                  probes: Optional[Mapping[str, Any]] = None,
-                 libraries: Optional[Mapping[str, Library]] = None,
+                 libraries: Mapping[str, Library],
                  issues: Sequence[Any] = ()) -> list[LintFinding]:
     """All findings for ``entries``: generic checks, then each probe's ``lint(env, facts)``.
 
@@ -258,7 +258,8 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
     :param knobs: knob records (``Registry.knobs``); the libraries' own knob records
         (``Library.knobs``, e.g. Open MPI's) are added.
     :param catalogues: the libraries' own lists (``installed_catalogues``); None: none.
-    :param libraries: library records (``Registry.libraries``); None: the built-in ones.
+    :param libraries: library records (``Registry.libraries``, plugin-registered ones
+        included).
     :param issues: plugin load problems (``Registry.issues``, ``PluginIssue`` objects); a
         plugin that failed to import or to register its knobs or libraries may own names of a
         file that nothing loaded checks: then each such file gets one ``owner-not-loaded``
@@ -270,12 +271,11 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
         ``plugin-lint-failed`` warning instead (``probe P: lint: <the step's error text>``).
     :return: findings in source order, then plugin findings.
     """
-    libraries = builtin_libraries() if libraries is None else libraries
     own = {(k.library, k.name) for k in knobs}
     extra = [k for lib in libraries.values() for k in lib.knobs if (k.library, k.name) not in own]
     ctx = LintContext(facts, list(knobs) + extra, catalogues or {}, libraries)
     if knobs:
-        from advisor.formats.names import declared_names
+        from advisor.specs.names import declared_names
 
         ctx.declared = declared_names(knobs)
     checker = Checker(ctx)

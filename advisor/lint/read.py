@@ -4,21 +4,19 @@ environment, as ``EnvEntry`` records.
 This module dispatches: it detects a file's format and calls that format's ``parse`` (the
 built-in ones live in :mod:`advisor.formats`, a third-party format registers its ``parse``
 with the emitter hook).  Without a registry (``emitters=None``) the built-in formats are used.
-``EnvEntry`` and ``_scalar_text`` are defined in :mod:`advisor.formats.entry` and re-exported.
+``EnvEntry`` and ``_scalar_text`` are defined in :mod:`advisor.specs.entry` and re-exported.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from advisor.errors import AdvisorError, BadInputError
-from advisor.formats.entry import EnvEntry, unreadable
-from advisor.formats.entry import scalar_text as _scalar_text  # noqa: F401  (Part B imports it)
+from advisor.specs.entry import EnvEntry, unreadable
+from advisor.specs.entry import scalar_text as _scalar_text  # noqa: F401  (Part B imports it)
 from advisor.formats.shellread import _tcl  # noqa: F401  (tests use it)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,42 +58,18 @@ def detect_format(text: str, path: str = "",
                   emitters: Optional[Mapping[str, "Emitter"]] = None) -> str:
     """A format name from the file name and text (``sh`` when nothing else fits): one of
     ``FORMATS``, or a registered third-party format whose ``extension`` is the file's suffix."""
+    from advisor.formats import by_suffix, sniff_content, sniff_shape
+
     suffix = Path(path).suffix.lower()
-    # the deployment files emit writes share suffixes with other formats: their shape decides
-    if re.search(r"^modules:", text, re.M) and not re.search(r"^(spack|env_vars):", text, re.M):
-        return "spack-modules"
-    if re.search(r"^def parse_hook\(", text, re.M) and re.search(r"^SETTINGS = \{", text, re.M):
-        return "easybuild-hooks"
-    if re.search(r"^env_vars = \[", text, re.M) and re.search(r"^reference = \{", text, re.M):
-        return "reframe"
-    by_suffix = {".csh": "csh", ".tcsh": "csh", ".fish": "fish", ".lua": "lmod", ".tcl": "tcl",
-                 ".json": "json", ".toml": "toml", ".sh": "sh", ".bash": "sh", ".zsh": "sh",
-                 ".ksh": "sh", ".env": "sh", ".yaml": "spack", ".yml": "spack",
-                 ".eb": "easybuild"}
-    if suffix in by_suffix:  # the built-in suffixes first: a plugin cannot take them over
-        return by_suffix[suffix]
+    # the deployment files emit writes share suffixes with other formats: their shape decides;
+    # the built-in suffixes come next: a plugin cannot take them over
+    found = sniff_shape(text) or by_suffix(suffix)
+    if found:
+        return found
     for name, e in sorted((emitters or {}).items()):
         if e.parse is not None and e.extension and suffix == "." + e.extension.lower():
             return name
-    head = text.lstrip()
-    if head.startswith("#%Module"):
-        return "tcl"
-    if re.search(r"^(spack|env_vars):", text, re.M):
-        return "spack"
-    if re.search(r"^modextravars\s*=", text, re.M):
-        return "easybuild"
-    if head.startswith("{") or head.startswith("["):
-        try:
-            json.loads(text)
-            return "json"
-        except ValueError:
-            pass
-    if re.search(r"^\s*(setenv|pushenv|append_path|prepend_path)\s*\(", text, re.M):
-        return "lmod"
-    if re.search(r"^\s*\[\[?[A-Za-z_.]+\]\]?\s*$", text, re.M) or re.search(
-            r"^\s*schema_version\s*=", text, re.M):
-        return "toml"
-    return "sh"
+    return sniff_content(text) or "sh"
 
 
 def parse_env_text(text: str, *, path: str = "<text>", fmt: str = "auto",

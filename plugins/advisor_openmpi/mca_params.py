@@ -32,12 +32,11 @@ import re
 from typing import TYPE_CHECKING, Optional
 
 from advisor.errors import BadInputError, EmitError
-from advisor.formats.common import EnvItem, env_items, header_lines
-from advisor.formats.entry import EnvEntry, entry_or_problem
+from advisor.specs.writing import EnvItem, env_items, header_lines
+from advisor.specs.entry import EnvEntry, entry_or_problem
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
-    from advisor.models import Profile
+    from advisor.specs.selection import Selection
 
 NAME = "mca-params"
 DESCRIPTION = "Open MPI MCA parameter file (mca-params.conf syntax)"
@@ -116,19 +115,17 @@ def _env_list_line(params: list[EnvItem], ucx: list[EnvItem]) -> tuple[list[EnvI
     return [i for i in params if i is not own], delim.join(parts)
 
 
-def render(profile: "Profile", options: "EmitOptions") -> str:
+def render(sel: "Selection") -> str:
     """The parameter file text (see the module docstring), settings sorted by name.
 
     :raises EmitError: a value the file syntax cannot carry (names the setting and why), or no
         Open MPI / UCX setting to write (an empty parameter file would look like advice).
     """
-    params, ucx, rest = split_items(env_items(profile, options))
+    params, ucx, rest = split_items(env_items(sel))
     if not params and not ucx:
-        from advisor.emit.common import nothing_to_write
-
-        raise EmitError(nothing_to_write(profile, options, ("env",), NAME, ("openmpi", "ucx")))
+        raise EmitError(sel.nothing_to_write(("env",), NAME, ("openmpi", "ucx")))
     params, env_list = _env_list_line(params, ucx)
-    lines = [f"# {line}" for line in header_lines(profile)] + [f"# {HOWTO}"]
+    lines = [f"# {line}" for line in header_lines(sel.profile)] + [f"# {HOWTO}"]
     for item in params:
         _check(item, item.value, "an MCA parameter")
         lines.append("")

@@ -13,7 +13,8 @@ import pytest
 from consumers import (NASTY, assert_env, base_env, lmod_init, module_argv, modules_init,
                        read_env0, run_consumer)
 
-from advisor.emit import EmitOptions, render
+from advisor.specs.selection import EmitOptions
+from advisor.emit import render
 from advisor.formats.quoting import module_unsafe
 from advisor.plugins import collect, make_plugin_manager
 from emit_fixtures import HOSTILE_MODULES, expected_env, standard_profile
@@ -34,9 +35,9 @@ HOSTILE_EXISTING = "a=1 \"b\" $c `d` 'e' \\f ! g;h"
 
 
 @pytest.fixture(scope="module")
-def emitters():
+def registry():
     reg = collect(make_plugin_manager(entry_points=False))
-    return reg.emitters
+    return reg
 
 
 @pytest.fixture(scope="module")
@@ -64,10 +65,10 @@ SHELLS = {
 
 @pytest.mark.parametrize("merge", sorted(MERGES))
 @pytest.mark.parametrize("shell", sorted(SHELLS))
-def test_shell_sources_file(shell, merge, emitters, profile, tmp_path):
+def test_shell_sources_file(shell, merge, registry, profile, tmp_path):
     fmt, argv = SHELLS[shell]
     path = tmp_path / f"advisor.{fmt}"
-    path.write_text(render(profile, fmt, emitters, EmitOptions()), encoding="utf-8")
+    path.write_text(render(profile, fmt, registry, EmitOptions()), encoding="utf-8")
     existing, merged = MERGES[merge]
     want = expected_env(profile)
     want["GLIBC_TUNABLES"] = merged
@@ -79,10 +80,10 @@ def test_shell_sources_file(shell, merge, emitters, profile, tmp_path):
 
 
 @pytest.mark.parametrize("shell", sorted(SHELLS))
-def test_shell_merge_keeps_hostile_existing_value(shell, emitters, profile, tmp_path):
+def test_shell_merge_keeps_hostile_existing_value(shell, registry, profile, tmp_path):
     fmt, argv = SHELLS[shell]
     path = tmp_path / f"advisor.{fmt}"
-    path.write_text(render(profile, fmt, emitters, EmitOptions()), encoding="utf-8")
+    path.write_text(render(profile, fmt, registry, EmitOptions()), encoding="utf-8")
     got = run_consumer(argv(str(path)), tmp_path, base_env(tmp_path, HOSTILE_EXISTING))
     assert got[b"GLIBC_TUNABLES"] == (HOSTILE_EXISTING + ":" + ITEM).encode()
     assert not (tmp_path / "MARKER").exists()
@@ -98,20 +99,20 @@ MODULE_SYSTEMS = {
 }
 
 
-def write_module(system: str, tmp_path: Path, emitters, profile) -> tuple[str, Path]:
+def write_module(system: str, tmp_path: Path, registry, profile) -> tuple[str, Path]:
     fmt, fname, find_init = MODULE_SYSTEMS[system]
     init = find_init()
     moddir = tmp_path / "modulefiles"
     moddir.mkdir()
-    (moddir / fname).write_text(render(profile, fmt, emitters, EmitOptions()), encoding="utf-8")
+    (moddir / fname).write_text(render(profile, fmt, registry, EmitOptions()), encoding="utf-8")
     return init, moddir
 
 
 @pytest.mark.parametrize("merge", sorted(MERGES))
 @pytest.mark.parametrize("system", sorted(MODULE_SYSTEMS))
-def test_module_load(system, merge, emitters, module_profile, tmp_path):
+def test_module_load(system, merge, registry, module_profile, tmp_path):
     profile = module_profile
-    init, moddir = write_module(system, tmp_path, emitters, profile)
+    init, moddir = write_module(system, tmp_path, registry, profile)
     existing, merged = MERGES[merge]
     want = expected_env(profile)
     want["GLIBC_TUNABLES"] = merged
@@ -120,9 +121,9 @@ def test_module_load(system, merge, emitters, module_profile, tmp_path):
 
 
 @pytest.mark.parametrize("system", sorted(MODULE_SYSTEMS))
-def test_module_unload_restores(system, emitters, module_profile, tmp_path):
+def test_module_unload_restores(system, registry, module_profile, tmp_path):
     profile = module_profile
-    init, moddir = write_module(system, tmp_path, emitters, profile)
+    init, moddir = write_module(system, tmp_path, registry, profile)
     existing = MERGES["existing"][0]
     proc = subprocess.run(module_argv(init, moddir, unload=True), cwd=tmp_path,
                           env=base_env(tmp_path, existing), capture_output=True, timeout=60)
@@ -159,7 +160,7 @@ CONSUMERS = sorted(SHELLS) + sorted(MODULE_SYSTEMS)
 
 @pytest.mark.parametrize("locale", ["C.UTF-8", "unset"])
 @pytest.mark.parametrize("consumer", CONSUMERS)
-def test_generated_hostile_values_survive(consumer, locale, emitters, tmp_path):
+def test_generated_hostile_values_survive(consumer, locale, registry, tmp_path):
     """40 values drawn (fixed seed) from characters that shells, Lua or Tcl interpret; also
     with no locale set (batch jobs often run in the C locale), bytes must not change."""
     alphabet = NASTY
@@ -170,10 +171,10 @@ def test_generated_hostile_values_survive(consumer, locale, emitters, tmp_path):
     if consumer in SHELLS:
         fmt, argv = SHELLS[consumer]
         path = tmp_path / f"advisor.{fmt}"
-        path.write_text(render(prof, fmt, emitters, EmitOptions()), encoding="utf-8")
+        path.write_text(render(prof, fmt, registry, EmitOptions()), encoding="utf-8")
         cmd = argv(str(path))
     else:
-        init, moddir = write_module(consumer, tmp_path, emitters, prof)
+        init, moddir = write_module(consumer, tmp_path, registry, prof)
         cmd = module_argv(init, moddir)
     env = base_env(tmp_path, None)
     if locale == "unset":

@@ -21,7 +21,8 @@ from consumers import NASTY, assert_env, base_env, lmod_init, module_argv, modul
 from emit_fixtures import HOSTILE, HOSTILE_EASYBUILD, expected_env, make_profile, \
     standard_profile
 
-from advisor.emit import EmitOptions, render
+from advisor.specs.selection import EmitOptions
+from advisor.emit import render
 from advisor.formats.easybuild import easybuild_unsafe
 from advisor.formats.quoting import python_quote
 from advisor.models import PluginResult, Recommendation, Setting
@@ -66,14 +67,14 @@ def load(system: str, moddir: Path, tmp_path: Path) -> subprocess.CompletedProce
 
 
 @pytest.fixture(scope="module")
-def emitters():
-    return collect(make_plugin_manager(entry_points=False)).emitters
+def registry():
+    return collect(make_plugin_manager(entry_points=False))
 
 
 @pytest.mark.parametrize("system", sorted(SYSTEMS))
-def test_easybuild_modules_load_every_value(system, emitters, tmp_path):
+def test_easybuild_modules_load_every_value(system, registry, tmp_path):
     prof = standard_profile(hostile=HOSTILE_EASYBUILD)
-    fragment = render(prof, "easybuild", emitters, EmitOptions())
+    fragment = render(prof, "easybuild", registry, EmitOptions())
     parsed, moddir = easybuild_modules(fragment, tmp_path)
     want = expected_env(prof)
     assert parsed == want  # EasyBuild's parser reads the dict we wrote
@@ -94,7 +95,7 @@ def _generated_values(seed: int, count: int) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("system", sorted(SYSTEMS))
-def test_generated_values_refused_or_carried(system, emitters, tmp_path):
+def test_generated_values_refused_or_carried(system, registry, tmp_path):
     """Values drawn (fixed seed) from characters shells, Lua or Tcl interpret: each one the
     format accepts must come out of EasyBuild's module unchanged, with nothing run."""
     values = {k: v for k, v in _generated_values(11, 200).items() if easybuild_unsafe(v) is None}
@@ -102,7 +103,7 @@ def test_generated_values_refused_or_carried(system, emitters, tmp_path):
     res = PluginResult(plugin="gen", probe="gen", status="ok", recommendations=[Recommendation(
         id="generated", title="generated", rationale="generated values", confidence="low",
         settings=[Setting(library="test", name=k, value=v) for k, v in values.items()])])
-    fragment = render(make_profile([res]), "easybuild", emitters, EmitOptions())
+    fragment = render(make_profile([res]), "easybuild", registry, EmitOptions())
     _, moddir = easybuild_modules(fragment, tmp_path)
     proc = load(system, moddir, tmp_path)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")

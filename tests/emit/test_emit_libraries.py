@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from advisor.emit import EmitOptions, render
+from advisor.specs.selection import EmitOptions
+from advisor.emit import render
 from advisor.models import PluginResult, Recommendation, Setting
 from advisor.plugins import collect, make_plugin_manager
 from emit_fixtures import make_profile
@@ -20,20 +21,20 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def emitters():
-    return collect(make_plugin_manager(entry_points=False)).emitters
+def registry():
+    return collect(make_plugin_manager(entry_points=False))
 
 
-def source_and_run(tmp_path, emitters, profile, command: str, env: dict[str, str]) -> str:
+def source_and_run(tmp_path, registry, profile, command: str, env: dict[str, str]) -> str:
     path = tmp_path / "advisor.sh"
-    path.write_text(render(profile, "env", emitters, EmitOptions()), encoding="utf-8")
+    path.write_text(render(profile, "env", registry, EmitOptions()), encoding="utf-8")
     proc = subprocess.run([tool("bash"), "--norc", "--noprofile", "-c", f'. "$1"; {command}',
                            "sh", str(path)], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
 
-def test_cvar_typos_mpich_reads_emitted_values(tmp_path, emitters):
+def test_cvar_typos_mpich_reads_emitted_values(tmp_path, registry):
     """Case cvar-typos: values MPICH would ignore (``yes``, ``16k``) never come out of emit;
     what does come out is what MPICH's own parser reads."""
     mpivars = tool("mpivars")
@@ -44,7 +45,7 @@ def test_cvar_typos_mpich_reads_emitted_values(tmp_path, emitters):
         Recommendation(id="r", title="t", rationale="why", confidence="high", settings=[
             Setting(library="mpich", name=bool_name, value=False, type="bool"),
             Setting(library="mpich", name=bytes_name, value=3 * 8192, type="bytes")])])
-    out = source_and_run(tmp_path, emitters, make_profile([res]), f'"{mpivars}"',
+    out = source_and_run(tmp_path, registry, make_profile([res]), f'"{mpivars}"',
                          {"PATH": "/usr/bin:/bin"})
     read = dict(re.findall(r"^\s*(MPIR_CVAR_\w+)\s*=(\S*)", out, re.M))
     assert read[bool_name] == "0"
@@ -69,9 +70,9 @@ def _tunable(out: str, name: str) -> int:
 
 @pytest.mark.parametrize("existing", [None, "glibc.malloc.check=3",
                                       "glibc.malloc.hugetlb=0:glibc.malloc.check=3"])
-def test_glibc_reads_merged_tunables(existing, tmp_path, emitters):
+def test_glibc_reads_merged_tunables(existing, tmp_path, registry):
     """The appended item wins over an earlier value of the same tunable, and the site's other
-    tunables stay in force (advisor.formats.common.MERGE_POLICY)."""
+    tunables stay in force (advisor.specs.writing.MERGE_POLICY)."""
     ld_so = _ld_so()
     res = PluginResult(plugin="host-buffer", probe="host-buffer", status="ok", recommendations=[
         Recommendation(id="thp", title="t", rationale="why", confidence="high", settings=[
@@ -80,7 +81,7 @@ def test_glibc_reads_merged_tunables(existing, tmp_path, emitters):
     env = {"PATH": "/usr/bin:/bin"}
     if existing is not None:
         env["GLIBC_TUNABLES"] = existing
-    out = source_and_run(tmp_path, emitters, make_profile([res]), f'"{ld_so}" --list-tunables',
+    out = source_and_run(tmp_path, registry, make_profile([res]), f'"{ld_so}" --list-tunables',
                          env)
     assert _tunable(out, "glibc.malloc.hugetlb") == 1
     if existing and "check=3" in existing:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from support import SHIPPED_PROFILE
 
+from advisor.libraries import builtin_libraries
 from advisor.facts.compare import machine_mismatch
 from advisor.machine_class import MEMORY_GRANULE_BYTES, class_differences, class_inputs
 from advisor.profile import load_profile
@@ -52,11 +53,13 @@ def test_class_inputs_round_memory_and_cut_the_kernel_release():
 def test_mismatch_names_each_differing_fact_and_the_class_verdict():
     p = _shipped()
     here = _vary(p.facts, kernel={"release": "6.18.45-fc-v658"})
-    line = next(ln for ln in machine_mismatch(p, here) if ln.startswith("fingerprint"))
+    line = next(ln for ln in machine_mismatch(p, here, builtin_libraries())
+                if ln.startswith("fingerprint"))
     assert "kernel.release (profile 6.18.44-fc-v657, this machine 6.18.45-fc-v658)" in line
     assert f"same machine class ({p.facts.class_fingerprint()})" in line
     other = _vary(p.facts, cpu={"cores_logical": 4, "cores_physical": 4})
-    line = next(ln for ln in machine_mismatch(p, other) if ln.startswith("fingerprint"))
+    line = next(ln for ln in machine_mismatch(p, other, builtin_libraries())
+                if ln.startswith("fingerprint"))
     assert "another machine class" in line
     assert "cpu.cores_logical (profile 2, this machine 4)" in line
     assert "cpu.cores_physical" in line

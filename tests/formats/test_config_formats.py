@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.emit import EmitOptions, render
+from advisor.specs.selection import EmitOptions
+from advisor.emit import render
 from advisor.errors import EmitError
 from advisor.formats import writers_of
 from advisor.models import PluginResult, Recommendation, Setting
@@ -25,8 +26,8 @@ DATA_FORMATS = {"toml", "json"}
 
 
 @pytest.fixture(scope="module")
-def emitters():
-    return collect(make_plugin_manager(entry_points=False)).emitters
+def registry():
+    return collect(make_plugin_manager(entry_points=False))
 
 
 def _profile(*settings: Setting):
@@ -35,16 +36,16 @@ def _profile(*settings: Setting):
                        settings=list(settings))])])
 
 
-def test_every_config_setting_of_the_full_profile_has_a_snippet_format(emitters):
+def test_every_config_setting_of_the_full_profile_has_a_snippet_format(registry):
     prof = load_profile(SHIPPED_PROFILE)
     config = [s for _, _, s in prof.settings(kinds=("config",), include_defaults=True)]
     assert len(config) == 6  # the issue's count: Umpire QuickPool x3, host pool x3
     for s in config:
         snippets = [f for f in writers_of(s) if f not in DATA_FORMATS]
         assert snippets, s.name
-        text = render(prof, snippets[0], emitters, EmitOptions(include_defaults=True))
+        text = render(prof, snippets[0], registry, EmitOptions(include_defaults=True))
         assert s.name.split(".")[-1] in text
-    left = render(prof, "env", emitters, EmitOptions())
+    left = render(prof, "env", registry, EmitOptions())
     assert ("# left out: host.QuickPool.alignment=2097152 (umpire config setting, not written by "
             "env; written by --format toml, json, cxx-header)") in left
 
@@ -62,9 +63,9 @@ def _compile_and_run(tmp_path: Path, header: str, prints: list[tuple[str, str]])
     return proc.stdout.decode("utf-8").splitlines()
 
 
-def test_cxx_header_compiles_and_holds_the_profile_values(tmp_path, emitters):
+def test_cxx_header_compiles_and_holds_the_profile_values(tmp_path, registry):
     prof = load_profile(SHIPPED_PROFILE)
-    header = render(prof, "cxx-header", emitters, EmitOptions())
+    header = render(prof, "cxx-header", registry, EmitOptions())
     want = {}
     for _, _, s in prof.settings(kinds=("config",)):
         ns = s.library.replace("-", "_")
@@ -76,7 +77,7 @@ def test_cxx_header_compiles_and_holds_the_profile_values(tmp_path, emitters):
     assert got == [str(v) for _, v in exprs]
 
 
-def test_cxx_header_strings_are_literals_not_code(tmp_path, emitters):
+def test_cxx_header_strings_are_literals_not_code(tmp_path, registry):
     nasty = '"; int x = system("touch MARKER"); // \\ ??/ \u00e9\u6771 */'
     prof = _profile(Setting(library="umpire", name="host.QuickPool.tag", value=nasty,
                             kind="config"),
@@ -84,7 +85,7 @@ def test_cxx_header_strings_are_literals_not_code(tmp_path, emitters):
                             kind="config"),
                     Setting(library="umpire", name="host.QuickPool.alignment", value=4096,
                             kind="config", type="bytes", unit="bytes"))
-    header = render(prof, "cxx-header", emitters, EmitOptions())
+    header = render(prof, "cxx-header", registry, EmitOptions())
     ns = "hpc_advisor::umpire::host::QuickPool::"
     got = _compile_and_run(tmp_path, header, [(ns + "tag", ""), (ns + "fraction", ""),
                                               (ns + "alignment", "")])
@@ -92,20 +93,20 @@ def test_cxx_header_strings_are_literals_not_code(tmp_path, emitters):
 
 
 @pytest.mark.parametrize("name", ["host.class.alignment", "host.Quick-Pool.x", "__x"])
-def test_cxx_header_refuses_names_that_are_no_identifier(name, emitters):
+def test_cxx_header_refuses_names_that_are_no_identifier(name, registry):
     prof = _profile(Setting(library="umpire", name=name, value=1, kind="config"))
     with pytest.raises(EmitError, match="not a C.. identifier"):
-        render(prof, "cxx-header", emitters, EmitOptions())
+        render(prof, "cxx-header", registry, EmitOptions())
 
 
-def test_snippet_formats_with_nothing_to_write_are_errors(emitters):
+def test_snippet_formats_with_nothing_to_write_are_errors(registry):
     prof = load_profile(SHIPPED_PROFILE)
     with pytest.raises(EmitError, match="nothing to write as cxx-header: 2 setting.s. of a kind "
                                         "cxx-header does not write"):
-        render(prof, "cxx-header", emitters, EmitOptions(plugins=frozenset({"mpich-cma"})))
+        render(prof, "cxx-header", registry, EmitOptions(plugins=frozenset({"mpich-cma"})))
     with pytest.raises(EmitError, match="nothing to write as cupy: .* of libraries cupy does "
                                         "not write"):
-        render(prof, "cupy", emitters, EmitOptions())
+        render(prof, "cupy", registry, EmitOptions())
 
 
 def _cupy_profile():
@@ -116,9 +117,9 @@ def _cupy_profile():
                     Setting(library="mpich", name="MPIR_CVAR_CH4_CMA_ENABLE", value=1))
 
 
-def test_cupy_snippet_holds_the_plan_as_literals(emitters):
+def test_cupy_snippet_holds_the_plan_as_literals(registry):
     prof = _cupy_profile()
-    text = render(prof, "cupy", emitters, EmitOptions())
+    text = render(prof, "cupy", registry, EmitOptions())
     assert "# left out: MPIR_CVAR_CH4_CMA_ENABLE=1 (a setting of mpich; cupy writes only cupy " \
            "settings)" in text
     tree = ast.parse(text)
@@ -129,11 +130,11 @@ def test_cupy_snippet_holds_the_plan_as_literals(emitters):
     assert plan.pool == "MemoryAsyncPool" and plan.limit_fraction == 0.9
 
 
-def test_cupy_snippet_runs_in_python(tmp_path, emitters):
+def test_cupy_snippet_runs_in_python(tmp_path, registry):
     """Run by a real interpreter: with CuPy it installs the pool; without CuPy (this machine)
     it raises advisor.runtime's CupyUnavailable, after building the plan."""
     path = tmp_path / "advisor_cupy.py"
-    path.write_text(render(_cupy_profile(), "cupy", emitters, EmitOptions()), encoding="utf-8")
+    path.write_text(render(_cupy_profile(), "cupy", registry, EmitOptions()), encoding="utf-8")
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
     try:

@@ -4,7 +4,7 @@ with the plugins' own constants and name functions, as their recommend code buil
 
 from __future__ import annotations
 
-from advisor.formats.names import declared_names, refused_reason
+from advisor.specs.names import declared_names, refused_reason
 from advisor.plugins import collect, make_plugin_manager
 
 

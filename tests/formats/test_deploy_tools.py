@@ -26,9 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor.emit import EmitOptions, render
+from advisor.specs.selection import EmitOptions
+from advisor.emit import render
 from advisor.errors import EmitError
-from advisor.formats.common import value_string
+from advisor.specs.writing import value_string
 from advisor.plugins import collect, make_plugin_manager
 from advisor.profile import load_profile
 from support import SHIPPED_PROFILE
@@ -42,8 +43,8 @@ ALL = EmitOptions(include_defaults=True)
 
 
 @pytest.fixture(scope="module")
-def emitters():
-    return collect(make_plugin_manager(entry_points=False)).emitters
+def registry():
+    return collect(make_plugin_manager(entry_points=False))
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def profile():
 def expected_env(profile, libraries=None) -> dict[str, str]:
     """The profile's environment settings (defaults included) as the environment gets them:
     list items joined with their separator in profile order, written independently of
-    ``advisor.formats.common.env_items``."""
+    ``advisor.specs.writing.env_items``."""
     out: dict[str, list[str]] = {}
     seps: dict[str, str] = {}
     for _res, _rec, s in profile.settings(kinds=("env",), include_defaults=True):
@@ -77,13 +78,13 @@ def _library_of(profile) -> dict[str, str]:
 # --------------------------------------------------------------------------- Spack
 
 
-def test_spack_modules_valid_under_spack_schema_and_per_package(emitters, profile):
+def test_spack_modules_valid_under_spack_schema_and_per_package(registry, profile):
     import jsonschema
     import yaml
 
     from advisor.formats.spack_modules import MODULE_KINDS, MODULE_SET, spack_package
 
-    text = render(profile, "spack-modules", emitters, ALL)
+    text = render(profile, "spack-modules", registry, ALL)
     doc = yaml.safe_load(text)
     schema = json.loads(SPACK_SCHEMA.read_text(encoding="utf-8"))
     jsonschema.validators.validator_for(schema)(schema).validate(doc)
@@ -95,7 +96,7 @@ def test_spack_modules_valid_under_spack_schema_and_per_package(emitters, profil
             for action, names in block["environment"].items():
                 assert action in ("set", "append_path")
                 for name, value in names.items():
-                    assert spack_package(lib_of[name]) == pkg, (name, pkg)
+                    assert spack_package(lib_of[name], registry.libraries) == pkg, (name, pkg)
                     got[name] = value
         assert got == want
     assert doc["modules"][MODULE_SET]["lmod"]["all"]["environment"]["append_path"] == {
@@ -113,10 +114,10 @@ def test_spack_schema_is_strict_about_the_environment_block():
         jsonschema.validators.validator_for(schema)(schema).validate(bad)
 
 
-def test_spack_modules_parse_round_trip_and_refusal(emitters, profile):
+def test_spack_modules_parse_round_trip_and_refusal(registry, profile):
     from advisor.formats.spack_modules import parse, spack_unsafe
 
-    text = render(profile, "spack-modules", emitters, ALL)
+    text = render(profile, "spack-modules", registry, ALL)
     got = {e.name: e.value for e in parse(text, "modules.yaml")}
     assert got == expected_env(profile)
     for value in ('a"b', "a\\b", "$HOME", "[x]", "{prefix}"):
@@ -124,22 +125,22 @@ def test_spack_modules_parse_round_trip_and_refusal(emitters, profile):
     assert spack_unsafe("glibc.malloc.hugetlb=1:x=0x10") is None
 
 
-def test_spack_modules_refuses_what_spack_templates_would_change(emitters):
+def test_spack_modules_refuses_what_spack_templates_would_change(registry):
     from emit_fixtures import standard_profile
 
     with pytest.raises(EmitError, match=r"ADVISOR_T_SUBST.*Spack's module templates"):
         render(standard_profile(hostile={"ADVISOR_T_SUBST": "$HOME"}), "spack-modules",
-               emitters, EmitOptions())
+               registry, EmitOptions())
 
 
-def test_real_spack_reads_the_modules_yaml(emitters, profile, tmp_path):
+def test_real_spack_reads_the_modules_yaml(registry, profile, tmp_path):
     root = os.environ.get("ADVISOR_SPACK_ROOT")
     if not root:
         pytest.skip("ADVISOR_SPACK_ROOT (a Spack checkout) not set: validated against the "
                     "dumped spack.schema.modules only")
     scope = tmp_path / "scope"
     scope.mkdir()
-    (scope / "modules.yaml").write_text(render(profile, "spack-modules", emitters, ALL),
+    (scope / "modules.yaml").write_text(render(profile, "spack-modules", registry, ALL),
                                         encoding="utf-8")
     env = {**os.environ, "HOME": str(tmp_path), "SPACK_DISABLE_LOCAL_CONFIG": "1",
            "SPACK_USER_CACHE_PATH": str(tmp_path / "cache")}
@@ -162,12 +163,12 @@ def _lmod_cmd() -> str:
     return found[0]
 
 
-def test_easybuild_parse_hook_adds_modextravars(emitters, profile, tmp_path):
+def test_easybuild_parse_hook_adds_modextravars(registry, profile, tmp_path):
     pytest.importorskip("easybuild.framework", reason="easybuild-framework not installed (the "
                         "test extra has it)")
     from advisor.formats.easybuild_hooks import easybuild_names, parse
 
-    text = render(profile, "easybuild-hooks", emitters, ALL)
+    text = render(profile, "easybuild-hooks", registry, ALL)
     hooks = tmp_path / "advisor_hooks.py"
     hooks.write_text(text, encoding="utf-8")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
@@ -185,17 +186,17 @@ def test_easybuild_parse_hook_adds_modextravars(emitters, profile, tmp_path):
     # glibc has no easyconfig: left out, and the file says so
     assert "left out: GLIBC_TUNABLES=" in text
     assert {e.name: e.value for e in parse(text, str(hooks))} == expected_env(
-        profile, set(easybuild_names()))
+        profile, set(easybuild_names(registry.libraries)))
 
 
 # --------------------------------------------------------------------------- ReFrame
 
 
-def test_reframe_config_loader_takes_env_vars_and_reference(emitters, profile, tmp_path):
+def test_reframe_config_loader_takes_env_vars_and_reference(registry, profile, tmp_path):
     pytest.importorskip("reframe", reason="reframe-hpc not installed (the test extra has it)")
     from advisor.formats.reframe import parse, variable_name
 
-    text = render(profile, "reframe", emitters, ALL)
+    text = render(profile, "reframe", registry, ALL)
     snippet = tmp_path / "advisor_cpu.py"
     snippet.write_text(text, encoding="utf-8")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
@@ -233,24 +234,24 @@ def test_reframe_config_loader_takes_env_vars_and_reference(emitters, profile, t
     assert {e.name: e.value for e in parse(text, str(snippet))} == want
 
 
-def test_reframe_refuses_values_the_job_script_would_change(emitters):
+def test_reframe_refuses_values_the_job_script_would_change(registry):
     from emit_fixtures import standard_profile
 
     with pytest.raises(EmitError, match=r"ADVISOR_T_SPACES.*export NAME=value"):
         render(standard_profile(hostile={"ADVISOR_T_SPACES": "two words"}), "reframe",
-               emitters, EmitOptions())
+               registry, EmitOptions())
 
 
-def test_reframe_reference_only_for_advice_the_file_deploys(emitters, profile):
+def test_reframe_reference_only_for_advice_the_file_deploys(registry, profile):
     """A verification whose recommendation writes nothing here (a scope excluded its settings,
     or they are set in code) gets no reference: ReFrame would expect a gain never deployed."""
     glibc = {"glibc-malloc-hugetlb", "glibc-non-temporal-threshold"}
-    before = render(profile, "reframe", emitters, ALL)
+    before = render(profile, "reframe", registry, ALL)
     assert "'host_buffer_glibc_malloc_hugetlb': (" in before
     results = [r.model_copy(update={"recommendations": [
         rec.model_copy(update={"settings": []}) if rec.id in glibc else rec
         for rec in r.recommendations]}) for r in profile.results]
-    after = render(profile.model_copy(update={"results": results}), "reframe", emitters, ALL)
+    after = render(profile.model_copy(update={"results": results}), "reframe", registry, ALL)
     assert "'host_buffer_glibc_malloc_hugetlb': (" not in after
     assert ("# reference left out: host-buffer:glibc-malloc-hugetlb (none of its settings is "
             "in env_vars)") in after
@@ -260,10 +261,10 @@ def test_reframe_reference_only_for_advice_the_file_deploys(emitters, profile):
                                             ("easybuild-hooks", "advisor_hooks.py"),
                                             ("reframe", "site_reframe.py"),
                                             ("spack-modules", "<stdin>")])
-def test_lint_recognises_each_deployment_file_by_its_shape(emitters, profile, fmt, filename):
+def test_lint_recognises_each_deployment_file_by_its_shape(registry, profile, fmt, filename):
     """The three formats share suffixes with others (.yaml: spack; .py: each other): lint's
     auto detection reads each as what it is, also from standard input."""
     from advisor.lint.read import detect_format
 
-    text = render(profile, fmt, emitters, ALL)
-    assert detect_format(text, filename, emitters) == fmt
+    text = render(profile, fmt, registry, ALL)
+    assert detect_format(text, filename, registry.emitters) == fmt

@@ -8,7 +8,7 @@ import pytest
 
 from advisor import lint as L
 from advisor.formats.launch import launch_settings
-from support import DATA
+from support import BUILTIN_LIBRARIES, DATA
 
 SCRIPT = DATA / "jobscripts" / "slurm-mpich-cma.sbatch"
 
@@ -65,7 +65,7 @@ def test_launch_line_findings_point_at_the_script(tmp_path):
     script = tmp_path / "job.sh"
     script.write_text("#!/bin/sh\nsrun --export=ALL,MPIR_CVAR_CH4_CMA_ENABEL=1 ./a.out\n")
     findings = L.lint_entries(L.read_env_file(script), facts=recorded_facts(),
-                              catalogues=recorded_catalogues())
+                              catalogues=recorded_catalogues(), libraries=BUILTIN_LIBRARIES)
     hit = [f for f in findings if f.name == "MPIR_CVAR_CH4_CMA_ENABEL"]
     assert hit and hit[0].path == str(script) and hit[0].line == 2
 
@@ -79,7 +79,8 @@ def _cma_findings(text: str, tmp_path):
     reg = load()
     findings = L.lint_entries(L.read_env_file(script), facts=recorded_facts(), knobs=reg.knobs,
                               catalogues=recorded_catalogues(),
-                              probes={"mpich-cma": reg.probes["mpich-cma"]})
+                              probes={"mpich-cma": reg.probes["mpich-cma"]},
+                              libraries=BUILTIN_LIBRARIES)
     return [(f.finding.id, f.line) for f in findings if f.finding.id.startswith("cma-")]
 
 
@@ -106,7 +107,7 @@ def test_the_same_name_on_two_launch_lines_is_no_duplicate(tmp_path):
     script.write_text("#!/bin/sh\nsrun --export=ALL,MPIR_CVAR_CH4_CMA_ENABLE=1 ./a.out\n"
                       "srun --export=ALL,MPIR_CVAR_CH4_CMA_ENABLE=0 ./b.out\n")
     findings = L.lint_entries(L.read_env_file(script), facts=recorded_facts(),
-                              catalogues=recorded_catalogues())
+                              catalogues=recorded_catalogues(), libraries=BUILTIN_LIBRARIES)
     assert not [f for f in findings if f.finding.id == "duplicate"]
     es = L.read_env_file(script)
     assert all(e.launch for e in es)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from consumers import MODULECMD_TCL, base_env, read_env0
 
-from advisor.emit import EmitOptions, render
+from advisor.specs.selection import EmitOptions
+from advisor.emit import render
 from advisor.errors import EmitError
 from advisor.formats.quoting import lua_quote, module_unsafe, tcl_quote
 from advisor.plugins import collect, make_plugin_manager
@@ -78,8 +79,8 @@ def test_carried_hostile_values_arrive_unchanged(system, shell, tmp_path):
     settings = [Setting(library="test", name=k, value=v) for k, v in HOSTILE_MODULES.items()]
     prof = make_profile([PluginResult(plugin="p", probe="p", status="ok", recommendations=[
         Recommendation(id="r", title="t", rationale="r", confidence="low", settings=settings)])])
-    emitters = collect(make_plugin_manager(entry_points=False)).emitters
-    got = _load(system, shell, render(prof, system, emitters, EmitOptions()), tmp_path)
+    registry = collect(make_plugin_manager(entry_points=False))
+    got = _load(system, shell, render(prof, system, registry, EmitOptions()), tmp_path)
     for name, value in HOSTILE_MODULES.items():
         assert got.get(name.encode()) == value.encode(), (system, shell, name)
     assert not (tmp_path / "MARKER").exists()
@@ -94,10 +95,10 @@ def test_mangled_values_are_refused_and_really_mangled(value, tmp_path):
     prof = make_profile([PluginResult(plugin="p", probe="p", status="ok", recommendations=[
         Recommendation(id="r", title="t", rationale="r", confidence="low",
                        settings=[Setting(library="test", name="ADVISOR_M", value=value)])])])
-    emitters = collect(make_plugin_manager(entry_points=False)).emitters
+    registry = collect(make_plugin_manager(entry_points=False))
     for fmt in ("lmod", "tcl"):
         with pytest.raises(EmitError, match="p/r: ADVISOR_M: value holds"):
-            render(prof, fmt, emitters, EmitOptions())
+            render(prof, fmt, registry, EmitOptions())
     # written by hand, correctly quoted for Lua/Tcl: the tool still delivers something else
     modulefile = (f"setenv({lua_quote('ADVISOR_M')}, {lua_quote(value)})\n" if system == "lmod"
                   else f"#%Module1.0\nsetenv ADVISOR_M {tcl_quote(value)}\n")

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from consumers import base_env, lmod_init, modules_init
 
-from advisor.emit import EmitOptions, render
+from advisor.specs.selection import EmitOptions
+from advisor.emit import render
 from advisor.errors import EmitError
 from advisor.machine_class import class_id
 from advisor.plugins import collect, make_plugin_manager
@@ -23,11 +24,11 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def emitters():
-    return collect(make_plugin_manager(entry_points=False)).emitters
+def registry():
+    return collect(make_plugin_manager(entry_points=False))
 
 
-def _tree(tmp_path: Path, fmt: str, emitters) -> tuple[Path, dict]:
+def _tree(tmp_path: Path, fmt: str, registry) -> tuple[Path, dict]:
     """A module tree with ``site/advisor`` (defaults left out) and ``site/other`` (``--all``)
     from the shipped profile."""
     prof = load_profile(SHIPPED_PROFILE)
@@ -35,7 +36,7 @@ def _tree(tmp_path: Path, fmt: str, emitters) -> tuple[Path, dict]:
     (root / "site").mkdir(parents=True)
     ext = ".lua" if fmt == "lmod" else ""
     for name, opts in (("advisor", EmitOptions()), ("other", EmitOptions(include_defaults=True))):
-        (root / "site" / f"{name}{ext}").write_text(render(prof, fmt, emitters, opts),
+        (root / "site" / f"{name}{ext}").write_text(render(prof, fmt, registry, opts),
                                                      encoding="utf-8")
     return root, {"prof": prof}
 
@@ -55,9 +56,9 @@ def _expect_texts(prof) -> list[str]:
             "Sets: " + ", ".join(names)]
 
 
-def test_lmod_show_whatis_help_and_family_swap(tmp_path, emitters):
+def test_lmod_show_whatis_help_and_family_swap(tmp_path, registry):
     init = lmod_init()
-    root, ctx = _tree(tmp_path, "lmod", emitters)
+    root, ctx = _tree(tmp_path, "lmod", registry)
     show = _bash(init, root, "module show site/advisor", tmp_path)
     assert show.returncode == 0, show.stderr
     text = show.stderr + show.stdout  # Lmod prints module show on stderr
@@ -85,9 +86,9 @@ def test_lmod_show_whatis_help_and_family_swap(tmp_path, emitters):
     assert "CMA=1" in out and "FAMILY=site" in out
 
 
-def test_environment_modules_show_help_and_family_conflict(tmp_path, emitters):
+def test_environment_modules_show_help_and_family_conflict(tmp_path, registry):
     init = modules_init()
-    root, ctx = _tree(tmp_path, "tcl", emitters)
+    root, ctx = _tree(tmp_path, "tcl", registry)
     show = _bash(init, root, "module show site/advisor", tmp_path)
     text = show.stderr + show.stdout
     assert show.returncode == 0, text
@@ -105,12 +106,12 @@ def test_environment_modules_show_help_and_family_conflict(tmp_path, emitters):
 
 
 @pytest.mark.parametrize("fmt", ["lmod", "tcl"])
-def test_empty_module_is_an_error_saying_why(fmt, emitters):
+def test_empty_module_is_an_error_saying_why(fmt, registry):
     prof = load_profile(SHIPPED_PROFILE)
     with pytest.raises(EmitError, match=f"nothing to write as {fmt}: 2 setting.s. only confirm "
                                         r"the library default \(--all writes them\)"):
-        render(prof, fmt, emitters, EmitOptions(plugins=frozenset({"mpich-cma"})))
-    text = render(prof, fmt, emitters, EmitOptions(plugins=frozenset({"mpich-cma"}),
+        render(prof, fmt, registry, EmitOptions(plugins=frozenset({"mpich-cma"})))
+    text = render(prof, fmt, registry, EmitOptions(plugins=frozenset({"mpich-cma"}),
                                                    include_defaults=True))
     assert "MPIR_CVAR_CH4_CMA_ENABLE" in text
 

@@ -1,5 +1,5 @@
 """emit writes only what a plugin declared, and never a name that shells, the loader or a runtime
-read as code or paths (advisor.formats.names), in every registered format."""
+read as code or paths (advisor.specs.names), in every registered format."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import sys
 
 import pytest
 
-from advisor.emit import EmitOptions, render
+from advisor.specs.selection import EmitOptions, Selection, Source
+from advisor.emit import render
 from advisor.errors import EmitError
-from advisor.formats.names import REFUSED, REFUSED_PREFIXES, refused_reason
+from advisor.specs.names import REFUSED, REFUSED_PREFIXES, refused_reason
 from advisor.models import Setting
 from advisor.plugins import collect, make_plugin_manager
 from advisor.save import save_profile
@@ -22,6 +23,14 @@ from support import sample_profile
 def reg():
     """Every installed plugin: the built-in formats, third-party ones and all knob records."""
     return collect(make_plugin_manager())
+
+
+def _unchecked_selection(prof, reg) -> Selection:
+    """A selection of every env setting that skips emit's own refusal (``emit.select``), as a
+    format could be handed by a caller that bypasses it."""
+    return Selection(prof, tuple(Source(res.plugin, res.probe, rec.id, rec.title, s)
+                                 for res, rec, s in prof.settings()),
+                     EmitOptions(), "env", reg.libraries)
 
 
 def with_setting(**setting) -> "object":
@@ -58,7 +67,7 @@ def test_refused_in_every_registered_format(reg, case):
     assert len(reg.emitters) >= 10  # the nine built-in formats and the sh alias at least
     for fmt in sorted(reg.emitters):
         with pytest.raises(EmitError) as info:
-            render(prof, fmt, reg.emitters, EmitOptions(knobs=tuple(reg.knobs)), label="p.toml")
+            render(prof, fmt, reg, EmitOptions(refuse_undeclared=True), label="p.toml")
         assert str(info.value).startswith("p.toml: " + MESSAGES[case]), (fmt, str(info.value))
         assert "\n" not in str(info.value)
 
@@ -71,12 +80,12 @@ def test_refused_names_refused_even_without_knobs_and_in_format_code(reg, name):
 
     prof = with_setting(library="x", name=name, value="1")
     with pytest.raises(EmitError, match=f"{name}: refused, never emitted"):
-        render(prof, "env", reg.emitters, EmitOptions())
+        render(prof, "env", reg, EmitOptions())
     for mod in builtin_modules():
         if getattr(mod, "LIBRARIES", None) is not None:
             continue  # writes only its libraries' settings (cxx-header, cupy): never this name
         with pytest.raises(EmitError, match="refused, never emitted"):
-            mod.render(prof, EmitOptions())
+            mod.render(_unchecked_selection(prof, reg))
 
 
 def test_refused_list_has_a_reason_and_source_per_name():
@@ -94,7 +103,7 @@ def test_declared_settings_are_emitted(reg):
     """The settings the built-in plugins recommend are declared by their knob records."""
     prof = with_setting(library="glibc", name="GLIBC_TUNABLES", value="glibc.malloc.hugetlb=1",
                         type="list", separator=":")
-    text = render(prof, "env", reg.emitters, EmitOptions(knobs=tuple(reg.knobs)))
+    text = render(prof, "env", reg, EmitOptions(refuse_undeclared=True))
     assert "glibc.malloc.hugetlb=1" in text and "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD" in text
 
 
@@ -147,4 +156,4 @@ def test_a_value_the_knob_type_rules_out_is_refused_in_every_format(reg, name, v
     prof = with_setting(library="mpich", name=name, value=value)
     for fmt in sorted(reg.emitters):
         with pytest.raises(EmitError, match=rf"{name}: refused: value '{value}' is not a"):
-            render(prof, fmt, reg.emitters, EmitOptions(knobs=tuple(reg.knobs)), label="p.toml")
+            render(prof, fmt, reg, EmitOptions(refuse_undeclared=True), label="p.toml")

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from advisor.emit import EmitOptions
+from advisor.emit.decide import select
+from advisor.specs.selection import EmitOptions
 from advisor.errors import EmitError
 from advisor.formats import builtin_modules
 from advisor.formats.easybuild import easybuild_unsafe
@@ -21,7 +22,10 @@ from advisor.formats.reframe import reframe_unsafe
 from advisor.formats.spack_modules import spack_unsafe
 from advisor.lint import resolve_env
 from advisor.models import PluginResult, Recommendation, Setting
+from advisor.plugins import collect, make_plugin_manager
 from emit_fixtures import make_profile
+
+REGISTRY = collect(make_plugin_manager(entry_points=False))
 
 #: characters some reader gives a meaning to, and text from outside ASCII
 HOSTILE_CHARS = "'\"$\\%([]{}!*?~ ;&|<>#=:,`^@-+/. \u00e9\u00df\u6771\U0001F680\u00a0\u2028"
@@ -61,7 +65,7 @@ def test_parse_of_render_is_identity(fmt, values, items):
     want = {s.name: str(s.value) for _, _, s in prof.settings()}
     refused = [v for v in want.values() if REFUSES.get(fmt, lambda _v: None)(v)]
     try:
-        text = mod.render(prof, EmitOptions())
+        text = mod.render(select(prof, REGISTRY, EmitOptions(), fmt))
     except EmitError as exc:
         assert refused, (fmt, str(exc))  # refused only what the format documents it cannot carry
         assert "ADVISOR_RT_" in str(exc)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from support import case, recorded_catalogues, recorded_facts, tool
+from support import BUILTIN_LIBRARIES, case, recorded_catalogues, recorded_facts, tool
 
 from advisor import lint as L
 from advisor.models import Facts
@@ -69,7 +69,7 @@ def test_cvar_typos_recorded_mpivars_line_by_line():
     entries = L.parse_env_text(c["env_file"]["text"], path="cvar-typos.sh")
     # knobs=(): the names come from the library's own list, not from a built-in table
     findings = L.lint_entries(entries, facts=UPSTREAM_502, knobs=(),
-                              catalogues=_recorded_catalogues())
+                              catalogues=_recorded_catalogues(), libraries=BUILTIN_LIBRARIES)
     _check_cvar_typos(findings, c["expect"])
     assert L.has_errors(findings)
 
@@ -80,10 +80,11 @@ def test_cvar_typos_installed_mpivars_line_by_line():
 
     c = case("cvar-typos")
     facts = detect(opencl=False)
-    cats = L.installed_catalogues(facts)
+    cats = L.installed_catalogues(facts, libraries=BUILTIN_LIBRARIES)
     assert "mpich" in cats and len(cats["mpich"].entries) > 100
     entries = L.parse_env_text(c["env_file"]["text"], path="cvar-typos.sh")
-    _check_cvar_typos(L.lint_entries(entries, facts=facts, catalogues=cats), c["expect"])
+    _check_cvar_typos(L.lint_entries(entries, facts=facts, catalogues=cats,
+                                     libraries=BUILTIN_LIBRARIES), c["expect"])
 
 
 def _mpi_init_ok(name: str, value: str) -> bool:
@@ -102,7 +103,8 @@ def test_cvar_typos_the_library_agrees():
     pytest.importorskip("mpi4py")
     c = case("cvar-typos")
     entries = L.parse_env_text(c["env_file"]["text"], path="cvar-typos.sh")
-    findings = L.lint_entries(entries, facts=UPSTREAM_502, catalogues=L.installed_catalogues())
+    findings = L.lint_entries(entries, facts=UPSTREAM_502, libraries=BUILTIN_LIBRARIES,
+                              catalogues=L.installed_catalogues(libraries=BUILTIN_LIBRARIES))
     bad = {f.line for f in findings if f.finding.id == "invalid-value" and f.severity == "error"}
     clean = {int(k[5:]) for k, v in c["expect"].items() if k.startswith("line_") and v == "ok"}
     assert bad and clean
@@ -117,7 +119,7 @@ def test_enum_cvar_values_from_mpivars():
     cats = _recorded_catalogues()
     entries = L.parse_env_text("export MPIR_CVAR_BCAST_INTRA_ALGORITHM=binomal\n"
                                "export MPIR_CVAR_BARRIER_INTRA_ALGORITHM=smp\n", path="a.sh")
-    f = L.lint_entries(entries, facts=UPSTREAM_502, catalogues=cats)
+    f = L.lint_entries(entries, facts=UPSTREAM_502, catalogues=cats, libraries=BUILTIN_LIBRARIES)
     assert [(x.line, x.finding.id) for x in f] == [(1, "invalid-value")]
     assert "binomial" in f[0].finding.remedy
 
@@ -127,7 +129,7 @@ def test_glibc_tunables_items_from_the_installed_list():
     entries = L.parse_env_text(
         "GLIBC_TUNABLES=glibc.malloc.hugetlbb=1:glibc.rtld.nns=99:glibc.malloc.hugetlb=1\n",
         path="g.env")
-    f = L.lint_entries(entries, facts=UPSTREAM_502, catalogues=cats)
+    f = L.lint_entries(entries, facts=UPSTREAM_502, catalogues=cats, libraries=BUILTIN_LIBRARIES)
     got = {(x.name, x.finding.id) for x in f}
     assert ("glibc.malloc.hugetlbb", "unknown-name") in got
     assert ("glibc.rtld.nns", "invalid-value") in got
@@ -145,7 +147,7 @@ def test_renamed_names_dlaf_and_openmpi_vader():
     entries = L.parse_env_text(text, path="r.sh")
     new = Facts(mpi={"implementation": "openmpi", "version": "5.0.2"},
                 python_packages={"dla-future": "0.7.0"})
-    f = L.lint_entries(entries, facts=new, knobs=reg.knobs)
+    f = L.lint_entries(entries, facts=new, knobs=reg.knobs, libraries=BUILTIN_LIBRARIES)
     ids = {(x.line, x.finding.id, x.severity) for x in f}
     assert (2, "outdated-name", "error") in ids
     # 5.0.x still reads the vader names as aliases: a warning naming the 5.0 name, from the
@@ -154,7 +156,8 @@ def test_renamed_names_dlaf_and_openmpi_vader():
     plugin = any(k.name == "OMPI_MCA_btl_vader_eager_limit" for k in reg.knobs)
     if plugin:
         f += [x for x in L.lint_entries(entries, facts=new, knobs=reg.knobs,
-                                        probes=reg.probes) if x.line == 3]
+                                        probes=reg.probes,
+                                        libraries=BUILTIN_LIBRARIES) if x.line == 3]
         ids = {(x.line, x.finding.id, x.severity) for x in f}
     assert (3, "outdated-name", "warning") in ids
     assert "OMPI_MCA_btl_sm_eager_limit" in next(x for x in f if x.line == 3).finding.remedy
@@ -162,7 +165,7 @@ def test_renamed_names_dlaf_and_openmpi_vader():
         assert (1, "outdated-name", "error") in ids
         assert "INITIAL_BLOCK_BYTES" in next(x for x in f if x.line == 1).finding.remedy
     old = Facts(mpi={"implementation": "openmpi", "version": "4.1.6"})
-    f_old = L.lint_entries(entries[1:], facts=old, knobs=reg.knobs)
+    f_old = L.lint_entries(entries[1:], facts=old, knobs=reg.knobs, libraries=BUILTIN_LIBRARIES)
     assert not [x for x in f_old if x.finding.id == "outdated-name"]
 
 
@@ -172,13 +175,14 @@ def test_duplicates_aliases_and_not_exported():
             "export MPICH_CH4_CMA_ENABLE=0\n"
             "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=8192\n"
             "export MPIR_CVAR_CH4_CMA_ENABLE=0\n")
-    f = L.lint_entries(L.parse_env_text(text, path="d.sh"), facts=UPSTREAM_502, catalogues=cats)
+    f = L.lint_entries(L.parse_env_text(text, path="d.sh"), facts=UPSTREAM_502, catalogues=cats,
+                       libraries=BUILTIN_LIBRARIES)
     got = {(x.line, x.finding.id) for x in f}
     assert {(2, "duplicate"), (3, "not-exported"), (4, "duplicate")} <= got
     assert not L.has_errors(f)
     # an env file in KEY=value form (Docker --env-file) has no export at all: not flagged
     f2 = L.lint_entries(L.parse_env_text("MPIR_CVAR_CH4_CMA_ENABLE=1\n", path="e.env"),
-                        facts=UPSTREAM_502, catalogues=cats)
+                        facts=UPSTREAM_502, catalogues=cats, libraries=BUILTIN_LIBRARIES)
     # ... only the note that 1 is MPICH 5.0's default for this CVAR
     assert [(x.finding.id, x.severity) for x in f2] == [("default-value", "info")]
 
@@ -191,5 +195,5 @@ def test_cray_names_on_upstream_are_flavour_mismatch():
         pytest.skip("mpich-cma knob records not registered")
     entries = L.parse_env_text("export MPICH_SMP_SINGLE_COPY_MODE=CMA\n", path="c.sh")
     f = L.lint_entries(entries, facts=UPSTREAM_502, knobs=reg.knobs,
-                       catalogues=_recorded_catalogues())
+                       catalogues=_recorded_catalogues(), libraries=BUILTIN_LIBRARIES)
     assert [x.finding.id for x in f] == ["flavour-mismatch"]

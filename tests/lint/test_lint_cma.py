@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from support import case
+from support import BUILTIN_LIBRARIES, case
 
 from advisor import lint as L
 from advisor.models import Facts
@@ -39,7 +39,8 @@ def test_cray_xpmem_gpu_env_file_gives_inert_xpmem():
     text = c["env_file"]["text"]
     entries = L.parse_env_text(text, path="cray.env")
     facts = _cray_facts(c)
-    findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes)
+    findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes,
+                              libraries=BUILTIN_LIBRARIES)
     statement = c["expect"]["finding_1"].split(":")[0]  # "... XPMEM is inert when ...=1"
     inert = [f for f in findings if statement in f.finding.message]
     assert inert, [f.finding.message for f in findings]
@@ -59,7 +60,8 @@ def test_cray_xpmem_gpu_upstream_names_are_the_wrong_family():
     c = case("cray-xpmem-gpu")
     assert "never MPIR_CVAR_CH4_CMA_" in c["expect"]["settings_family"]
     entries = L.parse_env_text("MPIR_CVAR_CH4_CMA_ENABLE=1\n", path="cray.env")
-    findings = L.lint_entries(entries, facts=_cray_facts(c), knobs=reg.knobs, probes=reg.probes)
+    findings = L.lint_entries(entries, facts=_cray_facts(c), knobs=reg.knobs, probes=reg.probes,
+                              libraries=BUILTIN_LIBRARIES)
     assert any(f.finding.id in ("flavour-mismatch", "cma-wrong-family") for f in findings)
 
 
@@ -112,11 +114,12 @@ def test_threshold_with_single_copy_off_is_inert(text, flavour, off_line):
     facts = Facts.model_validate({"mpi": {"implementation": "mpich", "flavour": flavour,
                                           "version": "5.0.2" if flavour == "upstream" else "8.1.30"}})
     entries = L.parse_env_text(text, path="site.env")
-    findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes)
+    findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes,
+                              libraries=BUILTIN_LIBRARIES)
     (inert,) = [f for f in findings if f.finding.id == "cma-threshold-inert"]
     assert inert.severity == "warning" and "does nothing" in inert.finding.message
     assert inert.line == off_line  # the threshold's own line
     on = text.replace("=0\n", "=1\n").replace("=NONE\n", "=CMA\n")
     findings = L.lint_entries(L.parse_env_text(on, path="site.env"), facts=facts,
-                              knobs=reg.knobs, probes=reg.probes)
+                              knobs=reg.knobs, probes=reg.probes, libraries=BUILTIN_LIBRARIES)
     assert not [f for f in findings if f.finding.id == "cma-threshold-inert"]

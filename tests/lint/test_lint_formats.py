@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from support import recorded_catalogues, recorded_facts, sample_profile
+from support import BUILTIN_LIBRARIES, recorded_catalogues, recorded_facts, sample_profile
 
 from advisor import lint as L
 from advisor.models import Setting
@@ -32,12 +32,13 @@ def _profile():
 
 @pytest.mark.parametrize("fmt", PARSED_FORMATS)
 def test_emitted_formats_round_trip(fmt, tmp_path):
-    from advisor.emit import EmitOptions, render
+    from advisor.specs.selection import EmitOptions
+    from advisor.emit import render
     from advisor.plugins import collect, make_plugin_manager
 
     prof = _profile()
     reg = collect(make_plugin_manager(entry_points=False))
-    text = render(prof, fmt, reg.emitters, EmitOptions())
+    text = render(prof, fmt, reg, EmitOptions())
     path = tmp_path / f"site{SUFFIX[fmt]}"
     path.write_text(text)
     entries = L.read_env_file(path)
@@ -194,7 +195,8 @@ def _lint_text(text, path, **kw):
     reg = load()
     entries = L.read_env_text(text, path)
     return entries, L.lint_entries(entries, facts=recorded_facts(), knobs=reg.knobs,
-                                   catalogues=recorded_catalogues(), probes=reg.probes)
+                                   catalogues=recorded_catalogues(), probes=reg.probes,
+                                   libraries=BUILTIN_LIBRARIES)
 
 
 def test_tcl_words_follow_tcl_quoting():
@@ -289,6 +291,6 @@ def test_slip_of_a_plugin_knob_without_a_family_is_flagged():
                 source="test")
     entries = L.parse_env_text("VENDOR_COPY_MOD=fast\nVENDOR_HOME=/opt/v\nSLURM_JOB_ID=1\n",
                                path="site.env")
-    found = L.lint_entries(entries, knobs=[knob])
+    found = L.lint_entries(entries, knobs=[knob], libraries=BUILTIN_LIBRARIES)
     assert [(f.line, f.finding.id, f.severity) for f in found] == [(1, "unknown-name", "warning")]
     assert "did you mean VENDOR_COPY_MODE (vendor)?" in found[0].finding.message

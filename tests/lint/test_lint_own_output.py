@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from support import REPO, recorded_catalogues
+from support import BUILTIN_LIBRARIES, REPO, recorded_catalogues
 
 PROFILE = REPO / "profiles" / "x86_64-icelake-2core-vm.toml"
 FORMATS = ["env", "csh", "fish", "lmod", "tcl", "spack", "easybuild", "json", "toml"]
@@ -34,7 +34,8 @@ def test_emitted_file_lints_clean(tmp_path, fmt):
     entries = L.read_env_text(out.read_text(), str(out))
     assert entries and not [e for e in entries if e.problem], entries
     found = L.lint_entries(entries, facts=load_profile(PROFILE).facts, knobs=reg.knobs,
-                           catalogues=recorded_catalogues(), probes=reg.probes)
+                           catalogues=recorded_catalogues(), probes=reg.probes,
+                           libraries=BUILTIN_LIBRARIES)
     assert not [f for f in found if f.severity in ("error", "warning")], \
         [(f.severity, f.finding.id, f.finding.message) for f in found]
 

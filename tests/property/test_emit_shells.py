@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from advisor.emit import EmitOptions, render
+from advisor.specs.selection import EmitOptions
+from advisor.emit import render
 from advisor.errors import EmitError
-from advisor.formats.names import refused_reason
+from advisor.specs.names import refused_reason
 from advisor.models import PluginResult, Recommendation, Setting
 from advisor.plugins import collect, make_plugin_manager
 from support import sample_profile
@@ -44,7 +45,7 @@ SHELL_OWNED = {
     "MBEGIN", "MEND", "SHELLOPTS", "BASHOPTS", "POSIXLY_CORRECT", "TZ", "NLSPATH",
 }
 #: names emit accepts: not the shells' own, and none emit refuses as code a loader or shell
-#: runs (``advisor.formats.names.refused_reason``: e.g. every ``LD_*``, which hypothesis found
+#: runs (``advisor.specs.names.refused_reason``: e.g. every ``LD_*``, which hypothesis found
 #: as ``LD_``; their refusal has tests of its own)
 NAME = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True).filter(
     lambda n: n.upper() not in SHELL_OWNED and not n.upper().startswith(
@@ -52,11 +53,8 @@ NAME = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True).filter(
     and refused_reason(n) is None)
 
 
-def _emitters():
-    return collect(make_plugin_manager(entry_points=False)).emitters
-
-
-EMITTERS = _emitters()
+REGISTRY = collect(make_plugin_manager(entry_points=False))
+EMITTERS = REGISTRY.emitters
 #: formats that write any library's environment settings (cxx-header, cupy and easybuild-hooks
 #: write only their own libraries' settings: a "test" setting is never theirs to refuse)
 def _any_library_env_writers():
@@ -101,7 +99,7 @@ def test_emit_shell_roundtrip(tmp_path, pairs):
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     for fmt, shells in SHELLS.items():
-        text = render(prof, fmt, EMITTERS, EmitOptions())
+        text = render(prof, fmt, REGISTRY, EmitOptions())
         path = work / f"site.{fmt}"
         path.write_text(text, encoding="utf-8")
         for shell in shells:
@@ -125,7 +123,7 @@ def test_emit_shells_available():
 def test_emit_control_characters_refused_naming_setting(before, ctrl, after, fmt):
     prof = _profile([("ADVISOR_PROP", before + ctrl + after)])
     with pytest.raises(EmitError, match="ADVISOR_PROP"):
-        render(prof, fmt, EMITTERS, EmitOptions())
+        render(prof, fmt, REGISTRY, EmitOptions())
 
 
 @settings(max_examples=EXAMPLES * 2, deadline=None)
@@ -146,7 +144,7 @@ def test_emit_structured_roundtrip(pairs, rationale):
     prof = sample_profile(results=[PluginResult(plugin="p", probe="p", status="ok",
                                                 recommendations=[rec])])
     for fmt, parse in (("json", json.loads), ("toml", tomllib.loads)):
-        doc = parse(render(prof, fmt, EMITTERS, EmitOptions()))
+        doc = parse(render(prof, fmt, REGISTRY, EmitOptions()))
         got = {s["name"]: s["value"] for s in doc["settings"]}
         for name, value in pairs:
             assert got[name] == value and type(got[name]) is type(value), (fmt, name, value)

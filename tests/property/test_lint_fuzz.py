@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from advisor.errors import BadInputError
 from advisor.models import Facts
+from support import BUILTIN_LIBRARIES
 
 lint = pytest.importorskip("advisor.lint", reason="advisor lint not written yet")
 
@@ -44,7 +45,8 @@ def context():
 
     reg = collect(make_plugin_manager())
     facts = Facts(mpi={"implementation": "mpich", "flavour": "upstream", "version": "5.0.2"})
-    return {"facts": facts, "knobs": reg.knobs, "catalogues": lint.installed_catalogues(facts),
+    return {"facts": facts, "knobs": reg.knobs, "libraries": BUILTIN_LIBRARIES,
+            "catalogues": lint.installed_catalogues(facts, libraries=BUILTIN_LIBRARIES),
             "probes": reg.probes}
 
 

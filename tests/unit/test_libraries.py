@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import MPIVARS_502, recorded_catalogues, recorded_facts
+from support import BUILTIN_LIBRARIES, MPIVARS_502, recorded_catalogues, recorded_facts
 
 from advisor import hookimpl, lint as L
-from advisor.emit.common import drop_reason
+from advisor.libraries.reads import drop_reason
 from advisor.knobs import Knob
 from advisor.libraries import Library, builtin_libraries, version_of
 from advisor.libraries import mpich as M
@@ -27,6 +27,7 @@ FACTS_502 = recorded_facts()
 
 
 def _lint(text: str, facts: Facts = FACTS_502, **kw):
+    kw.setdefault("libraries", BUILTIN_LIBRARIES)
     return L.lint_entries(L.parse_env_text(text, path="t.sh"), facts=facts,
                           catalogues=kw.pop("catalogues", recorded_catalogues()), **kw)
 
@@ -111,14 +112,16 @@ def test_glibc_octal_is_a_number_not_an_error():
 
 
 def test_one_version_answer_for_emit_and_lint():
-    from advisor.emit import library_version as emit_version
-
+    """emit and lint have no version function of their own: both ask ``version_of``."""
     unknown_impl = Facts(mpi={"version": "4.3.2"}, python_packages={"cupy-cuda12x": "13.3.0"})
-    for fn in (emit_version, L.library_version, version_of):
-        assert fn(unknown_impl, "mpich") == "4.3.2"
-        assert fn(unknown_impl, "cupy") == "13.3.0"
-        assert fn(Facts(mpi={"implementation": "openmpi", "version": "5.0.2"}), "mpich") is None
-        assert fn(FACTS_502, "glibc") == "2.36"
+
+    def fn(facts, name):
+        return version_of(facts, name, BUILTIN_LIBRARIES)
+
+    assert fn(unknown_impl, "mpich") == "4.3.2"
+    assert fn(unknown_impl, "cupy") == "13.3.0"
+    assert fn(Facts(mpi={"implementation": "openmpi", "version": "5.0.2"}), "mpich") is None
+    assert fn(FACTS_502, "glibc") == "2.36"
 
 
 class _VendorPlugin:
@@ -150,10 +153,11 @@ def test_a_plugin_library_version_enforces_its_knob_ranges():
 
 def test_emit_drops_names_the_recorded_release_does_not_read():
     gone = Setting(library="mpich", name="MPIR_CVAR_CH4_OFI_ENABLE_GPU_PIPELINE", value=1)
-    assert "removed in 5.0" in drop_reason(gone, FACTS_502)
-    assert drop_reason(gone, Facts(mpi={"implementation": "mpich", "version": "4.3.2"})) is None
+    assert "removed in 5.0" in drop_reason(gone, FACTS_502, (), BUILTIN_LIBRARIES)
+    assert drop_reason(gone, Facts(mpi={"implementation": "mpich", "version": "4.3.2"}), (),
+                       BUILTIN_LIBRARIES) is None
     cray = Facts(mpi={"implementation": "mpich", "flavour": "cray", "version": "5.0.2"})
-    assert drop_reason(gone, cray) is None  # the history lists upstream names only
+    assert drop_reason(gone, cray, (), BUILTIN_LIBRARIES) is None  # upstream names only
 
 
 def test_duplicate_and_malformed_libraries_are_plugin_errors():
@@ -183,7 +187,7 @@ def test_owner_not_loaded_is_an_error_naming_the_plugin():
     entries = L.parse_env_text("export VENDOR_COPY_MODE=bogus\nexport MPIR_CVAR_CH4_CMA_ENABLE=1\n",
                                path="v.sh")
     f = L.lint_entries(entries, facts=FACTS_502, catalogues=recorded_catalogues(),
-                       issues=[issue])
+                       issues=[issue], libraries=BUILTIN_LIBRARIES)
     own = [x for x in f if x.finding.id == "owner-not-loaded"]
     assert len(own) == 1 and own[0].severity == "error" and own[0].line == 1
     assert "VENDOR_COPY_MODE" in own[0].finding.message
@@ -191,9 +195,10 @@ def test_owner_not_loaded_is_an_error_naming_the_plugin():
     assert "vendor_sdk" in own[0].finding.message
     assert L.has_errors(f)
     # nothing unclaimed, or no broken plugin: no such finding
-    assert not [x for x in L.lint_entries(entries[1:], facts=FACTS_502, issues=[issue])
+    assert not [x for x in L.lint_entries(entries[1:], facts=FACTS_502, issues=[issue],
+                                          libraries=BUILTIN_LIBRARIES)
                 if x.finding.id == "owner-not-loaded"]
-    assert not [x for x in L.lint_entries(entries, facts=FACTS_502)
+    assert not [x for x in L.lint_entries(entries, facts=FACTS_502, libraries=BUILTIN_LIBRARIES)
                 if x.finding.id == "owner-not-loaded"]
 
 

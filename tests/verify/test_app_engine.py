@@ -16,6 +16,7 @@ import pytest
 from advisor.appverify import (AppCommand, Design, compile_pattern, from_env_file, from_profile,
                                read_metric, same_arms, store, verify_app)
 from advisor.appverify.arms import Arms
+from advisor.plugins import collect, make_plugin_manager
 from advisor.appverify.bisect import ddmin
 from advisor.errors import BadInputError
 from advisor.measure.pairs import (band_decision, noise_floor_from_pairs, pair_log_ratios,
@@ -126,13 +127,15 @@ def test_arms_from_the_shipped_profile_are_what_emit_writes():
     from advisor.profile import load_profile
 
     prof = load_profile(SHIPPED_PROFILE)
-    arms = from_profile(prof, against="defaults", environ={})
+    registry = collect(make_plugin_manager(entry_points=False))
+    arms = from_profile(prof, registry, against="defaults", environ={})
     assert "GLIBC_TUNABLES" in arms.advised
     assert all(v is None for v in arms.baseline.values())
     # every setting names the plugin that advised it (attribution by plugin, bisection)
     assert set(arms.plugins) == set(arms.advised)
     assert any("/" in s for srcs in arms.sources.values() for s in srcs)
-    one = from_profile(prof, against="defaults", environ={}, plugins={"memory-pool-host"})
+    one = from_profile(prof, registry, against="defaults", environ={},
+                       plugins={"memory-pool-host"})
     assert set(one.advised) < set(arms.advised)
 
 

@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 
-from support import StubProbe, sample_profile
+from support import BUILTIN_LIBRARIES, StubProbe, sample_profile
 
 from advisor.models import Evidence, Recommendation, Setting, Verification
 from advisor.probe import Applicability, Baseline
@@ -85,7 +85,7 @@ def _default_rec():
 
 def test_default_setting_is_no_effect_without_measuring():
     prof = _profile_with([_default_rec()])
-    assert all_default(prof.results[0].recommendations[0], prof.facts)
+    assert all_default(prof.results[0].recommendations[0], prof.facts, (), BUILTIN_LIBRARIES)
     calls = []
 
     class Spy(PerturbProbe):
@@ -94,7 +94,7 @@ def test_default_setting_is_no_effect_without_measuring():
             raise AssertionError("measured a default setting")
 
     updated, out = verify_profile(prof, {"perturb-demo": Spy()}, facts=prof.facts,
-                                  time_budget_s=5)
+                                  time_budget_s=5, libraries=BUILTIN_LIBRARIES)
     assert [o.verdict for o in out] == ["no-effect"] and calls == []
     assert updated.verifications[0].recommendation == "perturb-demo:threshold-default"
 
@@ -102,7 +102,7 @@ def test_default_setting_is_no_effect_without_measuring():
 def test_regression_is_measured_and_stored():
     prof = _profile_with([_perturb_rec(), _default_rec()])
     updated, out = verify_profile(prof, {"perturb-demo": PerturbProbe()}, facts=prof.facts,
-                                  time_budget_s=60)
+                                  time_budget_s=60, libraries=BUILTIN_LIBRARIES)
     by = {o.recommendation: o for o in out}
     v = by["perturb"].verification
     assert v.verdict == "regression", by["perturb"].to_dict()
@@ -113,7 +113,8 @@ def test_regression_is_measured_and_stored():
         "perturb-demo:perturb", "perturb-demo:threshold-default"}
     # verifying again replaces, never duplicates
     again, _ = verify_profile(updated, {"perturb-demo": PerturbProbe()}, facts=prof.facts,
-                              time_budget_s=60, plugins={"nothing-selected"})
+                              time_budget_s=60, plugins={"nothing-selected"},
+                              libraries=BUILTIN_LIBRARIES)
     assert len(again.verifications) == 2
 
 
@@ -124,7 +125,7 @@ def test_against_env_confirms_removing_a_bad_setting(monkeypatch):
                 type="list", separator=":")]})
     prof = _profile_with([rec])
     _, out = verify_profile(prof, {"perturb-demo": PerturbProbe()}, facts=prof.facts,
-                            time_budget_s=60, against=Baseline.ENV)
+                            time_budget_s=60, against=Baseline.ENV, libraries=BUILTIN_LIBRARIES)
     assert out[0].verdict == "confirmed", out[0].to_dict()
     assert out[0].verification.ci_low > 1
 
@@ -137,7 +138,8 @@ def test_not_measurable_reasons():
     }
     for probe, (probes, why) in cases.items():
         _, out = verify_profile(_profile_with([rec], probe=probe), probes,
-                                facts=sample_profile().facts, time_budget_s=5)
+                                facts=sample_profile().facts, time_budget_s=5,
+                                libraries=BUILTIN_LIBRARIES)
         assert out[0].verdict == "not-measurable" and why in out[0].note, out[0]
 
     class Raises(PerturbProbe):
@@ -150,12 +152,14 @@ def test_not_measurable_reasons():
 
     for probe, why in ((Raises(), "boom"), (Unusable(), "blocked here")):
         _, out = verify_profile(_profile_with([rec]), {"perturb-demo": probe},
-                                facts=sample_profile().facts, time_budget_s=5)
+                                facts=sample_profile().facts, time_budget_s=5,
+                                libraries=BUILTIN_LIBRARIES)
         assert out[0].verdict == "not-measurable"
         assert why in (out[0].error or "") + out[0].note
     not_verifiable = rec.model_copy(update={"verifiable": False})
     _, out = verify_profile(_profile_with([not_verifiable]), {"perturb-demo": PerturbProbe()},
-                            facts=sample_profile().facts, time_budget_s=5)
+                            facts=sample_profile().facts, time_budget_s=5,
+                            libraries=BUILTIN_LIBRARIES)
     assert out[0].verdict == "not-measurable"
 
 

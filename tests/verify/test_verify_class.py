@@ -10,7 +10,7 @@ floor is stored as a regression.
 
 from __future__ import annotations
 
-from support import StubProbe, recorded_facts, sample_profile
+from support import BUILTIN_LIBRARIES, StubProbe, recorded_facts, sample_profile
 
 from advisor.emit.veto import vetoes
 from advisor.models import Recommendation, Setting, Verification
@@ -38,12 +38,14 @@ def _profile():
 def test_a_verdict_on_the_profiles_class_vetoes_and_is_replaced_there():
     prof = _profile()
     here = prof.facts
-    updated, out = verify_profile(prof, {"mpich-cma": _Fixed()}, facts=here, time_budget_s=10)
+    updated, out = verify_profile(prof, {"mpich-cma": _Fixed()}, facts=here, time_budget_s=10,
+                                  libraries=BUILTIN_LIBRARIES)
     (v,) = updated.verifications
     assert v.class_fingerprint == here.class_fingerprint() and v.verdict == "regression"
     assert "not the profile's" not in out[0].note
     assert ("mpich-cma", "cma-threshold") in vetoes(updated)
-    again, _ = verify_profile(updated, {"mpich-cma": _Fixed()}, facts=here, time_budget_s=10)
+    again, _ = verify_profile(updated, {"mpich-cma": _Fixed()}, facts=here, time_budget_s=10,
+                              libraries=BUILTIN_LIBRARIES)
     assert len(again.verifications) == 1  # replaced, one per recommendation and class
 
 
@@ -51,15 +53,17 @@ def test_a_verdict_from_another_class_is_kept_apart_and_vetoes_nothing():
     prof = _profile()
     other = recorded_facts()
     assert other.class_fingerprint() != prof.facts.class_fingerprint()
-    ours, _ = verify_profile(prof, {"mpich-cma": _Fixed()}, facts=prof.facts, time_budget_s=10)
+    ours, _ = verify_profile(prof, {"mpich-cma": _Fixed()}, facts=prof.facts, time_budget_s=10,
+                             libraries=BUILTIN_LIBRARIES)
     elsewhere, out = verify_profile(prof, {"mpich-cma": _Fixed()}, facts=other,
-                                    time_budget_s=10)
+                                    time_budget_s=10, libraries=BUILTIN_LIBRARIES)
     (v,) = elsewhere.verifications
     assert v.class_fingerprint == other.class_fingerprint()
     assert "not the profile's" in out[0].note and "leaves nothing out" in out[0].note
     assert vetoes(elsewhere) == {}
     # measured elsewhere after a verdict here: both are kept, the profile class's still vetoes
-    both, _ = verify_profile(ours, {"mpich-cma": _Fixed()}, facts=other, time_budget_s=10)
+    both, _ = verify_profile(ours, {"mpich-cma": _Fixed()}, facts=other, time_budget_s=10,
+                             libraries=BUILTIN_LIBRARIES)
     assert sorted(x.class_fingerprint for x in both.verifications) == sorted(
         [prof.facts.class_fingerprint(), other.class_fingerprint()])
     assert ("mpich-cma", "cma-threshold") in vetoes(both)
@@ -84,7 +88,7 @@ def test_host_stores_a_ci_wholly_below_the_band_as_regression():
     prof = prof.model_copy(update={"results": [res]})
     facts = recorded_facts()
     updated, out = verify_profile(prof, {"label-demo": _LabelProbe()}, facts=facts,
-                                  time_budget_s=10)
+                                  time_budget_s=10, libraries=BUILTIN_LIBRARIES)
     assert out[0].verdict == "regression" and "wholly below 1" in out[0].note
     stored = updated.verifications[0]
     assert stored.verdict == "regression"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from support import DATA, need_cma_usable, recorded_facts, sample_profile, tool
+from support import BUILTIN_LIBRARIES, DATA, need_cma_usable, recorded_facts, sample_profile, tool
 
 from advisor.models import Evidence, Recommendation, Setting
 from advisor.verify import verify_profile
@@ -53,7 +53,7 @@ def test_verify_mpich_cma_recorded_advice_is_no_effect():
     recs = RC.recommend(ev, recorded_facts()).recommendations
     assert recs, "the recorded sweep gives a recommendation"
     _, out = verify_profile(_profile(recs, facts), reg.probes, facts=facts, knobs=reg.knobs,
-                            time_budget_s=5)
+                            time_budget_s=5, libraries=BUILTIN_LIBRARIES)
     by = {o.recommendation: o for o in out}
     assert by["cma-threshold"].verdict == "no-effect"
     assert "default" in by["cma-threshold"].note
@@ -81,7 +81,7 @@ def test_verify_mpich_cma_threshold_with_ci():
                     type="bytes", unit="bytes", default=int(here))])
     prof = _profile([rec], facts)
     updated, out = verify_profile(prof, reg.probes, facts=facts, knobs=reg.knobs,
-                                  time_budget_s=45, seed=1)
+                                  time_budget_s=45, seed=1, libraries=BUILTIN_LIBRARIES)
     o = out[0]
     v = o.verification
     sys.stderr.write(f"verify mpich-cma threshold {old} vs {here}: {o.to_dict()}\n")
@@ -144,7 +144,7 @@ def test_verify_mpich_cma_joint_runs_the_sweep_under_the_other_plugins_settings(
         recommendations=[hugetlb])]})
     _, out = verify_profile(prof, {"mpich-cma": reg.probes["mpich-cma"]}, facts=facts,
                             knobs=reg.knobs, plugins={"mpich-cma"}, time_budget_s=40,
-                            quick=True, joint=True, seed=1)
+                            quick=True, joint=True, seed=1, libraries=BUILTIN_LIBRARIES)
     joint = next(o for o in out if o.scope == "joint")
     v = joint.verification
     sys.stderr.write(f"joint mpich-cma: {joint.to_dict()}\n")

@@ -9,7 +9,7 @@ that agrees with it.
 from __future__ import annotations
 
 import pytest
-from support import sample_profile
+from support import BUILTIN_LIBRARIES, sample_profile
 
 from advisor.models import Recommendation, Setting
 from advisor.verify import verify_profile
@@ -40,7 +40,7 @@ def test_verify_host_buffer_malloc_hugetlb_with_ci():
                                           "recommendations": [rec]})
     prof = p.model_copy(update={"results": [res]})
     _, out = verify_profile(prof, reg.probes, facts=facts, knobs=reg.knobs, time_budget_s=40,
-                            quick=True)
+                            quick=True, libraries=BUILTIN_LIBRARIES)
     o = out[0]
     v = o.verification
     assert not o.error, o.error
@@ -74,7 +74,8 @@ def test_verify_host_pool_hugepages_has_a_measured_floor():
     res = p.results[0].model_copy(update={"probe": "host-buffer", "plugin": "host-buffer",
                                           "recommendations": [rec]})
     _, out = verify_profile(p.model_copy(update={"results": [res]}), reg.probes, facts=facts,
-                            knobs=reg.knobs, time_budget_s=30, quick=True)
+                            knobs=reg.knobs, time_budget_s=30, quick=True,
+                            libraries=BUILTIN_LIBRARIES)
     v = out[0].verification
     assert not out[0].error, out[0].error
     assert v.noise_floor is not None and v.noise_floor > 0

@@ -13,7 +13,7 @@ import json
 import types
 
 import pytest
-from support import StubProbe, sample_profile
+from support import BUILTIN_LIBRARIES, StubProbe, sample_profile
 
 from advisor import hookimpl
 from advisor.models import Evidence, PluginResult, Recommendation, Setting, Verification
@@ -110,22 +110,24 @@ def test_joint_environment_is_what_emit_writes():
                         _rec("pool", "pool_alignment", 2097152, kind="config")],
         "mpi-demo": [_rec("cvar", "MPIR_CVAR_DEMO", "1"),
                      _rec("kept", "MPIR_CVAR_KEPT", "0", is_default=True)]})
-    env = joint_environment(prof, environ={"GLIBC_TUNABLES": "glibc.malloc.perturb=1"})
+    builtin = collect(make_plugin_manager(entry_points=False))
+    env = joint_environment(prof, builtin, environ={"GLIBC_TUNABLES": "glibc.malloc.perturb=1"})
     # one list variable with both items (emit's merge), no config or default-confirming setting
     assert dict(env.advised) == {"GLIBC_TUNABLES": f"{HUGETLB}:{NT}", "MPIR_CVAR_DEMO": "1"}
     assert dict(env.baseline) == {"GLIBC_TUNABLES": None, "MPIR_CVAR_DEMO": None}
     assert env.sources["GLIBC_TUNABLES"] == ("malloc-demo/hugetlb", "malloc-demo/nt")
     # against the environment: appended to the current value, as sourcing the file does
-    now = joint_environment(prof, against=Baseline.ENV,
+    now = joint_environment(prof, builtin, against=Baseline.ENV,
                             environ={"GLIBC_TUNABLES": "glibc.malloc.perturb=1"})
     assert now.advised["GLIBC_TUNABLES"] == f"glibc.malloc.perturb=1:{HUGETLB}:{NT}"
     assert now.baseline == {"GLIBC_TUNABLES": "glibc.malloc.perturb=1", "MPIR_CVAR_DEMO": None}
     # the same variables emit's env format writes
-    from advisor.emit import EmitOptions, render
+    from advisor.specs.selection import EmitOptions
+    from advisor.emit import render
 
     reg = collect(make_plugin_manager(entry_points=False, plugins=[
         ("builtin", __import__("advisor.emit.builtin", fromlist=["x"]))]))
-    text = render(prof, "env", reg.emitters, EmitOptions(comments=False))
+    text = render(prof, "env", reg, EmitOptions(comments=False))
     for name in env.advised:
         assert name in text
     code = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
@@ -137,7 +139,7 @@ def test_reversal_confirmed_alone_regression_jointly():
     reg = _registry(malloc, mpi)
     prof = _two_plugins()
     updated, out = verify_profile(prof, reg.probes, facts=prof.facts, time_budget_s=30,
-                                  joint=True, environ={})
+                                  joint=True, environ={}, libraries=BUILTIN_LIBRARIES)
     by = {(o.probe, o.scope): o for o in out}
     alone, joint = by[("malloc-demo", "alone")], by[("malloc-demo", "joint")]
     assert alone.verdict == "confirmed" and alone.verification.ci_low > 1
@@ -156,7 +158,8 @@ def test_reversal_confirmed_alone_regression_jointly():
     assert f.id == REVERSAL_ID and f.severity == "error"
     assert f.message.startswith("malloc-demo/hugetlb:") and "mpi-demo/cvar" in f.message
     assert "MPIR_CVAR_DEMO=1 advisor probe --plugin malloc-demo" in f.remedy
-    assert redo_command(prof, "malloc-demo", "hugetlb") in f.remedy
+    assert redo_command(prof, collect(make_plugin_manager(entry_points=False)), "malloc-demo",
+                        "hugetlb") in f.remedy
     # stored: the joint verdict says the advice is to be redone; the finding sits with the probe
     stored = {v.recommendation: v for v in updated.verifications}
     jv = stored[f"malloc-demo:hugetlb{JOINT_SUFFIX}"]
@@ -181,7 +184,7 @@ def test_reversal_confirmed_alone_regression_jointly():
         r.model_copy(update={"recommendations": n.recommendations})
         for r, n in zip(updated.results, mpi_fixed.results)]})
     redone, out2 = verify_profile(again, reg.probes, facts=prof.facts, time_budget_s=30,
-                                  joint=True, environ={})
+                                  joint=True, environ={}, libraries=BUILTIN_LIBRARIES)
     assert not has_reversal(out2) and reversal_findings(redone) == []
     assert len(redone.verifications) == 4
 
@@ -191,7 +194,7 @@ def test_reversal_the_other_way_round():
     reg = _registry(malloc, DemoProbe("mpi-demo"))
     prof = _two_plugins()
     _, out = verify_profile(prof, reg.probes, facts=prof.facts, time_budget_s=30, joint=True,
-                            environ={})
+                            environ={}, libraries=BUILTIN_LIBRARIES)
     by = {(o.probe, o.scope): o.verdict for o in out}
     assert (by[("malloc-demo", "alone")], by[("malloc-demo", "joint")]) == (
         "regression", "confirmed")
@@ -204,7 +207,7 @@ def test_own_settings_only_reuses_the_alone_measurement():
     prof = _profile(**{"malloc-demo": [_rec("hugetlb", "GLIBC_TUNABLES", HUGETLB,
                                             separator=":")]})
     updated, out = verify_profile(prof, reg.probes, facts=prof.facts, time_budget_s=30,
-                                  joint=True, environ={})
+                                  joint=True, environ={}, libraries=BUILTIN_LIBRARIES)
     assert len(malloc.calls) == 1 and not malloc.calls[0]["joint"]
     joint = [o for o in out if o.scope == "joint"]
     assert [o.verdict for o in joint] == ["confirmed"] and "only this recommendation" in joint[0].note
@@ -222,7 +225,7 @@ def test_joint_not_measurable_reasons():
                         _rec("unverifiable", "MALLOC_DEMO", "1", verifiable=False)],
         "mpi-demo": [_rec("cvar", "MPIR_CVAR_DEMO", "1")]})
     _, out = verify_profile(prof, _registry(legacy, mpi).probes, facts=prof.facts,
-                            time_budget_s=30, joint=True, environ={})
+                            time_budget_s=30, joint=True, environ={}, libraries=BUILTIN_LIBRARIES)
     joint = {o.recommendation: o for o in out if o.scope == "joint"}
     assert joint["hugetlb"].verdict == "not-measurable" and "joint_verify" in joint["hugetlb"].note
     assert joint["pool"].verdict == "not-measurable" and "config" in joint["pool"].note
@@ -231,7 +234,7 @@ def test_joint_not_measurable_reasons():
     assert joint["cvar"].verdict == "confirmed"
     # alone only (--alone): no joint outcome at all
     _, alone = verify_profile(prof, _registry(legacy, mpi).probes, facts=prof.facts,
-                              time_budget_s=30, environ={})
+                              time_budget_s=30, environ={}, libraries=BUILTIN_LIBRARIES)
     assert {o.scope for o in alone} == {"alone"}
 
 
@@ -275,7 +278,8 @@ def test_default_advice_names_the_reprobe_under_the_others():
         "malloc-demo": [_rec("hugetlb", "GLIBC_TUNABLES", HUGETLB, separator=":")],
         "mpi-demo": [_rec("keep", "MPIR_CVAR_DEMO", "8192", is_default=True)]})
     _, out = verify_profile(prof, _registry(DemoProbe("malloc-demo"), DemoProbe("mpi-demo")).probes,
-                            facts=prof.facts, time_budget_s=30, joint=True, environ={})
+                            facts=prof.facts, time_budget_s=30, joint=True, environ={},
+                            libraries=BUILTIN_LIBRARIES)
     keep = next(o for o in out if o.scope == "joint" and o.recommendation == "keep")
     assert keep.verdict == "no-effect"
     assert keep.note.startswith("not measured jointly")

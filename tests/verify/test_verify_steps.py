@@ -21,7 +21,7 @@ import time
 
 import psutil
 import pytest
-from support import StubProbe, sample_profile
+from support import BUILTIN_LIBRARIES, StubProbe, sample_profile
 
 from advisor.models import Recommendation, Setting
 from advisor.runner import run_probe
@@ -79,7 +79,8 @@ def test_verify_kills_the_processes_an_abandoned_step_started(short_grace, relea
 
     try:
         _, out = verify_profile(_profile("hangs"), {"hangs": Hangs()},
-                                facts=sample_profile().facts, time_budget_s=BUDGET_S)
+                                facts=sample_profile().facts, time_budget_s=BUDGET_S,
+                                libraries=BUILTIN_LIBRARIES)
         (o,) = out
         assert o.verdict == "not-measurable" and o.note == "verification ran out of time"
         assert o.error.startswith("verify: exceeded its time budget: did not return within")
@@ -131,7 +132,8 @@ def test_probe_and_verify_give_the_same_error_text(kind, step, short_grace, rele
     res = run_probe("faulty", probe, "faulty", sample_profile().facts,
                     deadline=time.monotonic() + BUDGET_S)
     _, out = verify_profile(_profile("faulty"), {"faulty": probe},
-                            facts=sample_profile().facts, time_budget_s=BUDGET_S)
+                            facts=sample_profile().facts, time_budget_s=BUDGET_S,
+                            libraries=BUILTIN_LIBRARIES)
     assert res.status == "failed" and out[0].verdict == "not-measurable"
     probe_text = _normalise(res.reason)
     verify_text = _normalise(out[0].error)

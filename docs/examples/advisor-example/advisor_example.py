@@ -9,7 +9,7 @@ It shows the three kinds of contribution a vendor plugin makes:
 * an emitter (``dotenv``): ``KEY=value`` lines for ``docker run --env-file`` / systemd
   ``EnvironmentFile=``, which take values literally (no quoting), so values with a newline are
   refused; it selects and merges settings with the core's shared helpers
-  (``advisor.formats.common.env_items``) and registers a ``parse`` so lint reads it back.
+  (``advisor.specs.writing.env_items``) and registers a ``parse`` so lint reads it back.
 
 Install with ``pip install docs/examples/advisor-example``; ``advisor plugins`` then lists it.
 """
@@ -83,15 +83,15 @@ class TimerProbe:
         return []
 
 
-def render_dotenv(profile, options) -> str:
+def render_dotenv(sel) -> str:
     """``KEY=value`` lines, through the core's shared selection (``env_items``): the same
     settings, order and value strings as every built-in format, and a list variable such as
     ``GLIBC_TUNABLES`` merged into one line whatever number of recommendations add items to it
     (a dotenv file cannot append to an existing value, so the line holds the merged items)."""
-    from advisor.formats.common import env_items, header_lines
+    from advisor.specs.writing import env_items, header_lines
 
-    lines = [f"# {line}" for line in header_lines(profile)]
-    for item in env_items(profile, options):
+    lines = [f"# {line}" for line in header_lines(sel.profile)]
+    for item in env_items(sel):
         if any(c in item.value for c in "\r\n\x00"):  # env_items refuses these already
             raise EmitError(f"setting {item.name}: a dotenv value cannot hold a newline or NUL")
         lines.append(f"{item.name}={item.value}")
@@ -101,7 +101,7 @@ def render_dotenv(profile, options) -> str:
 def parse_dotenv(text, path):
     """The ``KEY=value`` lines of a dotenv file (values literal, to the end of the line), so
     ``advisor lint --format dotenv FILE`` checks what ``render_dotenv`` wrote."""
-    from advisor.formats.entry import NAME_RE, EnvEntry, unreadable
+    from advisor.specs.entry import NAME_RE, EnvEntry, unreadable
 
     out = []
     for no, line in enumerate(text.split("\n"), 1):

@@ -6,6 +6,7 @@ import pytest
 
 from advisor import lint as L
 from advisor.models import Facts, MemoryFacts
+from support import BUILTIN_LIBRARIES
 
 MADVISE = Facts(memory=MemoryFacts(thp_enabled="always [madvise] never",
                                    thp_pmd_size_bytes=2 << 20))
@@ -18,7 +19,8 @@ def _lint(text: str, facts: Facts):
     reg = load(only_probes=["memory-pool"])
     assert {"memory-pool-host", "memory-pool-device"} <= set(reg.probes)
     entries = L.parse_env_text(text, path="site.sh")
-    return L.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes)
+    return L.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes,
+                          libraries=BUILTIN_LIBRARIES)
 
 
 def _ids(findings):

@@ -21,10 +21,12 @@ import subprocess
 
 import pytest
 
-from advisor.emit import EmitOptions
+from advisor.emit.decide import select
 from advisor.errors import BadInputError, EmitError
 from advisor.models import (Facts, KernelFacts, MpiFacts, PluginResult, Profile, Provenance,
                             Recommendation, SecurityFacts, Setting)
+from advisor.plugins import collect, make_plugin_manager
+from advisor.specs.selection import EmitOptions
 from advisor_openmpi import mca_params as F
 from openmpi_support import OPENMPI_5, ompi_env, openmpi_venv
 
@@ -70,8 +72,11 @@ STANDARD = [ompi("OMPI_MCA_btl_sm_eager_limit", 8192, type="bytes", default=4096
                     type="list", separator=":")]
 
 
+REGISTRY = collect(make_plugin_manager(entry_points=False))
+
+
 def render(settings, **opts) -> str:
-    return F.render(profile(settings), EmitOptions(**opts))
+    return F.render(select(profile(settings), REGISTRY, EmitOptions(**opts), F.NAME))
 
 
 # --- pure -----------------------------------------------------------------------------------
@@ -276,11 +281,10 @@ def test_cli_emits_the_format_and_lint_reads_it_back(ompi_bin, tmp_path, advisor
 
 def test_a_profile_without_open_mpi_advice_is_refused_not_emitted_empty():
     """An empty parameter file would look like advice (as an empty module would)."""
-    from advisor.emit import EmitOptions
     from advisor.errors import EmitError
     from advisor.profile import load_profile
     from advisor_openmpi import mca_params
     from support import SHIPPED_PROFILE
 
     with pytest.raises(EmitError, match="nothing to write as mca-params"):
-        mca_params.render(load_profile(SHIPPED_PROFILE), EmitOptions())
+        mca_params.render(select(load_profile(SHIPPED_PROFILE), REGISTRY, EmitOptions()))

@@ -1,12 +1,12 @@
-"""Shared, pure helpers of the output formats: selecting, validating and merging settings.
+"""Shared, pure helpers of the output formats, built-in or a plugin's: merging, validating and
+writing the settings of a :class:`advisor.specs.selection.Selection`.
 
 Every built-in format goes through :func:`env_items` (environment formats) or
 :func:`setting_records` (toml, json), so all formats agree on *which* settings are written, in
 *which order*, with *which value string*:
 
-- selection: ``Profile.settings(kinds, include_defaults, plugins)`` (probe or plugin names), then
-  settings whose ``versions`` specifier excludes the library version recorded in the profile's
-  facts are dropped (:func:`valid_for_profile`);
+- selection: ``Selection.sources(kinds)``: what ``advisor.emit.decide`` decided once for the
+  emit (selected probes, library versions, verdicts), defaults only with ``--all``;
 - value strings: ``bool`` -> ``"1"`` / ``"0"`` (MPICH reads boolean CVARs as integers, see the
   ``MPIR_CVAR_*`` descriptions printed by ``mpivars``; glibc tunables are integers too), ``int``
   -> plain decimal (MPICH CVARs of byte sizes want plain integer bytes: case ``cvar-typos``),
@@ -15,7 +15,7 @@ Every built-in format goes through :func:`env_items` (environment formats) or
   8.1 portable names); values and separators holding a control character (Unicode category Cc,
   which includes NUL, TAB, CR, LF, ESC, DEL and C1) or a lone surrogate (Cs, not encodable as
   UTF-8) raise :class:`advisor.errors.EmitError` naming the setting, and so do the names that
-  are never emitted (:mod:`advisor.formats.names`);
+  are never emitted (:mod:`advisor.specs.names`);
 - ordering: by variable name (so two profiles with the same settings give the same bytes,
   whatever order their probes ran in);
 - list variables (``Setting.separator`` set, e.g. ``GLIBC_TUNABLES`` with ``":"``): all items for
@@ -32,11 +32,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from advisor.errors import EmitError
-from advisor.formats.entry import NAME_RE
+from advisor.specs.entry import NAME_RE
+from advisor.specs.names import refused_reason
+from advisor.specs.selection import Source
 
 if TYPE_CHECKING:  # pragma: no cover
-    from advisor.emit import EmitOptions
     from advisor.models import Profile, Setting
+    from advisor.specs.selection import Selection
 
 
 #: How list variables are merged, in every format that can express it.
@@ -50,20 +52,6 @@ if TYPE_CHECKING:  # pragma: no cover
 #: the item, which is harmless for the same reason.  Lmod's ``append_path`` and Environment
 #: Modules' ``append-path`` keep one copy of an identical item (their own path semantics).
 MERGE_POLICY = "append"
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where one setting came from: the probe result, the recommendation, the setting, and
-    (``veto``) the verdict that refuted the recommendation on the profile's machine class when
-    ``--all`` writes it anyway (``advisor.emit.veto``; "" otherwise)."""
-
-    plugin: str
-    probe: str
-    recommendation: str
-    rationale: str
-    setting: "Setting"
-    veto: str = ""
 
 
 @dataclass(frozen=True)
@@ -162,9 +150,7 @@ def check_value(src: Source, value: str) -> None:
 
 def check_name(src: Source) -> None:
     """Raise EmitError when the setting's name is not a portable environment variable name, or
-    is one never emitted (``advisor.formats.names.refused_reason``)."""
-    from advisor.formats.names import refused_reason
-
+    is one never emitted (``advisor.specs.names.refused_reason``)."""
     why = refused_reason(src.setting.name)
     if why:
         raise EmitError(f"setting {describe(src)}: refused, never emitted: {why}")
@@ -172,33 +158,6 @@ def check_name(src: Source) -> None:
         raise EmitError(f"setting {src.probe}/{src.recommendation}: name "
                         f"{src.setting.name!r} is not a valid environment variable name "
                         f"(must match {NAME_RE.pattern})")
-
-
-def sources(profile: "Profile", options: "EmitOptions",
-            kinds: tuple[str, ...] = ("env",)) -> list[Source]:
-    """The profile's settings selected by ``options`` and valid for its library versions, in
-    profile order (probe, recommendation, setting); without the settings of recommendations
-    verify refuted on the profile's class unless ``options.include_defaults`` (then with
-    ``Source.veto`` set)."""
-    from advisor.emit.common import valid_for_profile  # Part of emit (library versions)
-    from advisor.emit.veto import vetoes
-
-    plugins = set(options.plugins) if options.plugins is not None else None
-    vetoed = vetoes(profile)
-    out = []
-    for res, rec, s in profile.settings(kinds=kinds, include_defaults=options.include_defaults,
-                                        plugins=plugins):
-        if plugins is not None and not plugins:
-            continue  # an explicit empty filter selects nothing
-        if not valid_for_profile(s, profile, options.knobs or (), options.libraries):
-            continue
-        veto = vetoed.get((res.probe, rec.id))
-        if veto is not None and not options.include_defaults:
-            continue
-        # the title is the one-line "why" by contract; the full rationale stays in the profile
-        out.append(Source(res.plugin, res.probe, rec.id, rec.title, s,
-                          f"written by --all although {veto.why}" if veto else ""))
-    return out
 
 
 def _comment_for(srcs: list[Source]) -> str:
@@ -229,15 +188,16 @@ def value_string_of(value) -> str:
     return str(value)
 
 
-def env_items(profile: "Profile", options: "EmitOptions") -> list[EnvItem]:
-    """The environment variables to write, sorted by name, merged and validated.
+def env_items(sel: "Selection") -> list[EnvItem]:
+    """The environment variables to write (``sel.sources(("env",))``), sorted by name, merged
+    and validated.
 
     :raises EmitError: a bad name, a control character in a value, the same plain variable
         recommended with two different values, or one name used both as a list and a plain
         variable (the message names the settings involved).
     """
     groups: dict[str, list[Source]] = {}
-    for src in sources(profile, options, ("env",)):
+    for src in sel.sources(("env",)):
         check_name(src)
         check_value(src, value_string(src.setting))
         groups.setdefault(src.setting.name, []).append(src)
@@ -249,7 +209,7 @@ def env_items(profile: "Profile", options: "EmitOptions") -> list[EnvItem]:
             raise EmitError(f"variable {name}: settings disagree on the list separator "
                             f"({', '.join(describe(s) for s in srcs)})")
         sep = seps.pop()
-        comment = _comment_for(srcs) if options.comments else ""
+        comment = _comment_for(srcs) if sel.comments else ""
         if sep is None:
             values = {value_string(s.setting) for s in srcs}
             if len(values) > 1:
@@ -268,12 +228,12 @@ def env_items(profile: "Profile", options: "EmitOptions") -> list[EnvItem]:
     return items
 
 
-def setting_records(profile: "Profile", options: "EmitOptions") -> list[dict]:
+def setting_records(sel: "Selection") -> list[dict]:
     """Every selected setting (``env`` and ``config`` kinds) as a plain dict for toml/json, in
     the order of :func:`env_items` (by name, then profile order).  Keys with no value are left
     out (TOML has no null).  ``value`` keeps the native type; ``env_value`` is the string an
     environment variable gets."""
-    srcs = sources(profile, options, ("env", "config"))
+    srcs = sel.sources(("env", "config"))
     for src in srcs:
         if src.setting.kind == "env":
             check_name(src)
@@ -299,7 +259,7 @@ def setting_records(profile: "Profile", options: "EmitOptions") -> list[dict]:
         rec["plugin"] = src.plugin
         rec["probe"] = src.probe
         rec["recommendation"] = src.recommendation
-        if options.comments:
+        if sel.comments:
             rec["rationale"] = first_sentence(src.rationale)
         if src.veto:  # --all wrote refuted advice: always said, like the left-out block
             rec["verify"] = one_line(src.veto)
@@ -326,32 +286,22 @@ def header_lines(profile: "Profile") -> list[str]:
     ]
 
 
-def _writers_hint(setting: "Setting") -> str:
-    from advisor.formats import writers_of
-
-    names = writers_of(setting)
-    return f"written by --format {', '.join(names)}" if names else ""
-
-
-def left_out_entries(profile: "Profile", options: "EmitOptions",
-                     kinds: Sequence[str] = ("env",), *, fmt: str = "this format",
+def left_out_entries(sel: "Selection", kinds: Sequence[str] = ("env",), *,
+                     fmt: Optional[str] = None,
                      libraries: Optional[Sequence[str]] = None) -> list[tuple[str, str, str]]:
     """``(name, value, why)`` of every selected setting a format writing ``kinds`` (and only
     ``libraries``' settings, when given) leaves out, sorted by name: the reasons of
-    ``advisor.emit.common.left_out_settings`` (version excludes it, kind or library not
-    written, with the built-in formats that do write it, default-confirming without
-    ``--all``, scope excludes passed in ``options.left_out``).  ``value`` is
-    :func:`value_string`; all three are one line (:func:`one_line`)."""
-    from advisor.emit.common import left_out_settings
+    ``Selection.left_out`` (version excludes it, verdict, kind or library not written, with
+    the built-in formats that do write it, default-confirming without ``--all``, scope
+    excludes).  ``value`` is :func:`value_string`; all three are one line (:func:`one_line`).
 
+    :param fmt: the format's name for the reasons (default ``sel.fmt``)."""
     return [(one_line(lo.setting.name), one_line(value_string(lo.setting)), one_line(lo.why))
-            for lo in left_out_settings(profile, options, kinds, fmt=fmt, libraries=libraries,
-                                        kind_hint=_writers_hint)]
+            for lo in sel.left_out(kinds, fmt=fmt, libraries=libraries)]
 
 
-def left_out_comment(profile: "Profile", options: "EmitOptions",
-                     kinds: Sequence[str] = ("env",), marker: str = "#", *,
-                     fmt: str = "this format",
+def left_out_comment(sel: "Selection", kinds: Sequence[str] = ("env",), marker: str = "#", *,
+                     fmt: Optional[str] = None,
                      libraries: Optional[Sequence[str]] = None) -> list[str]:
     """Comment lines ``<marker> left out: NAME=VALUE (why)`` for :func:`left_out_entries`
     (none when nothing is left out), then, with ``--all``, ``<marker> written by --all although
@@ -359,26 +309,25 @@ def left_out_comment(profile: "Profile", options: "EmitOptions",
     (``Source.veto``).  Written whatever ``options.comments`` says: like the provenance
     header, it tells what the file is."""
     lines = [f"{marker} left out: {name}={value} ({why})"
-             for name, value, why in left_out_entries(profile, options, kinds, fmt=fmt,
-                                                      libraries=libraries)]
-    if options.include_defaults:
+             for name, value, why in left_out_entries(sel, kinds, fmt=fmt, libraries=libraries)]
+    if sel.include_defaults:
         lines += [f"{marker} {one_line(src.veto)}: {one_line(src.setting.name)}="
                   f"{one_line(value_string(src.setting))}"
-                  for src in sources(profile, options, tuple(kinds)) if src.veto and (
+                  for src in sel.sources(tuple(kinds)) if src.veto and (
                       libraries is None or src.setting.library in libraries)]
     return lines
 
 
-def item_file(profile: "Profile", options: "EmitOptions", item_lines, *, marker: str = "#",
-              head: Sequence[str] = (), preamble: Sequence[str] = (), fmt: str = "this format",
-              items: Optional[Sequence[EnvItem]] = None) -> str:
+def item_file(sel: "Selection", item_lines, *, marker: str = "#",
+              head: Sequence[str] = (), preamble: Sequence[str] = (),
+              fmt: Optional[str] = None, items: Optional[Sequence[EnvItem]] = None) -> str:
     """The layout the line-based formats share: ``head`` lines, the provenance header and the
     left-out comment (:func:`left_out_comment`) as ``marker`` comments, ``preamble`` lines,
     then per environment item (``items``, default :func:`env_items`) a blank line, its comment
     and ``item_lines(item) -> list[str]``."""
-    lines = list(head) + [f"{marker} {line}" for line in header_lines(profile)]
-    lines += left_out_comment(profile, options, ("env",), marker, fmt=fmt) + list(preamble)
-    for item in env_items(profile, options) if items is None else items:
+    lines = list(head) + [f"{marker} {line}" for line in header_lines(sel.profile)]
+    lines += left_out_comment(sel, ("env",), marker, fmt=fmt) + list(preamble)
+    for item in env_items(sel) if items is None else items:
         lines.append("")
         if item.comment:
             lines.append(f"{marker} {item.comment}")

@@ -36,7 +36,7 @@ class EnvEntry:
     #: ``env A=B cmd``, ``A=B cmd``): it is not in the environment of the file's other commands
     launch: bool = False
     #: read from one of advisor's own documents (a profile, ``advisor emit -f toml|json``):
-    #: emit's naming rules apply to it (``advisor.formats.names``)
+    #: emit's naming rules apply to it (``advisor.specs.names``)
     from_advisor: bool = False
 
 
