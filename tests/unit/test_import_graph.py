@@ -154,12 +154,18 @@ def test_plugins_import_no_other_plugin_and_no_domain():
     assert not bad, "\n".join(bad)
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
 def test_plugins_import_no_private_core_name():
-    _, names = _graph()
-    bad = sorted(f"{m}:{line}: {name} from {t}" for m, t, name, line in names
-                 if _plugin(m) and not _plugin(t)
-                 and name.startswith("_") and not name.startswith("__"))
-    assert not bad, "\n".join(bad)
+    """Neither an underscore name of the core nor anything from an underscore module of it."""
+    edges, names = _graph()
+    bad = {f"{m}:{line}: {name} from {t}" for m, t, name, line in names
+           if _plugin(m) and not _plugin(t) and _private(name)}
+    bad |= {f"{m}: imports {t}" for m, targets in edges.items() if _plugin(m)
+            for t in targets if not _plugin(t) and any(map(_private, t.split(".")))}
+    assert not bad, "\n".join(sorted(bad))
 
 
 def test_the_layers_are_drawn_in_internals():
