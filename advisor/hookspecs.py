@@ -10,7 +10,10 @@ so one plugin can contribute any number of items.  Implement them with ``advisor
         register(MyProbe())
 
 Hooks are called once per command, after all plugins are loaded and before any work starts, in
-pluggy's order (last registered first).  An exception inside a hook, or a ``register`` call that
+registration order (``advisor.plugins.collect`` walks ``get_hookimpls()`` rather than calling
+the hook, so it is not pluggy's last-registered-first): the core's own hook modules
+(``advisor.plugins.BUILTIN_HOOK_MODULES``), then entry points sorted by name, then plugins
+passed in by the caller.  An exception inside a hook, or a ``register`` call that
 breaks the contract below, is recorded against that plugin (``advisor plugins`` shows it) and the
 plugin's contributions from that hook are dropped; the other plugins are unaffected.
 """

@@ -16,7 +16,7 @@ import pytest
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 BUILTINS = ("advisor_mpich_cma", "advisor_host_buffer", "advisor_memory_pool", "advisor_openmpi")
 TEMPLATE = ("plugin.py", "measure.py", "recommend.py", "evidence.py", "lint.py", "verify.py",
-            "knobs.py", "workers/__init__.py")
+            "knobs.py", "figures.py", "workers/__init__.py")
 
 
 def _module_name(pkg: str, path: Path) -> str:
