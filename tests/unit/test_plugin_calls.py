@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from support import StubProbe, sample_profile
+from support import BUILTIN_LIBRARIES, StubProbe, sample_profile
 
 from advisor.models import Advice, Finding
 
@@ -81,7 +81,7 @@ def test_lint_fault_is_one_warning_and_the_rest_is_linted(kind, release):
     entries = parse_env_text("export GLIBC_TUNABLES=glibc.malloc.perturb\n", path="a.sh")
     probes = {"bad": _faulty("bad", "lint", kind, release), "fine": _Fine()}
     found, took = _timed(lambda: lint_entries(entries, facts=sample_profile().facts,
-                                              probes=probes))
+                                              probes=probes, libraries=BUILTIN_LIBRARIES))
     failed = [f for f in found if f.finding.id == "plugin-lint-failed"]
     assert [f.finding.message for f in failed] == [
         "probe bad: " + EXPECTED[kind].format(step="lint")]
