@@ -156,7 +156,7 @@ def verify_profile(
     here_class = facts.class_fingerprint()
     other_class = here_class != profile.facts.class_fingerprint()
     outcomes = {k: _on_class(o, here_class, other_class) for k, o in outcomes.items()}
-    findings = _reversals(outcomes, [t.key for t in together], profile, plan)
+    findings = _reversals(outcomes, [t.key for t in together], profile, plan, records)
     result = [outcomes[t.key] for t in tasks]
     return _updated(profile, result, findings, here_class), result
 
@@ -279,9 +279,11 @@ def _as_alone(task: Task, outcomes: Mapping[str, VerifyOutcome], plan: Optional[
 
 
 def _reversals(outcomes: dict[str, VerifyOutcome], joint_keys: Sequence[str],
-               profile: Profile, plan: Optional[JointEnv]) -> dict[str, list[Finding]]:
+               profile: Profile, plan: Optional[JointEnv],
+               records: "Registry") -> dict[str, list[Finding]]:
     """Mark each joint outcome whose verdict reverses the alone one (in ``outcomes``, in
-    place); the :data:`REVERSAL_ID` findings by probe."""
+    place); the :data:`REVERSAL_ID` findings by probe (their redo command selected with
+    ``records``, the knob and library records)."""
     findings: dict[str, list[Finding]] = {}
     for jkey in joint_keys:
         j = outcomes[jkey]
