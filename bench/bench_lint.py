@@ -25,12 +25,12 @@ def _stats(xs: list[float]) -> str:
 
 
 def main() -> None:
-    from advisor import lint as L
+    from advisor import lint
     from advisor.facts import detect
 
     facts = detect(opencl=False)
     t0 = time.perf_counter()
-    cats = L.installed_catalogues(facts)
+    cats = lint.installed_catalogues(facts)
     first = time.perf_counter() - t0
     names = sorted(cats["mpich"].entries) if "mpich" in cats else ["MPIR_CVAR_X"]
     lines = [f"export {names[i % len(names)]}{'' if i % 7 else 'X'}={i}" for i in range(1000)]
@@ -38,7 +38,7 @@ def main() -> None:
     lib = []
     for _ in range(N):
         t0 = time.perf_counter()
-        L.lint_entries(L.parse_env_text(text, path="bench.sh"), facts=facts, catalogues=cats)
+        lint.lint_entries(lint.parse_env_text(text, path="bench.sh"), facts=facts, catalogues=cats)
         lib.append(time.perf_counter() - t0)
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "site.sh"
