@@ -13,9 +13,10 @@ from __future__ import annotations
 import statistics
 import time
 
-from advisor.emit import EmitOptions, render
+from advisor.emit import render
 from advisor.models import (Facts, KernelFacts, MpiFacts, PluginResult, Profile, Provenance,
                             Recommendation, Setting)
+from advisor.specs.selection import EmitOptions
 from advisor.plugins import collect, make_plugin_manager
 
 N = 200

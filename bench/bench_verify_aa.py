@@ -29,11 +29,11 @@ import statistics
 import sys
 import time
 
+from advisor.facts.mpi import mpi_facts
 from advisor.models import Facts
 from advisor.probe import MeasureContext
 from advisor_mpich_cma import knobs
 from advisor_mpich_cma import verify
-from advisor_mpich_cma.measure import mpi_facts
 from advisor_mpich_cma.plugin import CmaProbe
 from advisor_mpich_cma.verdict import decide, with_loss
 
