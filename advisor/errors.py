@@ -29,14 +29,6 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
-#: The same values under their former names (kept for importers and tests).
-EXIT_OK = ExitCode.OK
-EXIT_FINDINGS = ExitCode.FINDINGS
-EXIT_BAD_INPUT = ExitCode.BAD_INPUT
-EXIT_PARTIAL = ExitCode.PARTIAL
-EXIT_INTERNAL = ExitCode.INTERNAL
-
-
 class AdvisorError(Exception):
     """Base of every error the CLI reports as one line (no traceback).
 

@@ -14,7 +14,8 @@ import shlex
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 from advisor.models import Finding, Profile, Recommendation
-from advisor.probe import Baseline, JointEnv
+from advisor.baseline import Baseline
+from advisor.probe import JointEnv
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.plugins import Registry

@@ -19,7 +19,7 @@ from typing import Iterable, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from advisor.machine_class import class_id, flatten
-from advisor.models_app import AppVerification  # noqa: E402  (re-exported: Profile holds it)
+from advisor.models_app import AppVerification
 from advisor.models_step import SchedulerFacts
 
 SCHEMA_VERSION = 1

@@ -51,8 +51,7 @@ class Applicability(Model):
     evidence: list[Evidence] = []
 
 
-#: Former names of :class:`Baseline` and its values (kept for third-party code).
-Against = Baseline
+#: The values of :class:`Baseline` (what ``MeasureContext.against`` accepts as a string).
 AGAINST_VALUES: tuple[str, ...] = tuple(b.value for b in Baseline)
 
 

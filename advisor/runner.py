@@ -15,7 +15,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Sequence
 
-from advisor import __version__, steps
+from advisor import __version__
 from advisor.measure.artefacts import (ARTEFACT_LOWERED, ARTEFACT_WITHDRAWN, relabel,
                                        relabel_all, veto)
 from advisor.measure.thinning import thin_evidence
@@ -35,11 +35,6 @@ STEP_EVENTS = ("checking", "measuring", "recommending", "done")
 #: probe of the three built-ins fits a batch job's epilogue on the 2-core reference machine.
 DEFAULT_BUDGET_S = 300.0
 QUICK_BUDGET_S = 60.0
-
-#: Re-exported from ``advisor.steps``, the one executor of plugin code.
-GRACE_S = steps.GRACE_S
-ABANDONED_JOIN_S = steps.ABANDONED_JOIN_S
-
 
 def run_probe(
     name: str,
@@ -230,7 +225,7 @@ def summary(profile: Profile, path: Any) -> dict:
 
 
 def partial(profile: Profile) -> bool:
-    """True when a probe failed: ``advisor probe`` then exits with ``EXIT_PARTIAL``."""
+    """True when a probe failed: ``advisor probe`` then exits with ``ExitCode.PARTIAL``."""
     return any(r.status == "failed" for r in profile.results)
 
 

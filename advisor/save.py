@@ -1,5 +1,5 @@
 """Writing files: atomic replacement under a lock, an early writability check, and saving a
-profile or rescuing it when saving fails.  ``advisor.profile`` re-exports these names.
+profile or rescuing it when saving fails.
 
 A write goes to a temporary file in the same directory, is fsync'ed, renamed over the target and
 the directory fsync'ed, serialised by a lock file beside the target (``filelock``), so a reader

@@ -61,10 +61,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
-from advisor.baseline import Baseline, all_default, all_in_env, setting_default
-from advisor.joint import (JOINT_SUFFIX, REVERSAL_ID, REVERSALS, has_reversal,
-                           joint_environment, joint_key, label, others, redo_command,
-                           reversal_finding, reversal_findings)
+from advisor.baseline import Baseline, all_default
+from advisor.joint import (REVERSAL_ID, REVERSALS, has_reversal, joint_environment, label, others,
+                           redo_command, reversal_finding)
 from advisor.knobs import Knob
 from advisor.models import Facts, Finding, Profile, Verification
 from advisor.probe import Applicability, JointEnv, MeasureContext
@@ -367,7 +366,4 @@ def has_failure(outcomes: Sequence[VerifyOutcome]) -> bool:
     return any(o.error for o in outcomes)
 
 
-__all__ = ["verify_profile", "all_default", "all_in_env", "setting_default", "has_regression",
-           "has_reversal", "has_failure", "joint_environment", "joint_key", "redo_command",
-           "reversal_finding", "reversal_findings", "others", "Baseline", "JOINT_SUFFIX",
-           "REVERSAL_ID", "REVERSALS", "FAILED_NOTES"]
+__all__ = ["verify_profile", "has_regression", "has_failure", "FAILED_NOTES"]

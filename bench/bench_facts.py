@@ -20,9 +20,9 @@ N = 7
 _COLD = """
 import json, time
 t0 = time.perf_counter()
-import advisor.facts as F
+from advisor import facts
 t1 = time.perf_counter()
-F.{fn}()
+facts.{fn}()
 t2 = time.perf_counter()
 print(json.dumps([t1 - t0, t2 - t1]))
 """
@@ -54,12 +54,12 @@ def line(name: str, xs: list[float]) -> str:
 
 
 def main() -> None:
-    import advisor.facts as F
+    from advisor import facts
 
     for fn in ("detect_fingerprint_facts", "detect"):
         imports, calls = cold(fn)
         print(line(f"{fn}() first call, fresh process", calls))
-        print(line(f"{fn}() repeated, same process", warm(getattr(F, fn))))
+        print(line(f"{fn}() repeated, same process", warm(getattr(facts, fn))))
     print(line("import advisor.facts (fresh process)", imports))
 
 

@@ -25,14 +25,14 @@ def _stats(xs: list[float]) -> str:
 
 
 def main() -> None:
-    from advisor import lint as L
+    from advisor import lint
     from advisor.facts import detect
     from advisor.plugins import collect, make_plugin_manager
 
     facts = detect(opencl=False)
     libraries = collect(make_plugin_manager(entry_points=False)).libraries
     t0 = time.perf_counter()
-    cats = L.installed_catalogues(facts, libraries=libraries)
+    cats = lint.installed_catalogues(facts, libraries=libraries)
     first = time.perf_counter() - t0
     names = sorted(cats["mpich"].entries) if "mpich" in cats else ["MPIR_CVAR_X"]
     lines = [f"export {names[i % len(names)]}{'' if i % 7 else 'X'}={i}" for i in range(1000)]
@@ -40,8 +40,8 @@ def main() -> None:
     lib = []
     for _ in range(N):
         t0 = time.perf_counter()
-        L.lint_entries(L.parse_env_text(text, path="bench.sh"), facts=facts, catalogues=cats,
-                       libraries=libraries)
+        lint.lint_entries(lint.parse_env_text(text, path="bench.sh"), facts=facts,
+                          catalogues=cats, libraries=libraries)
         lib.append(time.perf_counter() - t0)
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "site.sh"

@@ -18,7 +18,7 @@ from advisor.facts import detect
 from advisor.plugins import collect, make_plugin_manager
 from advisor.runner import run_probe
 from advisor_memory_pool import plugin
-from advisor_memory_pool import evidence as EV
+from advisor_memory_pool import evidence
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "memory_pool"
 
@@ -31,7 +31,7 @@ def main() -> None:
     reg = collect(make_plugin_manager(entry_points=False, plugins=[("memory-pool", plugin)]))
     facts = detect(reg.fact_detectors)
     print(f"machine: {facts.cpu.model_name}, THP {facts.memory.thp_enabled}, "
-          f"large page {EV.host_large_page(facts)[0]} B")
+          f"large page {evidence.host_large_page(facts)[0]} B")
     for quick in (True, False):
         for name in ("memory-pool-host", "memory-pool-device"):
             t0 = time.monotonic()
@@ -41,7 +41,7 @@ def main() -> None:
             print(f"{name} quick={quick}: {res.status} in {wall:.2f} s"
                   + (f" ({res.reason})" if res.reason else ""))
             for e in res.evidence:
-                if e.id != EV.HOST_FIRST_TOUCH:
+                if e.id != evidence.HOST_FIRST_TOUCH:
                     continue
                 for s in e.series:
                     pts = {p.label: p for p in s.points}

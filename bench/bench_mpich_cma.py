@@ -16,15 +16,15 @@ import time
 
 from advisor.models import Facts
 from advisor.probe import MeasureContext
-from advisor_mpich_cma import evidence as EV
-from advisor_mpich_cma import measure as MS
+from advisor_mpich_cma import evidence
+from advisor_mpich_cma import measure
 from advisor_mpich_cma.plugin import CmaProbe
 
 MiB = 1 << 20
 
 
 def _bw(sweep, config: str, nbytes: int):
-    vals = [x for s in sweep.series if s.name == f"{EV.BW}:{config}" for p in s.points
+    vals = [x for s in sweep.series if s.name == f"{evidence.BW}:{config}" for p in s.points
             if p.x == nbytes for x in p.samples]
     return statistics.median(vals) if vals else None
 
@@ -48,19 +48,19 @@ def main(argv=None) -> int:
                              quick=args.quick, options=options)
         if args.quick:  # make sure 1 MiB and 16 MiB are in the quick sweep too
 
-            sizes = sorted(set(MS.QUICK_SIZES) | {MiB, 16 * MiB})
+            sizes = sorted(set(measure.QUICK_SIZES) | {MiB, 16 * MiB})
             ctx.options["sizes"] = ",".join(map(str, sizes))
         t1 = time.monotonic()
         ev = probe.measure(ctx)
         fig["measure_s"] = round(time.monotonic() - t1, 2)
         adv = probe.recommend(app.evidence + ev, facts)
         fig["wall_s"] = round(time.monotonic() - t0, 2)
-        for sweep in (e for e in ev if e.id.startswith(EV.SWEEP)):
+        for sweep in (e for e in ev if e.id.startswith(evidence.SWEEP)):
             ceiling = sweep.values.get("copy_ceiling_bytes_per_s")
             row = {"copy_ceiling_GBps": round(float(ceiling) / 1e9, 2) if ceiling else None,
                    "rounds": sweep.values.get("rounds")}
             for n, name in ((MiB, "1MiB"), (16 * MiB, "16MiB")):
-                for c in (EV.ON, EV.OFF):
+                for c in (evidence.ON, evidence.OFF):
                     bw = _bw(sweep, c, n)
                     row[f"bw_{name}_{c}_GBps"] = round(bw / 1e9, 2) if bw else None
             fig[sweep.id] = row

@@ -29,11 +29,11 @@ import statistics
 import sys
 import time
 
+from advisor.facts.mpi import mpi_facts
 from advisor.models import Facts
 from advisor.probe import MeasureContext
-from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma import verify as V
-from advisor_mpich_cma.measure import mpi_facts
+from advisor_mpich_cma import knobs
+from advisor_mpich_cma import verify
 from advisor_mpich_cma.plugin import CmaProbe
 from advisor_mpich_cma.verdict import decide, with_loss
 
@@ -63,9 +63,9 @@ def main(argv=None) -> int:
         sys.stdout.write(f"{'usable':>24}: False ({app.reason})\n")
         return 0
     mpi = mpi_facts(facts)
-    default = int(K.knob(K.CMA_THRESHOLD).default_for(mpi.version) or 8192)
-    sizes = V.sizes_between((True, ADVISED_BYTES), (True, default), quick=args.quick)
-    repeats = V.QUICK_REPEATS if args.quick else V.REPEATS
+    default = int(knobs.knob(knobs.CMA_THRESHOLD).default_for(mpi.version) or 8192)
+    sizes = verify.sizes_between((True, ADVISED_BYTES), (True, default), quick=args.quick)
+    repeats = verify.QUICK_REPEATS if args.quick else verify.REPEATS
     aa, planted, walls, floors = [], [], [], []
     t_all = time.monotonic()
     for i in range(args.runs):
@@ -73,14 +73,14 @@ def main(argv=None) -> int:
                              quick=args.quick, applicability=app, seed=i)
         t0 = time.monotonic()
         if args.mode == "paired":
-            env = V.paired_env({}, mpi.flavour, default)
-            ev, why = V.measure_paired(ctx, sizes, (default, default), env, repeats)
+            env = verify.paired_env({}, mpi.flavour, default)
+            ev, why = verify.measure_paired(ctx, sizes, (default, default), env, repeats)
             if ev is None:
                 sys.stdout.write(f"{'paired':>24}: unavailable ({why})\n")
                 return 0
         else:
-            same = V.config_env(mpi.flavour, V.ON, default)
-            ev = V.measure_launches(ctx, sizes, dict(same), dict(same), repeats)
+            same = verify.config_env(mpi.flavour, verify.ON, default)
+            ev = verify.measure_launches(ctx, sizes, dict(same), dict(same), repeats)
         walls.append(time.monotonic() - t0)
         if args.save:
             from pathlib import Path

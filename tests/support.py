@@ -58,10 +58,10 @@ BUILTIN_LIBRARIES = __import__("advisor.libraries", fromlist=["x"]).builtin_libr
 
 def recorded_catalogues() -> dict:
     """The libraries' own lists as recorded (``advisor.lint`` catalogues), never this host's."""
-    from advisor import lint as L
+    from advisor import lint
 
-    return {"mpich": L.parse_mpivars(MPIVARS_502.read_text(), source="mpivars (recorded)"),
-            "glibc": L.parse_glibc_tunables(TUNABLES_236.read_text())}
+    return {"mpich": lint.parse_mpivars(MPIVARS_502.read_text(), source="mpivars (recorded)"),
+            "glibc": lint.parse_glibc_tunables(TUNABLES_236.read_text())}
 
 
 def profile_made_here(dest: Path, source: Path = SHIPPED_PROFILE) -> Path:

@@ -29,7 +29,15 @@ def lint(
     """Check env files or the live environment: unknown, misspelt, renamed, inert, blocked or
     badly typed settings.  Findings go to stdout (file:line: severity: message); exit 1 on
     errors."""
-    from advisor import lint as L
+    from advisor.lint import (
+        format_json,
+        format_text,
+        has_errors,
+        installed_catalogues,
+        lint_entries,
+        live_env_entries,
+        read_env_file,
+    )
     from advisor.facts import detect
 
     if not files and not env:
@@ -40,20 +48,20 @@ def lint(
     refused = []  # one bad file must not hide the findings in the others
     for f in files or []:
         try:
-            entries.extend(L.read_env_file(f, format, reg.emitters))
+            entries.extend(read_env_file(f, format, reg.emitters))
         except BadInputError as exc:
             if len(files or []) == 1 and not env:
                 raise
             err(f"error: {exc}")
             refused.append(exc)
     if env:
-        entries.extend(L.live_env_entries())
-    findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs,
-                              catalogues=L.installed_catalogues(facts,
-                                                                libraries=reg.libraries),
-                              probes=reg.probes, libraries=reg.libraries,
-                              issues=[i for i in reg.issues if not plugin or i.plugin in plugin])
-    out(L.format_json(findings) if json_ else L.format_text(findings))
+        entries.extend(live_env_entries())
+    findings = lint_entries(entries, facts=facts, knobs=reg.knobs,
+                            catalogues=installed_catalogues(facts,
+                                                            libraries=reg.libraries),
+                            probes=reg.probes, libraries=reg.libraries,
+                            issues=[i for i in reg.issues if not plugin or i.plugin in plugin])
+    out(format_json(findings) if json_ else format_text(findings))
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}
     read = {(e.path, e.name) for e in entries if e.problem is None}
     err(f"lint: {len(read)} variable(s) read, {counts['error']} error(s), "
@@ -61,5 +69,5 @@ def lint(
     if refused:
         err(f"lint: {len(refused)} file(s) could not be read (above)")
         exit_with(refused[0].exit_code)
-    if L.has_errors(findings):
+    if has_errors(findings):
         exit_with(ExitCode.FINDINGS)

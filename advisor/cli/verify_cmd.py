@@ -99,8 +99,8 @@ def verify(
     from advisor.report.tables import Table
     from advisor.save import check_writable, save_or_rescue
     from advisor.report.verify import joint_rows, table_rows, to_json
-    from advisor.verify import (has_failure, has_regression, reversal_findings,
-                                verify_profile)
+    from advisor.joint import reversal_findings
+    from advisor.verify import has_failure, has_regression, verify_profile
 
     baseline = Baseline.ENV if against_env else against
     if app:

@@ -43,7 +43,7 @@ from advisor.models import (CpuFacts, Facts, KernelFacts, MemoryFacts, MpiFacts,
 
 __all__ = [
     "detect", "detect_fingerprint_facts", "comparable_fingerprint", "same_machine",
-    "fast_detection_sees_mpi", "python_packages", "run_extra", "Notes",
+    "fast_detection_sees_mpi", "python_packages", "run_extra",
 ]
 
 #: Distributions whose versions are recorded in ``Facts.python_packages``; any distribution whose

@@ -65,8 +65,8 @@ def summarize(path: "Path | str", probes: Optional[Mapping[str, Any]] = None) ->
     The file's bytes are read once (the profile size limit), hashed, and stand for the node
     through its sidecar when one matches (``advisor.fleet.summary.read_sidecar``); otherwise
     they are parsed and validated as a profile."""
-    from advisor.errors import BadInputError
-    from advisor.profile import MAX_PROFILE_BYTES, ProfileError, profile_from_text
+    from advisor.errors import BadInputError, ProfileError
+    from advisor.profile import MAX_PROFILE_BYTES, profile_from_text
     from advisor.textfile import read_text_file
 
     path = Path(path)

@@ -37,15 +37,17 @@ remedy) plus ``path``, ``line`` (1-based; None for the live environment) and ``n
 from __future__ import annotations
 
 from advisor.errors import BadInputError
-from advisor.lint.catalogue import (Catalogue, CatalogueEntry, installed_catalogues,
-                                    parse_glibc_tunables, parse_mpivars)
+from advisor.libraries import Catalogue, CatalogueEntry
+from advisor.libraries.glibc import parse_glibc_tunables
 from advisor.libraries.mpich import PREFIXES as MPICH_PREFIXES
+from advisor.libraries.mpich import parse_mpivars
+from advisor.lint.catalogue import installed_catalogues
 from advisor.lint.check import lint_entries
-from advisor.lint.read import (ENV_PATH, FORMATS, MAX_FILE_BYTES, STDIN_PATH, EnvEntry,
-                               detect_format, live_env_entries, parse_env_text, read_env_file,
-                               read_env_text, resolve_env)
-from advisor.lint.read import _tcl  # noqa: F401  (tests run Tcl through it)
+from advisor.lint.read import (ENV_PATH, FORMATS, MAX_FILE_BYTES, STDIN_PATH, detect_format,
+                               live_env_entries, parse_env_text, read_env_file, read_env_text,
+                               resolve_env)
 from advisor.lint.report import LintFinding, format_json, format_text, has_errors
+from advisor.specs.entry import EnvEntry
 
 
 __all__ = [
@@ -53,5 +55,5 @@ __all__ = [
     "parse_env_text", "read_env_file", "live_env_entries", "resolve_env", "parse_mpivars",
     "parse_glibc_tunables", "installed_catalogues", "lint_entries",
     "has_errors", "format_text", "format_json", "read_env_text", "BadInputError", "ENV_PATH",
-    "STDIN_PATH", "FORMATS", "MAX_FILE_BYTES", "MPICH_PREFIXES", "CatalogueEntry",
+    "STDIN_PATH", "FORMATS", "MAX_FILE_BYTES", "MPICH_PREFIXES",
 ]

@@ -2,20 +2,17 @@
 
 The readers live with their library records: ``advisor.libraries.mpich.parse_mpivars`` (the one
 ``mpivars`` reader) and ``advisor.libraries.glibc.parse_glibc_tunables``; each record's
-``catalogue(facts)`` runs its tool.  This module keeps lint's names for them.
+``catalogue(facts)`` runs its tool.  This module asks the installed ones for theirs.
 """
 
 from __future__ import annotations
 
 from typing import Mapping, Optional
 
-from advisor.libraries import Catalogue, CatalogueEntry, Library, catalogues_of
-from advisor.libraries.glibc import parse_glibc_tunables
-from advisor.libraries.mpich import find_mpivars, parse_mpivars
+from advisor.libraries import Catalogue, Library, catalogues_of
 from advisor.models import Facts
 
-__all__ = ["Catalogue", "CatalogueEntry", "parse_mpivars", "parse_glibc_tunables",
-           "find_mpivars", "installed_catalogues"]
+__all__ = ["installed_catalogues"]
 
 
 def installed_catalogues(facts: Optional[Facts] = None, *,

@@ -17,7 +17,8 @@ from advisor.knobs import Knob
 from advisor.libraries import Catalogue, Library, library_of_env
 from advisor.lint.context import LintContext
 from advisor.lint.names import history_fate, name_ok, near_knob, renamed_prefix, unknown
-from advisor.lint.read import ENV_PATH, EnvEntry, resolve_env
+from advisor.lint.read import ENV_PATH, resolve_env
+from advisor.specs.entry import EnvEntry
 from advisor.lint.report import LintFinding
 from advisor.lint.values import check_value
 from advisor.models import Facts, Finding

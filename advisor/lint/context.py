@@ -15,7 +15,7 @@ from packaging.utils import canonicalize_name
 
 from advisor.knobs import Knob
 from advisor.libraries import Catalogue, Library, library_of_env, version_of
-from advisor.lint.read import EnvEntry
+from advisor.specs.entry import EnvEntry
 from advisor.lint.report import LintFinding
 from advisor.models import Facts, Finding
 

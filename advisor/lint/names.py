@@ -14,7 +14,7 @@ from advisor.knobs import Knob, version_in
 from advisor.libraries import Library
 from advisor.libraries.names import same_role, suggest_in_family
 from advisor.lint.context import LintContext
-from advisor.lint.read import EnvEntry
+from advisor.specs.entry import EnvEntry
 
 
 #: Similarity from which a name outside every family is reported as a slip of a registered

@@ -4,7 +4,7 @@ environment, as ``EnvEntry`` records.
 This module dispatches: it detects a file's format and calls that format's ``parse`` (the
 built-in ones live in :mod:`advisor.formats`, a third-party format registers its ``parse``
 with the emitter hook).  Without a registry (``emitters=None``) the built-in formats are used.
-``EnvEntry`` and ``_scalar_text`` are defined in :mod:`advisor.specs.entry` and re-exported.
+``EnvEntry`` is defined in :mod:`advisor.specs.entry`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,11 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from advisor.errors import AdvisorError, BadInputError
 from advisor.specs.entry import EnvEntry, unreadable
-from advisor.specs.entry import scalar_text as _scalar_text  # noqa: F401  (Part B imports it)
-from advisor.formats.shellread import _tcl  # noqa: F401  (tests use it)
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.plugins import Emitter
 
-__all__ = ["ENV_PATH", "EnvEntry", "FORMATS", "MAX_FILE_BYTES", "STDIN_PATH", "detect_format",
+__all__ = ["ENV_PATH", "FORMATS", "MAX_FILE_BYTES", "STDIN_PATH", "detect_format",
            "live_env_entries", "parse_env_text", "parsers", "read_env_file", "read_env_text",
            "resolve_env"]
 

@@ -11,7 +11,7 @@ from advisor.knobs import Knob
 from advisor.libraries import CatalogueEntry, Library, Problem
 from advisor.libraries.record import short, size_bytes
 from advisor.lint.context import LintContext
-from advisor.lint.read import EnvEntry, _scalar_text
+from advisor.specs.entry import EnvEntry, scalar_text
 
 
 def problem(ctx: LintContext, e: EnvEntry, p: Problem, name: str) -> None:
@@ -85,7 +85,7 @@ def value_by_knob(ctx: LintContext, e: EnvEntry, value: str, knob: Knob, lib: Li
             problem(ctx, e, p, name)
         return
     if bad is None and knob.allowed is not None:
-        allowed = [_scalar_text(a) for a in knob.allowed]
+        allowed = [scalar_text(a) for a in knob.allowed]
         if v not in allowed:
             near = [a for a in allowed if a.lower() == v.lower()]
             bad = f"{short(value)} is not one of {', '.join(allowed)}"

@@ -46,8 +46,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from advisor.measure.ceiling import CLPEAK_FACTOR, plausibility
-from advisor.measure.placement import (ALIAS_WINDOW_BYTES, ALIASING_LABEL, FIRST_TOUCH_LABEL,
-                                       first_touch_artefact)
+from advisor.measure.placement import ALIAS_WINDOW_BYTES, ALIASING_LABEL, first_touch_artefact
 from advisor.models import Advice, Evidence, Finding, Point, Profile, Series
 
 #: The unit of bandwidth series (``Series.unit``).

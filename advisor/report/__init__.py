@@ -3,7 +3,3 @@
 ``evidence`` holds the evidence rows of ``advisor show``; ``tables`` the rows of ``show``,
 ``plugins`` and ``facts``; ``verify`` the rows of ``advisor verify``.
 """
-
-from advisor.report.evidence import EVIDENCE_HEADERS, artefact_summary, evidence_rows
-
-__all__ = ["EVIDENCE_HEADERS", "artefact_summary", "evidence_rows"]

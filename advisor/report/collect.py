@@ -27,7 +27,7 @@ from advisor.steps import StepRunner, fault_text
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile
 
-__all__ = ["APP_PROBE", "Figures", "collect_figures", "verify_figure", "VERIFY_PROBE"]
+__all__ = ["Figures", "collect_figures", "verify_figure", "VERIFY_PROBE"]
 
 #: The name under which the core's own figures are filed (files ``verify-<id>.png``).
 VERIFY_PROBE = "verify"

@@ -54,7 +54,7 @@ class ShowReport:
     :ivar verifications: the stored verdicts (no rows: none stored), each with the machine
         class it was taken on (``advisor.report.verify.class_cells``: a verdict from another
         class vetoes nothing in emit).
-    :ivar evidence: ``advisor.report.evidence_rows``.
+    :ivar evidence: ``advisor.report.evidence.evidence_rows``.
     :ivar findings: ``([severity] probe: message, remedy or "")`` pairs, printed as lines: a
         remedy holds settings to copy, which a table cell would break inside a value.
     :ivar app_verifications: one row per ``verify --app`` record (``advisor.report.appverify``:

@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence
 from advisor.measure import REL_PRECISION, aliasing_artefact, compare, noise_floor_from_aa
 from advisor.models import Evidence, Finding
 
-from . import evidence as E
+from . import evidence
 
 
 def _ci(lo: Optional[float], hi: Optional[float]) -> str:
@@ -63,14 +63,14 @@ def findings(ev: Sequence[Evidence]) -> list[Finding]:
     """The finding of the aliasing control recorded in ``zero-page-memcpy`` (pure):
     ``copy-aliasing-measured`` (warning) when ``aliasing_artefact`` fired, else
     ``copy-aliasing-none`` (info); [] when the record holds no control."""
-    e = Evidence.find(ev, E.EV_ZERO_MEMCPY)
+    e = Evidence.find(ev, evidence.EV_ZERO_MEMCPY)
     r = e.values.get("aliasing.ratio") if e is not None else None
     if e is None or r is None:
         return []
     lo, hi = e.values.get("aliasing.ci_low"), e.values.get("aliasing.ci_high")
     floor = float(e.values.get("aliasing.noise_floor", 0.0))
     label = e.values.get("aliasing.artefact")
-    size = E.fmt_bytes(int(e.values.get("nbytes", 0)))
+    size = evidence.fmt_bytes(int(e.values.get("nbytes", 0)))
     if label:
         return [Finding(
             id="copy-aliasing-measured", severity="warning", evidence=[e.id],

@@ -28,13 +28,21 @@ from advisor.specs.figures import (FigureBand, FigureMarker, FigureSeries, Figur
                                     series_from_points)
 from advisor.specs.units import format_bandwidth, format_bytes, format_seconds
 
-from advisor_host_buffer import cliff as CL
-from advisor_host_buffer import evidence as E
+from advisor_host_buffer.cliff import find_cliff
+from advisor_host_buffer.evidence import (
+    EV_FIRST_TOUCH,
+    EV_MALLOC_HUGETLB,
+    EV_SWEEP,
+    EV_ZERO_CUDA,
+    EV_ZERO_MEMCPY,
+    EV_ZERO_OPENCL,
+    sweep_points,
+)
 from advisor_host_buffer.recommend import recommend
 
 #: Zero-page evidence ids and the name of their figure.
-ZERO_PAGE = ((E.EV_ZERO_MEMCPY, "memcpy (numpy.copyto)"), (E.EV_ZERO_OPENCL, "OpenCL"),
-             (E.EV_ZERO_CUDA, "CUDA"))
+ZERO_PAGE = ((EV_ZERO_MEMCPY, "memcpy (numpy.copyto)"), (EV_ZERO_OPENCL, "OpenCL"),
+             (EV_ZERO_CUDA, "CUDA"))
 
 
 def _range(values: list[int]) -> str:
@@ -93,9 +101,9 @@ def sweep_figure(ev: Evidence, advised: bool) -> Optional[FigureSpec]:
                                     role="advised" if advised else "note",
                                     label=("advised" if advised else "tuned") +
                                     " non-temporal threshold"))
-    cliff = CL.find_cliff(E.sweep_points(d),
-                          noise_floor=float(ev.values.get("noise_floor.within_run", 0.0)),
-                          threshold_bytes=int(current) if current is not None else None)
+    cliff = find_cliff(sweep_points(d),
+                       noise_floor=float(ev.values.get("noise_floor.within_run", 0.0)),
+                       threshold_bytes=int(current) if current is not None else None)
     if cliff is not None:
         text = (f"cliff: {cliff.depth:.2f}x below the plateau "
                 f"{format_bandwidth(cliff.plateau_bps)}")
@@ -245,7 +253,7 @@ def figures(evidence: Sequence[Evidence], facts: Facts) -> list[FigureSpec]:
     """The figures of the module docstring that the evidence holds, in that order."""
     evidence = list(evidence)
     out: list[Optional[FigureSpec]] = []
-    sweep = Evidence.find(evidence, E.EV_SWEEP)
+    sweep = Evidence.find(evidence, EV_SWEEP)
     if sweep is not None:
         out.append(sweep_figure(sweep, "glibc-non-temporal-threshold" in
                                 _advised(evidence, facts)))
@@ -253,10 +261,10 @@ def figures(evidence: Sequence[Evidence], facts: Facts) -> list[FigureSpec]:
         ev = Evidence.find(evidence, ev_id)
         if ev is not None:
             out.append(zero_page_figure(ev, api))
-    ft = Evidence.find(evidence, E.EV_FIRST_TOUCH)
+    ft = Evidence.find(evidence, EV_FIRST_TOUCH)
     if ft is not None:
         out.append(first_touch_figure(ft))
-    mh = Evidence.find(evidence, E.EV_MALLOC_HUGETLB)
+    mh = Evidence.find(evidence, EV_MALLOC_HUGETLB)
     if mh is not None:
         out.append(malloc_figure(mh))
     return [f for f in out if f is not None]

@@ -49,7 +49,16 @@ from typing import Any, Callable, Optional
 from advisor.models import Evidence, Facts, Point
 from advisor.probe import Applicability, MeasureContext
 
-from . import evidence as EV
+from .evidence import (
+    BPS,
+    EV_REFERENCE,
+    EV_TUNABLES,
+    EV_ZERO_CUDA,
+    EV_ZERO_MEMCPY,
+    EV_ZERO_OPENCL,
+    RANDOM,
+    glibc_at_least,
+)
 from . import measure_numa, measure_sweep, measure_touch, measure_zero_page
 from .measure_common import DEFAULT_NBYTES, MEMORY_FRACTION, QUICK_NBYTES, Budget, thp_in_effect
 from .tunables import tunables_evidence
@@ -68,23 +77,23 @@ def reference(evidence: list[Evidence]) -> Optional[Evidence]:
         if p is None or p.artefact or p.stats is None:
             return
         values.update({f"{name}.value": p.stats.median, f"{name}.lower": p.stats.p5,
-                       f"{name}.upper": p.stats.p95, f"{name}.unit": EV.BPS})
+                       f"{name}.upper": p.stats.p95, f"{name}.unit": BPS})
 
-    z = Evidence.find(evidence, EV.EV_ZERO_MEMCPY)
+    z = Evidence.find(evidence, EV_ZERO_MEMCPY)
     if z is not None:
-        add(f"memcpy_{int(z.values['nbytes'])}", (z.series[0]).point(EV.RANDOM))
-    for ev_id, api in ((EV.EV_ZERO_OPENCL, "opencl"), (EV.EV_ZERO_CUDA, "cuda")):
+        add(f"memcpy_{int(z.values['nbytes'])}", (z.series[0]).point(RANDOM))
+    for ev_id, api in ((EV_ZERO_OPENCL, "opencl"), (EV_ZERO_CUDA, "cuda")):
         o = Evidence.find(evidence, ev_id)
         if o is None:
             continue
         for d in ("h2d", "d2h"):
             s = (o).series_named(d)
-            for label in (EV.RANDOM, "pinned"):
+            for label in (RANDOM, "pinned"):
                 add(f"{api}_{d}_{label}_{int(o.values['nbytes'])}",
                     (s).point(label) if s else None)
     if not values:
         return None
-    return Evidence(id=EV.EV_REFERENCE, description="reference bandwidths of this machine "
+    return Evidence(id=EV_REFERENCE, description="reference bandwidths of this machine "
                     "(value = median, lower = p5, upper = p95, bytes/s)", values=values)
 
 
@@ -123,7 +132,7 @@ def run_all(ctx: MeasureContext, tun: Evidence) -> list[Evidence]:
         if cupy_available():
             stages.append(("zero-page-cuda", 5.0, lambda: measure_zero_page.cuda(ctx, nbytes)))
     stages.append(("first-touch", 3.0, lambda: measure_touch.first_touch(ctx, nbytes)))
-    g = EV.glibc_at_least(facts, "2.35")
+    g = glibc_at_least(facts, "2.35")
     if (thp_in_effect(facts) == "madvise" and g is not False
             and tun.values.get("list_tunables_available")):
         stages.append(("malloc-hugetlb", 4.0, lambda: measure_touch.malloc_hugetlb(ctx, budget)))
@@ -163,5 +172,5 @@ def measure(ctx: MeasureContext) -> list[Evidence]:
     """The probe's ``measure``: ``run_all`` with the ``glibc-tunables`` evidence of ``check``
     (read again when ``check`` gave none)."""
     app = ctx.applicability
-    tun = Evidence.find(app.evidence, EV.EV_TUNABLES) if app else None
+    tun = Evidence.find(app.evidence, EV_TUNABLES) if app else None
     return run_all(ctx, tun or tunables_evidence())

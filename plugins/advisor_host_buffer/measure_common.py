@@ -15,7 +15,7 @@ from advisor.measure import REL_PRECISION, Ceiling, conditions, sample, shared_c
 from advisor.models import Conditions, Facts
 from advisor.probe import MeasureContext
 
-from . import thp as THP
+from . import thp
 from .workers import MEMORY
 
 MiB = 1 << 20
@@ -59,7 +59,7 @@ def thp_in_effect(facts: Facts) -> Optional[str]:
     """The THP mode the conditions record: from ``facts``, else read now (None when unknown)."""
     from advisor.measure import thp_mode
 
-    return THP.thp_mode(facts.memory.thp_enabled) or thp_mode()
+    return thp.thp_mode(facts.memory.thp_enabled) or thp_mode()
 
 
 def pmd_bytes(facts: Facts) -> int:

@@ -17,7 +17,7 @@ from advisor.measure import CEILING_PEAK_KEY, checked_point, relabel, run_python
 from advisor.models import Evidence, Point, Series
 from advisor.probe import MeasureContext
 
-from . import evidence as EV
+from . import evidence
 from .measure_common import WORKER, ceiling_notes, random_buffer_conditions, run_ceiling
 
 
@@ -42,7 +42,7 @@ def numa(ctx: MeasureContext, nbytes: int) -> Optional[Evidence]:
         values[f"pages.{k}"] = v
     # every copy judged against this run's copy ceiling (stage 1's, shared) and by where its
     # destination landed (the worker's placement notes: relabel below)
-    ceil = run_ceiling(ctx, nbytes, EV.EV_NUMA)
+    ceil = run_ceiling(ctx, nbytes, evidence.EV_NUMA)
     values.update({"ceiling_bytes_per_s": ceil.stats.median, CEILING_PEAK_KEY: ceil.stats.max})
     notes: dict[str, Any] = {}
     places = out.get("placements") or []
@@ -63,9 +63,9 @@ def numa(ctx: MeasureContext, nbytes: int) -> Optional[Evidence]:
     except OSError:
         pass
     return relabel(Evidence(
-        id=EV.EV_NUMA, description="first touch by one pinned thread, copies from a thread on "
+        id=evidence.EV_NUMA, description="first touch by one pinned thread, copies from a thread on "
                                   "the same and on another NUMA node; pages per node from numa_maps",
-        series=[Series(name="copy", unit=EV.BPS, points=pts)],
+        series=[Series(name="copy", unit=evidence.BPS, points=pts)],
         conditions=random_buffer_conditions(ctx, {**notes, **ceiling_notes(ceil)}),
         values=values,
     ))

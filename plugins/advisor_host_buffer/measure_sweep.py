@@ -33,8 +33,8 @@ from advisor.measure.launch import child_env
 from advisor.models import Evidence, Point, Series
 from advisor.probe import MeasureContext
 
-from . import cliff as CL
-from . import evidence as EV
+from .cliff import ab_stability, choose_nt_threshold, find_cliff
+from . import evidence
 from .measure_common import MEMORY_FRACTION, WORKER, Budget, MiB, random_buffer_conditions
 from .tunables import merged_tunables
 
@@ -132,7 +132,7 @@ def _ab_values(runs: dict[str, list[list[Point]]], values: dict[str, Any],
                 by.setdefault(int(p.x), []).extend(p.samples)
                 per_run.setdefault(int(p.x), []).append(p.samples)
         pooled[cfg] = by
-        series.append(Series(name=cfg, unit=EV.BPS, x_name="nbytes", x_unit="bytes", points=[
+        series.append(Series(name=cfg, unit=evidence.BPS, x_name="nbytes", x_unit="bytes", points=[
             Point(x=float(n), label=cfg, samples=s, stats=summarize(s, seed=seed),
                   warmup=[w for run in rr for p in run if int(p.x) == n for w in p.warmup])
             for n, s in sorted(by.items())]))
@@ -193,8 +193,8 @@ def _until_stable(runs: dict[str, list[list[Point]]], values: dict[str, Any],
     history: list[float] = []
     while True:
         rounds = min(len(runs["default"]), len(runs["tuned"]))
-        got = CL.ab_stability(values, _per_run(runs["default"]), _per_run(runs["tuned"]),
-                              seed=ctx.seed)
+        got = ab_stability(values, _per_run(runs["default"]), _per_run(runs["tuned"]),
+                           seed=ctx.seed)
         if got is None:
             stopped = "too few rounds"
             break
@@ -233,7 +233,7 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     current = tun.values.get("glibc.cpu.x86_non_temporal_threshold.value")
     # a threshold glibc lists below a page or above the memory is not one this machine can
     # have: flagged (value nt_threshold.implausible, a finding in recommend) and not used
-    bad_nt = EV.implausible_nt(tun, ctx.facts)
+    bad_nt = evidence.implausible_nt(tun, ctx.facts)
     if bad_nt:
         current = None
     if not opt and current is not None:
@@ -253,7 +253,7 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
         values["noise_floor.within_run"] = floor
     if current is not None:
         values["nt_threshold.default_bytes"] = current
-    cliff = CL.find_cliff(EV.sweep_points(Series(name="d", unit=EV.BPS, points=first)),
+    cliff = find_cliff(evidence.sweep_points(Series(name="d", unit=evidence.BPS, points=first)),
                          noise_floor=floor or 0.0,
                          threshold_bytes=int(current) if current is not None else None)
     env_tuned = None
@@ -263,7 +263,7 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     if cliff is not None:
         values.update({"cliff.start_bytes": cliff.start_bytes, "cliff.end_bytes": cliff.end_bytes,
                        "cliff.depth": cliff.depth})
-        tuned = CL.choose_nt_threshold(
+        tuned = choose_nt_threshold(
             cliff, minimum=tun.values.get("glibc.cpu.x86_non_temporal_threshold.min"))
         values["nt_threshold.tuned_bytes"] = tuned
         env_tuned = {"GLIBC_TUNABLES": merged_tunables(
@@ -315,7 +315,7 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     # touched, placed buffers), and its small copies run from cache, legitimately above a
     # memory-streaming ceiling
     return relabel(Evidence(
-        id=EV.EV_SWEEP,
+        id=evidence.EV_SWEEP,
         description="memcpy (numpy.copyto, random-filled 64 B-aligned buffers) across sizes, "
                     "one fresh process per run: current GLIBC_TUNABLES ('default') vs a tuned "
                     "glibc.cpu.x86_non_temporal_threshold ('tuned'), interleaved",

@@ -21,7 +21,7 @@ from advisor.measure import (REL_PRECISION, compare, conditions, host_buffer, no
 from advisor.models import Evidence, Point, Series
 from advisor.probe import MeasureContext
 
-from . import evidence as EV
+from . import evidence
 from .measure_common import (DEFAULT_NBYTES, GiB, QUICK_NBYTES, WORKER, Budget, pmd_bytes,
                              thp_in_effect)
 from .tunables import merged_tunables
@@ -53,7 +53,7 @@ def first_touch(ctx: MeasureContext, nbytes: int) -> Evidence:
         res[label].to_point(x=float(nbytes), label=label, seed=ctx.seed) for label in ("base", "huge")
     ] + [rewrite.to_point(x=float(nbytes), label="rewrite", seed=ctx.seed)])
     return Evidence(
-        id=EV.EV_FIRST_TOUCH,
+        id=evidence.EV_FIRST_TOUCH,
         description="first use of a fresh buffer (mmap, madvise, write every page, munmap) with "
                     "MADV_NOHUGEPAGE (base) vs MADV_HUGEPAGE (huge); rewrite = the same write "
                     "on resident pages; fault cost = first use - rewrite",
@@ -92,7 +92,7 @@ def malloc_hugetlb(ctx: MeasureContext, budget: Budget) -> Optional[Evidence]:
     nf = noise_floor_from_aa(runs["default"]) if len(runs["default"]) >= 2 else 0.0
     c = compare(a, b, higher_is_better=False, noise_floor=nf, seed=ctx.seed)
     return Evidence(
-        id=EV.EV_MALLOC_HUGETLB,
+        id=evidence.EV_MALLOC_HUGETLB,
         description="glibc malloc + memset(1) + free of one large block in fresh processes, "
                     "current GLIBC_TUNABLES vs glibc.malloc.hugetlb=1 added",
         series=[Series(name=cfg, unit="s", x_name="nbytes", x_unit="bytes",

@@ -28,9 +28,9 @@ from advisor.measure import (CEILING_PEAK_KEY, Ceiling, artefact_point, buffer_c
 from advisor.models import Evidence, Point, Series
 from advisor.probe import MeasureContext
 
-from . import aliasing as AL
-from . import evidence as EV
-from . import zero_page as ZP
+from . import aliasing
+from . import evidence
+from . import zero_page
 from .measure_common import (ceiling_notes, random_buffer_conditions, run_ceiling, sampler,
                              thp_in_effect)
 
@@ -45,11 +45,11 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
     conds = {}
     notes = {}
     control: dict[str, Any] = {}
-    for label, fill, huge in ((EV.UNTOUCHED, "untouched", False), ("untouched-huge", "untouched", True),
-                              (EV.ZEROS, "zeros", None), (EV.RANDOM, "random", None)):
+    for label, fill, huge in ((evidence.UNTOUCHED, "untouched", False), ("untouched-huge", "untouched", True),
+                              (evidence.ZEROS, "zeros", None), (evidence.RANDOM, "random", None)):
         # a fresh placed pair per source: the destination is random-filled (touched) before
         # timing and never a power of two from the source (no 4K aliasing); see placed_pair
-        if label == EV.RANDOM:  # plus the aliasing control (a view of the same destination)
+        if label == evidence.RANDOM:  # plus the aliasing control (a view of the same destination)
             src, dst, aliased, notes[label] = placed_pair_with_control(nbytes, seed=ctx.seed)
         else:
             src, dst, notes[label] = placed_pair(nbytes, src_fill=fill, dst_fill="random",
@@ -57,21 +57,21 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
         conds[label] = buffer_conditions(src)
         points.append(smp(lambda src=src, dst=dst: np.copyto(dst, src)).to_point(
             x=float(nbytes), label=label, per_call_bytes=nbytes, seed=ctx.seed))
-        if label == EV.RANDOM:
-            control = AL.measure_control(smp, src, dst, aliased, points[-1].samples, nbytes,
-                                         ctx.seed)
+        if label == evidence.RANDOM:
+            control = aliasing.measure_control(smp, src, dst, aliased, points[-1].samples, nbytes,
+                                               ctx.seed)
             del aliased
         del src, dst
     by = {p.label: p for p in points}
-    ceiling = by[EV.RANDOM].stats
+    ceiling = by[evidence.RANDOM].stats
     # the random-source copy is the ceiling's own kernel (numpy.copyto between a random-filled,
     # touched placed_pair of nbytes): later stages and probes of this run reuse it
-    remember_ceiling(Ceiling(ceiling, notes[EV.RANDOM]), nbytes=nbytes,
-                     source=f"host-buffer {EV.EV_ZERO_MEMCPY}")
+    remember_ceiling(Ceiling(ceiling, notes[evidence.RANDOM]), nbytes=nbytes,
+                     source=f"host-buffer {evidence.EV_ZERO_MEMCPY}")
     values: dict[str, Any] = {"nbytes": nbytes}
-    for label in (EV.UNTOUCHED, "untouched-huge", EV.ZEROS):
-        c = compare(by[EV.RANDOM].samples, by[label].samples, higher_is_better=True, seed=ctx.seed)
-        key = "copy" if label == EV.UNTOUCHED else f"copy.{label}"
+    for label in (evidence.UNTOUCHED, "untouched-huge", evidence.ZEROS):
+        c = compare(by[evidence.RANDOM].samples, by[label].samples, higher_is_better=True, seed=ctx.seed)
+        key = "copy" if label == evidence.UNTOUCHED else f"copy.{label}"
         values[f"{key}.inflation"] = c.ratio
         values[f"{key}.inflation_ci_low"] = c.ci_low
         values[f"{key}.inflation_ci_high"] = c.ci_high
@@ -82,22 +82,22 @@ def zero_page_memcpy(ctx: MeasureContext, nbytes: int) -> Evidence:
     # inflation is recorded above); a zero-filled source is judged against the ceiling
     pts = []
     for p in points:
-        if p.label.startswith(EV.UNTOUCHED):
-            p = artefact_point(p, EV.ZERO_PAGE_ARTEFACT)
-        elif p.label != EV.RANDOM:
+        if p.label.startswith(evidence.UNTOUCHED):
+            p = artefact_point(p, evidence.ZERO_PAGE_ARTEFACT)
+        elif p.label != evidence.RANDOM:
             p = checked_point(p, ceiling)
         pts.append(p)
     ev = Evidence(
-        id=EV.EV_ZERO_MEMCPY,
+        id=evidence.EV_ZERO_MEMCPY,
         description="numpy.copyto of one buffer from untouched / zero-filled / random-filled "
                     "sources into a random-filled destination",
-        series=[Series(name="copy", unit=EV.BPS, x_name="nbytes", x_unit="bytes", points=pts)],
-        conditions=conditions(**{k: v for k, v in conds[EV.RANDOM].items() if k != "notes"},
+        series=[Series(name="copy", unit=evidence.BPS, x_name="nbytes", x_unit="bytes", points=pts)],
+        conditions=conditions(**{k: v for k, v in conds[evidence.RANDOM].items() if k != "notes"},
                               thp_enabled=thp_in_effect(ctx.facts),
-                              notes={**conds[EV.RANDOM].get("notes", {}), **notes[EV.RANDOM], **{
+                              notes={**conds[evidence.RANDOM].get("notes", {}), **notes[evidence.RANDOM], **{
                                   f"{label}.placement_near_power_of_two":
                                       n["placement_near_power_of_two"]
-                                  for label, n in notes.items() if label != EV.RANDOM}}),
+                                  for label, n in notes.items() if label != evidence.RANDOM}}),
         values=values,
     )
     return ev
@@ -111,14 +111,14 @@ def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
     ceil = run_ceiling(ctx, nbytes, "zero-page-opencl")
     ceiling = ceil.stats
     h2d = (Evidence(id="x", series=series)).series_named("h2d")
-    u, r = (h2d).point(EV.UNTOUCHED), (h2d).point(EV.RANDOM)
+    u, r = (h2d).point(evidence.UNTOUCHED), (h2d).point(evidence.RANDOM)
     values: dict[str, Any] = {"nbytes": nbytes, **info, "ceiling_bytes_per_s": ceiling.median,
                               CEILING_PEAK_KEY: ceiling.max}
     c = compare(r.samples, u.samples, higher_is_better=True, seed=ctx.seed)
     values.update({"h2d.inflation": c.ratio, "h2d.inflation_ci_low": c.ci_low,
                    "h2d.inflation_ci_high": c.ci_high})
     ev = Evidence(
-        id=EV.EV_ZERO_OPENCL,
+        id=evidence.EV_ZERO_OPENCL,
         description="OpenCL enqueue_copy (blocking) host-to-device and device-to-host from "
                     "untouched / random-filled pageable and pinned (ALLOC_HOST_PTR) host memory; "
                     "'mapped' = map+unmap of a device buffer (zero-copy)",
@@ -128,7 +128,7 @@ def opencl(ctx: MeasureContext, nbytes: int) -> Evidence:
                                                   **ceiling_notes(ceil)}),
         values=values,
     )
-    return ZP.label_artefacts(ev, ceiling)
+    return zero_page.label_artefacts(ev, ceiling)
 
 
 def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
@@ -139,10 +139,10 @@ def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
     ceil = run_ceiling(ctx, nbytes, "zero-page-cuda")
     ceiling = ceil.stats
     h2d = series[0]
-    u, r = (h2d).point(EV.UNTOUCHED), (h2d).point(EV.RANDOM)
+    u, r = (h2d).point(evidence.UNTOUCHED), (h2d).point(evidence.RANDOM)
     c = compare(r.samples, u.samples, higher_is_better=True, seed=ctx.seed)
     ev = Evidence(
-        id=EV.EV_ZERO_CUDA,
+        id=evidence.EV_ZERO_CUDA,
         description="CuPy ndarray.set / get (synchronised) from untouched / random-filled "
                     "pageable and pinned (cudaHostAlloc) host memory",
         series=series,
@@ -153,4 +153,4 @@ def cuda(ctx: MeasureContext, nbytes: int) -> Evidence:
                 "h2d.inflation_ci_low": c.ci_low,
                 "h2d.inflation_ci_high": c.ci_high},
     )
-    return ZP.label_artefacts(ev, ceiling)
+    return zero_page.label_artefacts(ev, ceiling)

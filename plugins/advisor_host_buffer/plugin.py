@@ -15,9 +15,9 @@ from advisor import hookimpl
 from advisor.models import Advice, Evidence, Facts
 from advisor.probe import Applicability, MeasureContext
 
-from . import measure as M
+from . import measure
 from . import recommend as _rec
-from . import verify as V
+from . import verify
 from .knobs import knobs
 
 
@@ -31,11 +31,11 @@ class HostBufferProbe:
 
     def check(self, facts: Facts) -> Applicability:
         """Usable on Linux; evidence ``glibc-tunables`` (``measure.check``)."""
-        return M.check(facts)
+        return measure.check(facts)
 
     def measure(self, ctx: MeasureContext) -> list[Evidence]:
         """Run the stages within ``ctx.deadline`` (``measure.measure``)."""
-        return M.measure(ctx)
+        return measure.measure(ctx)
 
     def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice:
         """Pure: see :func:`advisor_host_buffer.recommend.recommend`."""
@@ -52,7 +52,7 @@ class HostBufferProbe:
 
     def verify(self, recommendation, ctx: MeasureContext):
         """``advisor verify`` hook: re-measure one recommendation (``verify.py``)."""
-        return V.verify(recommendation, ctx)
+        return verify.verify(recommendation, ctx)
 
     def figures(self, evidence: Sequence[Evidence], facts: Facts) -> list:
         """``advisor report`` / ``show --plot`` hook (pure): ``figures.py``."""

@@ -18,7 +18,7 @@ from typing import Sequence
 from advisor.measure import relabel_all, veto
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation
 
-from . import aliasing as AL
+from . import aliasing
 from . import recommend_nt, recommend_thp, recommend_touch, recommend_zero_page
 
 
@@ -47,7 +47,7 @@ def recommend(evidence: Sequence[Evidence], facts: Facts, *, noise_floor: float 
     recs: list[Recommendation] = []
 
     recommend_zero_page.zero_page(ev, findings)
-    findings += AL.findings(ev)
+    findings += aliasing.findings(ev)
     recommend_touch.placement_and_touch(ev, findings, nf)
     recommend_touch.first_use(ev, findings, nf)
     recommend_thp.thp(ev, facts, findings, recs)

@@ -18,8 +18,8 @@ from advisor.measure import STABLE_SHARE, withheld
 from advisor.measure.interleave import N_RESAMPLES
 from advisor.models import Evidence, Facts, Finding, Recommendation
 
-from . import cliff as CL
-from . import evidence as EV
+from .cliff import find_cliff, sweep_gain
+from . import evidence
 from .recommend_common import ci_text, tunable_setting
 
 #: glibc.cpu.x86_non_temporal_threshold: named glibc.tune.* in 2.26-2.27, glibc.cpu.* since 2.28
@@ -41,7 +41,7 @@ def nt_cache_size(ev: list[Evidence], facts: Facts, findings: list[Finding]) -> 
     l3 = facts.cpu.cache_l3_bytes
     if l3:  # reported and non-zero
         return
-    tun = Evidence.find(ev, EV.EV_TUNABLES)
+    tun = Evidence.find(ev, evidence.EV_TUNABLES)
     nt = tun.values.get("glibc.cpu.x86_non_temporal_threshold.value") if tun else None
     shared = tun.values.get("glibc.cpu.x86_shared_cache_size.value") if tun else None
     vm = facts.cpu.virtualization
@@ -53,14 +53,14 @@ def nt_cache_size(ev: list[Evidence], facts: Facts, findings: list[Finding]) -> 
             + (f" (virtualization: {vm})" if vm and vm != "none" else "")
             + f"; glibc derives its memcpy non-temporal threshold from the shared cache size "
             f"({NT_SOURCE}), so the threshold in effect"
-            + (f" ({EV.fmt_bytes(int(nt))}" + (f", from a shared cache of {EV.fmt_bytes(int(shared))})"
+            + (f" ({evidence.fmt_bytes(int(nt))}" + (f", from a shared cache of {evidence.fmt_bytes(int(shared))})"
                                               if isinstance(shared, int) else ")")
                if isinstance(nt, int) else "")
             + " rests on a missing cache size, not on this machine's memory"),
         remedy=("measure the memcpy sweep ('advisor probe --plugin host-buffer') and set "
                 "glibc.cpu.x86_non_temporal_threshold from its cliff; on a VM, ask for the host's "
                 "cache topology to be passed through (e.g. QEMU -cpu host,l3-cache=on)"),
-        evidence=[EV.EV_TUNABLES] if tun else []))
+        evidence=[evidence.EV_TUNABLES] if tun else []))
 
 
 
@@ -69,30 +69,30 @@ def sweep(ev: list[Evidence], facts: Facts, findings: list[Finding],
     """Append the memcpy-cliff finding of the ``memcpy-sweep`` record and, when the tuned
     threshold measured better beyond the noise floor ``nf`` (a fraction), the
     ``glibc-non-temporal-threshold`` recommendation."""
-    e = Evidence.find(ev, EV.EV_SWEEP)
+    e = Evidence.find(ev, evidence.EV_SWEEP)
     if e is None:
         return
     d = (e).series_named("default")
     if d is None:
         return
-    gone = withheld(ev, EV.EV_SWEEP, "glibc non-temporal threshold advice")
+    gone = withheld(ev, evidence.EV_SWEEP, "glibc non-temporal threshold advice")
     if gone is not None:  # aliasing, first touch or nothing physical left: no cliff to judge
         findings.append(gone)
         return
     # the cliff is a candidate (CIs and the within-process A/A floor decide); the advice needs
     # the A/B gain beyond the A/A noise floor measured between processes at each size
     current = e.values.get("nt_threshold.default_bytes")
-    bad = EV.implausible_nt(Evidence.find(ev, EV.EV_TUNABLES), facts) or e.values.get(
+    bad = evidence.implausible_nt(Evidence.find(ev, evidence.EV_TUNABLES), facts) or e.values.get(
         "nt_threshold.implausible")
     if bad:  # a threshold no machine can have: flagged, never used as the default
         findings.append(Finding(
-            id="glibc-nt-threshold-implausible", severity="warning", evidence=[EV.EV_SWEEP],
+            id="glibc-nt-threshold-implausible", severity="warning", evidence=[evidence.EV_SWEEP],
             message=(f"ld.so --list-tunables reports {bad}: not a threshold this machine can "
                      "have, so it is not used as the default the advice replaces"),
             remedy="check the glibc this process loads (ld.so --list-tunables) and "
                    "GLIBC_TUNABLES in the environment"))
         current = None
-    cliff = CL.find_cliff(EV.sweep_points(d),
+    cliff = find_cliff(evidence.sweep_points(d),
                          noise_floor=float(e.values.get("noise_floor.within_run", 0.0)),
                          threshold_bytes=int(current) if current is not None else None)
     if cliff is None:
@@ -100,15 +100,15 @@ def sweep(ev: list[Evidence], facts: Facts, findings: list[Finding],
             id="memcpy-no-cliff", severity="info",
             message="memcpy bandwidth has no mid-size cliff with the current glibc tunables: "
                     "no non-temporal threshold advice",
-            evidence=[EV.EV_SWEEP]))
+            evidence=[evidence.EV_SWEEP]))
         return
     tuned = e.values.get("nt_threshold.tuned_bytes")
-    gain = CL.sweep_gain(e, noise_floor=nf)
-    span = (EV.fmt_bytes(cliff.start_bytes) if cliff.start_bytes == cliff.end_bytes
-            else f"{EV.fmt_bytes(cliff.start_bytes)}-{EV.fmt_bytes(cliff.end_bytes)}")
+    gain = sweep_gain(e, noise_floor=nf)
+    span = (evidence.fmt_bytes(cliff.start_bytes) if cliff.start_bytes == cliff.end_bytes
+            else f"{evidence.fmt_bytes(cliff.start_bytes)}-{evidence.fmt_bytes(cliff.end_bytes)}")
     cliff_txt = (
         f"copies of {span} run "
-        f"{cliff.depth:.2f}x slower than larger ones ({EV.fmt_bw(cliff.plateau_bps)})"
+        f"{cliff.depth:.2f}x slower than larger ones ({evidence.fmt_bw(cliff.plateau_bps)})"
     )
     if tuned is None or gain is None or not gain.helps or gain.best is None:
         why = ("this glibc has no glibc.cpu.x86_non_temporal_threshold"
@@ -116,12 +116,12 @@ def sweep(ev: list[Evidence], facts: Facts, findings: list[Finding],
                f"a --quick probe measures no tuned run (the full probe A/Bs "
                f"{hex(int(tuned))} in fresh processes)" if e.values.get("ab_skipped") and tuned
                else "no tuned run" if tuned is None or gain is None else (
-            f"the tuned threshold lost at {EV.fmt_bytes(gain.worst_loss)}" if gain.worst_loss
+            f"the tuned threshold lost at {evidence.fmt_bytes(gain.worst_loss)}" if gain.worst_loss
             else "the tuned threshold gave no gain beyond the noise floor"))
         findings.append(Finding(
             id="memcpy-cliff", severity="info",
             message=f"memcpy cliff: {cliff_txt}; {why}, so no tunable is advised",
-            evidence=[EV.EV_SWEEP]))
+            evidence=[evidence.EV_SWEEP]))
         return
     stab, ab_rounds = e.values.get("nt.stability"), e.values.get("interleave.rounds")
     if stab is not None and float(stab) < STABLE_SHARE:
@@ -134,7 +134,7 @@ def sweep(ev: list[Evidence], facts: Facts, findings: list[Finding],
                      f"resamples of them agree (policy {STABLE_SHARE:.0%}; measuring stopped: "
                      f"{e.values.get('nt.stopped')}), so no tunable is advised"),
             remedy="probe again with a larger --time-budget to measure more rounds",
-            evidence=[EV.EV_SWEEP]))
+            evidence=[evidence.EV_SWEEP]))
         return
     eff = e.values.get("nt_threshold.tuned_effective_bytes")
     if eff is not None and int(eff) != int(tuned):
@@ -142,10 +142,10 @@ def sweep(ev: list[Evidence], facts: Facts, findings: list[Finding],
             id="memcpy-cliff", severity="info",
             message=f"memcpy cliff: {cliff_txt}; glibc did not take the tuned threshold "
                     f"{hex(int(tuned))} (ld.so --list-tunables shows {hex(int(eff))})",
-            evidence=[EV.EV_SWEEP]))
+            evidence=[evidence.EV_SWEEP]))
         return
-    supported_cpu = EV.glibc_at_least(facts, "2.28")
-    supported_tune = EV.glibc_at_least(facts, "2.26")
+    supported_cpu = evidence.glibc_at_least(facts, "2.28")
+    supported_tune = evidence.glibc_at_least(facts, "2.26")
     if supported_tune is False:
         return
     item = ("glibc.cpu.x86_non_temporal_threshold" if supported_cpu is not False
@@ -155,17 +155,17 @@ def sweep(ev: list[Evidence], facts: Facts, findings: list[Finding],
     findings.append(Finding(
         id="memcpy-cliff", severity="warning",
         message=(f"memcpy cliff: {cliff_txt}: glibc keeps using cached stores up to its "
-                 f"non-temporal threshold ({EV.fmt_bytes(current) if current else 'unknown'}), "
+                 f"non-temporal threshold ({evidence.fmt_bytes(current) if current else 'unknown'}), "
                  "chosen from the cache size the machine reports"),
         remedy=f"set GLIBC_TUNABLES={item}={hex(int(tuned))}",
-        evidence=[EV.EV_SWEEP]))
+        evidence=[evidence.EV_SWEEP]))
     recs.append(Recommendation(
         id="glibc-non-temporal-threshold",
-        title=f"glibc memcpy: non-temporal stores from {EV.fmt_bytes(int(tuned))}",
+        title=f"glibc memcpy: non-temporal stores from {evidence.fmt_bytes(int(tuned))}",
         settings=[tunable_setting(item, hex(int(tuned)),
                                    hex(int(current)) if current else None, versions)],
         rationale=(
-            f"{cliff_txt}. With {item}={hex(int(tuned))} a {EV.fmt_bytes(gain.best)} copy ran "
+            f"{cliff_txt}. With {item}={hex(int(tuned))} a {evidence.fmt_bytes(gain.best)} copy ran "
             f"{r:.2f}x faster{ci_text(lo, hi)} in a fresh process and no swept size the setting affects got "
             "slower beyond its A/A noise floor."
             + (f" Stability {float(stab):.2f}: the share of {N_RESAMPLES} resamples of the "
@@ -173,7 +173,7 @@ def sweep(ev: list[Evidence], facts: Facts, findings: list[Finding],
                if stab is not None else "")
         ),
         confidence="high" if lo != r and stab is not None else "medium",
-        evidence=[EV.EV_SWEEP],
+        evidence=[evidence.EV_SWEEP],
         verifiable=True,
     ))
 

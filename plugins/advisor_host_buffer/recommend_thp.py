@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from advisor.models import Evidence, Facts, Finding, Recommendation, Setting
 
-from . import evidence as EV
-from . import thp as THP
+from . import evidence
+from .thp import thp_explanation, thp_mode
 from .recommend_common import ci_text, tunable_setting
 
 #: glibc.malloc.hugetlb appeared in glibc 2.35 (NEWS 2.35; manual "Memory Related Tunables").
@@ -24,11 +24,11 @@ def thp(ev: list[Evidence], facts: Facts, findings: list[Finding],
         recs: list[Recommendation]) -> None:
     """Append the ``thp-<mode>`` finding (with the measured first-touch cost), and in madvise
     mode the host-pool and malloc huge-page advice."""
-    mode = THP.thp_mode(facts.memory.thp_enabled)
-    e = Evidence.find(ev, EV.EV_FIRST_TOUCH)
+    mode = thp_mode(facts.memory.thp_enabled)
+    e = Evidence.find(ev, evidence.EV_FIRST_TOUCH)
     if mode is None and e is not None:
-        mode = THP.thp_mode(e.conditions.thp_enabled)
-    text = THP.thp_explanation(mode, facts.memory.thp_defrag)
+        mode = thp_mode(e.conditions.thp_enabled)
+    text = thp_explanation(mode, facts.memory.thp_defrag)
     speed = None
     if e is not None:
         base = e.values.get("fault_s_per_gib.base")
@@ -48,7 +48,7 @@ def thp(ev: list[Evidence], facts: Facts, findings: list[Finding],
         id=f"thp-{mode or 'unknown'}",
         severity="info",
         message=text,
-        evidence=[EV.EV_FIRST_TOUCH] if e is not None else [],
+        evidence=[evidence.EV_FIRST_TOUCH] if e is not None else [],
     ))
     if mode != "madvise":
         return
@@ -72,7 +72,7 @@ def host_pool(e: Evidence, facts: Facts, speed, recs: list[Recommendation]) -> N
         return
     recs.append(Recommendation(
         id="host-pool-hugepages",
-        title=f"Host pool: {EV.fmt_bytes(huge)}-aligned chunks with MADV_HUGEPAGE before first touch",
+        title=f"Host pool: {evidence.fmt_bytes(huge)}-aligned chunks with MADV_HUGEPAGE before first touch",
         settings=[
             Setting(library="host-pool", name="chunk_alignment", value=huge, type="bytes",
                     unit="bytes", kind="config"),
@@ -84,11 +84,11 @@ def host_pool(e: Evidence, facts: Facts, speed, recs: list[Recommendation]) -> N
         rationale=(
             f"THP is in madvise mode, so only regions that ask get huge pages; first touch of "
             f"huge-page-advised memory was {ratio:.2f}x faster{ci_text(lo, hi)} here. Allocate host "
-            f"pool backing blocks as multiples of {EV.fmt_bytes(huge)}, aligned to it, and call "
+            f"pool backing blocks as multiples of {evidence.fmt_bytes(huge)}, aligned to it, and call "
             "madvise(MADV_HUGEPAGE) before the first write."
         ),
         confidence="high" if lo is not None else "medium",
-        evidence=[EV.EV_FIRST_TOUCH],
+        evidence=[evidence.EV_FIRST_TOUCH],
         verifiable=lo is not None,
     ))
 
@@ -97,8 +97,8 @@ def malloc_hugetlb(ev: list[Evidence], facts: Facts, findings: list[Finding],
                    recs: list[Recommendation]) -> None:
     """Append ``glibc-malloc-hugetlb`` when the tunable measured better (glibc >= 2.35), else
     the ``glibc-malloc-hugetlb-no-gain`` finding."""
-    m = Evidence.find(ev, EV.EV_MALLOC_HUGETLB)
-    if m is None or EV.glibc_at_least(facts, "2.35") is False:
+    m = Evidence.find(ev, evidence.EV_MALLOC_HUGETLB)
+    if m is None or evidence.glibc_at_least(facts, "2.35") is False:
         return
     sp = m.values.get("speedup")
     lo, hi = m.values.get("speedup.ci_low"), m.values.get("speedup.ci_high")
@@ -109,7 +109,7 @@ def malloc_hugetlb(ev: list[Evidence], facts: Facts, findings: list[Finding],
             id="glibc-malloc-hugetlb-no-gain", severity="info",
             message=f"GLIBC_TUNABLES=glibc.malloc.hugetlb=1 did not measurably speed up first "
                     f"touch of malloc'ed memory here ({float(sp or 0):.2f}x{ci_text(lo, hi)})",
-            evidence=[EV.EV_MALLOC_HUGETLB]))
+            evidence=[evidence.EV_MALLOC_HUGETLB]))
         return
     recs.append(Recommendation(
         id="glibc-malloc-hugetlb",
@@ -121,7 +121,7 @@ def malloc_hugetlb(ev: list[Evidence], facts: Facts, findings: list[Finding],
             f"buffer was {float(sp):.2f}x faster{ci_text(lo, hi)} here."
         ),
         confidence="high" if lo is not None else "medium",
-        evidence=[EV.EV_MALLOC_HUGETLB],
+        evidence=[evidence.EV_MALLOC_HUGETLB],
         verifiable=True,
     ))
 

@@ -18,7 +18,7 @@ from advisor.measure import classify_series, first_touch_artefact
 from advisor.measure.placement import FIRST_TOUCH_LABEL
 from advisor.models import Evidence, Facts, Finding
 
-from . import evidence as EV
+from . import evidence
 from .recommend_common import PREFAULT_REMEDY
 
 
@@ -43,7 +43,7 @@ def placement_and_touch(ev: list[Evidence], findings: list[Finding], nf: float) 
         if dst_fill != "untouched":
             continue
         for s in e.series:
-            if s.unit != EV.BPS:
+            if s.unit != evidence.BPS:
                 continue
             # labelled when the record was read (relabel), or judged here on the samples
             label = next((p.artefact for p in s.points
@@ -63,18 +63,18 @@ def placement_and_touch(ev: list[Evidence], findings: list[Finding], nf: float) 
 
 def first_use(ev: list[Evidence], findings: list[Finding], nf: float) -> None:
     """Append ``first-touch-not-done`` when the ``first-use`` series rises and settles."""
-    e = Evidence.find(ev, EV.EV_FIRST_USE)
+    e = Evidence.find(ev, evidence.EV_FIRST_USE)
     if e is None or not e.series:
         return
     s = e.series[0]
-    values = [EV.point_median(p) for p in sorted(s.points, key=lambda p: (p.x is None, p.x))]
+    values = [evidence.point_median(p) for p in sorted(s.points, key=lambda p: (p.x is None, p.x))]
     values = [v for v in values if v is not None]
     if len(values) < 3:
         return
-    fu = classify_series(values, higher_is_better=(s.unit == EV.BPS))
+    fu = classify_series(values, higher_is_better=(s.unit == evidence.BPS))
     if fu.kind == "rising":
         unit = s.unit
-        ss = EV.fmt_bw(fu.steady_median) if unit == EV.BPS else f"{fu.steady_median:g} {unit}"
+        ss = evidence.fmt_bw(fu.steady_median) if unit == evidence.BPS else f"{fu.steady_median:g} {unit}"
         findings.append(Finding(
             id="first-touch-not-done",
             severity="warning",
@@ -83,7 +83,7 @@ def first_use(ev: list[Evidence], findings: list[Finding], nf: float) -> None:
                 f"{fu.warmup} runs (steady state {ss}); the first runs paid the page faults"
             ),
             remedy=PREFAULT_REMEDY + "; report warm-up runs apart from the steady state",
-            evidence=[EV.EV_FIRST_USE],
+            evidence=[evidence.EV_FIRST_USE],
         ))
 
 
@@ -91,7 +91,7 @@ def first_use(ev: list[Evidence], findings: list[Finding], nf: float) -> None:
 def numa(ev: list[Evidence], facts: Facts, findings: list[Finding]) -> None:
     """Append ``numa-first-touch`` on a machine with two or more NUMA nodes."""
     nodes = facts.memory.numa_nodes or len(facts.memory.numa_node_cpus) or None
-    e = Evidence.find(ev, EV.EV_NUMA)
+    e = Evidence.find(ev, evidence.EV_NUMA)
     if not nodes or nodes < 2:
         return
     placement = ""
@@ -102,8 +102,8 @@ def numa(ev: list[Evidence], facts: Facts, findings: list[Finding]) -> None:
             placement = " Placement achieved: " + ", ".join(
                 f"{k[len('pages.'):]}={v}" for k, v in sorted(pages.items())) + " pages."
         if "local_bps" in e.values and "remote_bps" in e.values:
-            placement += (f" Local {EV.fmt_bw(float(e.values['local_bps']))} vs remote "
-                          f"{EV.fmt_bw(float(e.values['remote_bps']))}.")
+            placement += (f" Local {evidence.fmt_bw(float(e.values['local_bps']))} vs remote "
+                          f"{evidence.fmt_bw(float(e.values['remote_bps']))}.")
         pinned = e.values.get("pinned")
         init = e.values.get("init")
         if init is not None:
@@ -120,5 +120,5 @@ def numa(ev: list[Evidence], facts: Facts, findings: list[Finding]) -> None:
                 "timed kernel, or bind memory explicitly (numactl --membind / mbind); set pinning "
                 "(OMP_PROC_BIND/OMP_PLACES, taskset, the MPI launcher's binding) and record the "
                 "per-node page placement from /proc/<pid>/numa_maps"),
-        evidence=[EV.EV_NUMA] if e is not None else [],
+        evidence=[evidence.EV_NUMA] if e is not None else [],
     ))

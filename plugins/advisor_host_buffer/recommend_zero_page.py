@@ -13,23 +13,23 @@ from __future__ import annotations
 
 from advisor.models import Evidence, Finding
 
-from . import evidence as EV
-from . import zero_page as ZP
+from . import evidence
+from .zero_page import untouched_only, zero_page_inflation
 from .recommend_common import PREFAULT_REMEDY, ci_text
 
 
 def zero_page(ev: list[Evidence], findings: list[Finding]) -> None:
     """Append to ``findings`` the zero-page findings of each copy and transfer record in ``ev``,
     then the transfer bandwidths."""
-    for ev_id, what, suffix in ((EV.EV_ZERO_MEMCPY, "memcpy", ""),
-                                (EV.EV_ZERO_OPENCL, "OpenCL host-to-device", "-opencl"),
-                                (EV.EV_ZERO_CUDA, "CUDA host-to-device", "-cuda")):
+    for ev_id, what, suffix in ((evidence.EV_ZERO_MEMCPY, "memcpy", ""),
+                                (evidence.EV_ZERO_OPENCL, "OpenCL host-to-device", "-opencl"),
+                                (evidence.EV_ZERO_CUDA, "CUDA host-to-device", "-cuda")):
         e = Evidence.find(ev, ev_id)
         if e is None:
             continue
-        inf = ZP.zero_page_inflation(e, None if ev_id == EV.EV_ZERO_MEMCPY else "h2d")
+        inf = zero_page_inflation(e, None if ev_id == evidence.EV_ZERO_MEMCPY else "h2d")
         if inf is None:
-            only = ZP.untouched_only(e)
+            only = untouched_only(e)
             if only:
                 findings.append(Finding(
                     id=f"zero-page-untouched-only{suffix}",
@@ -49,7 +49,7 @@ def zero_page(ev: list[Evidence], findings: list[Finding]) -> None:
                 message=(
                     f"{what} from an untouched host buffer reads {inf.ratio:.2f}x faster"
                     f"{ci_text(inf.ci_low, inf.ci_high)} than from a random-filled one "
-                    f"({EV.fmt_bw(inf.touched_bps)}): untouched "
+                    f"({evidence.fmt_bw(inf.touched_bps)}): untouched "
                     "pages map the shared zero page, so benchmarks that skip initialisation "
                     "overstate bandwidth; the untouched figure is a zero-page artefact, stored "
                     "with its label and no bandwidth"
@@ -67,7 +67,7 @@ def zero_page(ev: list[Evidence], findings: list[Finding]) -> None:
                 ),
                 evidence=[ev_id],
             ))
-    for ev_id, api in ((EV.EV_ZERO_OPENCL, "opencl"), (EV.EV_ZERO_CUDA, "cuda")):
+    for ev_id, api in ((evidence.EV_ZERO_OPENCL, "opencl"), (evidence.EV_ZERO_CUDA, "cuda")):
         transfers(ev, ev_id, api, findings)
 
 
@@ -82,14 +82,14 @@ def transfers(ev: list[Evidence], ev_id: str, api: str, findings: list[Finding])
             if s is None:
                 continue
             for p in s.points:
-                if p.label == EV.UNTOUCHED:
+                if p.label == evidence.UNTOUCHED:
                     continue
                 if p.artefact:  # never shown as a bandwidth: only its label
                     parts.append(f"{direction} {p.label}: artefact, not a bandwidth")
                     continue
-                m = EV.point_median(p)
+                m = evidence.point_median(p)
                 if m is not None:
-                    parts.append(f"{direction} {p.label} {EV.fmt_bw(m)}")
+                    parts.append(f"{direction} {p.label} {evidence.fmt_bw(m)}")
         if parts:
             findings.append(Finding(
                 id=f"{api}-transfer-bandwidth",

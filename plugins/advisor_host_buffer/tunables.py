@@ -13,7 +13,7 @@ from typing import Any, Optional
 from advisor.libraries.glibc_tunables import list_tunables
 from advisor.models import Evidence
 
-from . import evidence as EV
+from . import evidence
 
 
 def tunables_evidence() -> Evidence:
@@ -31,7 +31,7 @@ def tunables_evidence() -> Evidence:
     if os.environ.get("GLIBC_TUNABLES"):
         values["GLIBC_TUNABLES"] = os.environ["GLIBC_TUNABLES"]
     values["list_tunables_available"] = bool(t)
-    return Evidence(id=EV.EV_TUNABLES, description="glibc tunables in effect (ld.so --list-tunables)",
+    return Evidence(id=evidence.EV_TUNABLES, description="glibc tunables in effect (ld.so --list-tunables)",
                     values=values)
 
 

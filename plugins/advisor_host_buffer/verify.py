@@ -37,7 +37,8 @@ from typing import Optional
 
 from advisor.libraries.glibc_tunables import list_tunables
 from advisor.models import Evidence, Recommendation, Verification
-from advisor.probe import Baseline, MeasureContext
+from advisor.baseline import Baseline
+from advisor.probe import MeasureContext
 
 from .measure_common import DEFAULT_NBYTES, MEMORY_FRACTION, QUICK_NBYTES, WORKER
 from .measure_sweep import sweep_run

@@ -23,7 +23,6 @@ from typing import Sequence
 from advisor.models import Evidence, Facts
 
 from . import model
-from .workload import WORKLOAD_ID  # noqa: F401  (re-exported: every id of this plugin is here)
 
 HOST_FIRST_TOUCH = "host-first-touch"
 DEVICE_FIRST_USE = "device-first-use"

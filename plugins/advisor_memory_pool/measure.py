@@ -57,7 +57,7 @@ from advisor.models import Evidence, Facts, Point, Series
 from advisor.probe import Applicability, MeasureContext
 
 from . import model
-from . import workload as wl
+from .workload import parse_options, to_evidence
 from .evidence import (DEVICE_ALLOC, DEVICE_FIRST_USE, HOST_FIRST_TOUCH, device_large_page,
                        host_large_page)
 from .workers import IPC
@@ -378,8 +378,8 @@ def measure(ctx: MeasureContext, side: str) -> list[Evidence]:
 
     :raises advisor.errors.BadInputError: a bad ``--option`` value (``workload.parse_options``).
     """
-    w = wl.parse_options(ctx.options)  # bad input (a trace included) refused before measuring
+    w = parse_options(ctx.options)  # bad input (a trace included) refused before measuring
     out = measure_host(ctx) if side == "host" else measure_device(ctx)
     # a trace is modelled for the large page of this side too (the measured GPU granularity)
     lp = host_large_page(ctx.facts)[0] if side == "host" else device_large_page(out)[0]
-    return [wl.to_evidence(w, units=(lp,))] + out
+    return [to_evidence(w, units=(lp,))] + out

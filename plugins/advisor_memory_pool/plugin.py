@@ -21,9 +21,9 @@ from advisor.models import Advice, Evidence, Facts
 from advisor.probe import Applicability, MeasureContext
 
 from . import knobs
-from . import lint as L
-from . import measure as M
-from . import recommend as R
+from . import lint
+from . import measure
+from . import recommend
 
 
 class HostPoolProbe:
@@ -31,13 +31,13 @@ class HostPoolProbe:
     description = "host memory pool: large-page-multiple blocks, MADV_HUGEPAGE vs base-page first touch"
 
     def check(self, facts: Facts) -> Applicability:
-        return M.check_host(facts)
+        return measure.check_host(facts)
 
     def measure(self, ctx: MeasureContext) -> list[Evidence]:
-        return M.measure(ctx, "host")
+        return measure.measure(ctx, "host")
 
     def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice:
-        return R.recommend_host(evidence, facts)
+        return recommend.recommend_host(evidence, facts)
 
     def headline(self, evidence: Sequence[Evidence]) -> dict:
         """Fleet headline figures: :func:`advisor_memory_pool.evidence.headline`."""
@@ -47,7 +47,7 @@ class HostPoolProbe:
 
     def lint(self, env: dict, facts: Facts) -> list:
         """``advisor lint``: the host pool's DLA-Future settings (``lint.lint_env``)."""
-        return L.lint_env(env, facts, "host")
+        return lint.lint_env(env, facts, "host")
 
     def figures(self, evidence: Sequence[Evidence], facts: Facts) -> list:
         """``advisor report`` / ``show --plot`` hook (pure): ``figures.py``."""
@@ -61,17 +61,17 @@ class DevicePoolProbe:
     description = "GPU memory pool: backing blocks vs the GPU large page, grow-by, CuPy limit"
 
     def check(self, facts: Facts) -> Applicability:
-        return M.check_device(facts)
+        return measure.check_device(facts)
 
     def measure(self, ctx: MeasureContext) -> list[Evidence]:
-        return M.measure(ctx, "device")
+        return measure.measure(ctx, "device")
 
     def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice:
-        return R.recommend_device(evidence, facts)
+        return recommend.recommend_device(evidence, facts)
 
     def lint(self, env: dict, facts: Facts) -> list:
         """``advisor lint``: the device pool's DLA-Future settings (``lint.lint_env``)."""
-        return L.lint_env(env, facts, "device")
+        return lint.lint_env(env, facts, "device")
 
 
 @hookimpl

@@ -37,7 +37,7 @@ from advisor.errors import BadInputError
 from advisor.models import Evidence
 
 from . import model
-from . import trace as T
+from . import trace as alloc_trace  # "trace" is also a Workload field
 
 WORKLOAD_ID = "workload"
 KNOWN_OPTIONS = ("alloc-size", "tile", "element-size", "tile-count", "ranks-per-gpu",
@@ -61,7 +61,7 @@ class Workload:
     pool_limit_fraction: Optional[float] = None
     current: model.PoolConfig = model.DLAF_DEFAULT
     peak_bytes: Optional[int] = None
-    trace: tuple[T.Allocation, ...] = ()
+    trace: tuple[alloc_trace.Allocation, ...] = ()
     trace_peaks: tuple[tuple[int, int, int], ...] = ()
     trace_allocations: int = 0
 
@@ -137,13 +137,13 @@ def parse_options(options: Mapping[str, str]) -> Workload:
             n *= d
         sizes += [n] * _int("tile-count", options.get("tile-count", "1"))
         source = "tile" if source == "default" else source + "+tile"
-    allocations: tuple[T.Allocation, ...] = ()
+    allocations: tuple[alloc_trace.Allocation, ...] = ()
     if options.get("trace"):
         if sizes or options.get("peak-bytes"):
             raise BadInputError("--option trace: give the trace alone (its live allocations are "
                                 "the workload), not with alloc-size, tile or peak-bytes")
-        allocations = tuple(T.read_trace(options["trace"]))
-        sizes = list(T.peak(allocations).live)
+        allocations = tuple(alloc_trace.read_trace(options["trace"]))
+        sizes = list(alloc_trace.peak(allocations).live)
         source = f"trace:{options['trace']}"
     if not sizes:
         r, c = model.DEFAULT_TILE
@@ -185,7 +185,7 @@ def to_evidence(w: Workload, *, units: Sequence[int] = ()) -> Evidence:
     unit U (``TRACE_UNITS``, the user's alignment and ``units``, e.g. the large page),
     ``trace.unit_<U>.peak_rounded_bytes`` / ``.requested_bytes`` (``trace.peak``)."""
     values: dict = {
-        "alloc_sizes_bytes": T.pack_sizes(w.sizes),
+        "alloc_sizes_bytes": alloc_trace.pack_sizes(w.sizes),
         "source": w.source,
         "ranks_per_gpu": w.ranks_per_gpu,
         "current_label": w.current.label,
@@ -203,7 +203,7 @@ def to_evidence(w: Workload, *, units: Sequence[int] = ()) -> Evidence:
         values["trace.allocations"] = len(w.trace)
         values["trace.peak_requested_bytes"] = model.workload_demand(w.sizes)
         want = {*TRACE_UNITS, w.current.alignment_bytes, *(int(u) for u in units)}
-        for u, pk in T.peaks(w.trace, want).items():
+        for u, pk in alloc_trace.peaks(w.trace, want).items():
             values[f"trace.unit_{u}.peak_rounded_bytes"] = pk.rounded_bytes
             values[f"trace.unit_{u}.requested_bytes"] = pk.requested_bytes
     return Evidence(id=WORKLOAD_ID, description="allocation sizes and limits the advice is for",
@@ -216,7 +216,7 @@ def from_evidence(evidence: Sequence[Evidence]) -> Workload:
     if ev is None:
         return parse_options({})
     v = ev.values
-    sizes = T.unpack_sizes(str(v.get("alloc_sizes_bytes", "")))
+    sizes = alloc_trace.unpack_sizes(str(v.get("alloc_sizes_bytes", "")))
     d = model.DLAF_DEFAULT
     current = model.PoolConfig(
         "umpire", int(v.get("current_alignment_bytes", d.alignment_bytes)),

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from advisor.models import Evidence, Facts, Finding, Recommendation, Setting
 
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import knobs
 from advisor_mpich_cma.decision import kind_values, record_of
 from advisor_mpich_cma.evidence import KIND_NAMES, Library, buffer_pages, usable_kinds
 from advisor_mpich_cma.story import LEVELS, default_measured, thr_name
@@ -23,27 +23,27 @@ from advisor_mpich_cma.threshold import (Threshold, analyse_sweep, around, fmt_b
 def disable_settings(lib: Library) -> list[Setting]:
     """The settings that turn CMA off for ``lib``'s flavour."""
     if lib.cray:
-        return [Setting(library="mpich", flavour=K.CRAY, name=K.CRAY_MODE, value="NONE",
+        return [Setting(library="mpich", flavour=knobs.CRAY, name=knobs.CRAY_MODE, value="NONE",
                         type="enum", default=lib.mode_default)]
-    return [Setting(library="mpich", flavour=K.UPSTREAM, name=K.CMA_ENABLE, value=0, type="int",
-                    default=lib.cma_enable_default, versions=K.knob(K.CMA_ENABLE).versions)]
+    return [Setting(library="mpich", flavour=knobs.UPSTREAM, name=knobs.CMA_ENABLE, value=0, type="int",
+                    default=lib.cma_enable_default, versions=knobs.knob(knobs.CMA_ENABLE).versions)]
 
 
 def enable_settings(lib: Library, threshold: int) -> list[Setting]:
     """The settings that use CMA from ``threshold`` bytes for ``lib``'s flavour."""
     if lib.cray:
-        return [Setting(library="mpich", flavour=K.CRAY, name=K.CRAY_MODE, value="CMA",
+        return [Setting(library="mpich", flavour=knobs.CRAY, name=knobs.CRAY_MODE, value="CMA",
                         type="enum", default=lib.mode_default,
                         is_default=lib.mode_default == "CMA"),
-                Setting(library="mpich", flavour=K.CRAY, name=K.CRAY_SIZE, value=int(threshold),
+                Setting(library="mpich", flavour=knobs.CRAY, name=knobs.CRAY_SIZE, value=int(threshold),
                         type="bytes", unit="bytes", default=lib.threshold_default,
                         is_default=lib.threshold_default == threshold)]
-    return [Setting(library="mpich", flavour=K.UPSTREAM, name=K.CMA_ENABLE, value=1, type="int",
-                    default=lib.cma_enable_default, versions=K.knob(K.CMA_ENABLE).versions,
+    return [Setting(library="mpich", flavour=knobs.UPSTREAM, name=knobs.CMA_ENABLE, value=1, type="int",
+                    default=lib.cma_enable_default, versions=knobs.knob(knobs.CMA_ENABLE).versions,
                     is_default=lib.cma_enable_default == 1),
-            Setting(library="mpich", flavour=K.UPSTREAM, name=K.CMA_THRESHOLD,
+            Setting(library="mpich", flavour=knobs.UPSTREAM, name=knobs.CMA_THRESHOLD,
                     value=int(threshold), type="bytes", unit="bytes",
-                    default=lib.threshold_default, versions=K.knob(K.CMA_THRESHOLD).versions,
+                    default=lib.threshold_default, versions=knobs.knob(knobs.CMA_THRESHOLD).versions,
                     is_default=lib.threshold_default == threshold)]
 
 
@@ -91,7 +91,7 @@ def sweep_advice(sweeps: Sequence[Evidence], lib: Library, facts: Facts,
     ids = base_ids + [ev.id for ev, _ in per_pair]
     table = " | ".join(f"{ev.id}: {verdict_table(t.verdicts)}" for ev, t in per_pair)
     found = [t for _, t in per_pair if t.nbytes is not None]
-    default_name = K.CRAY_SIZE if lib.cray else K.CMA_THRESHOLD
+    default_name = knobs.CRAY_SIZE if lib.cray else knobs.CMA_THRESHOLD
     if len(found) == len(per_pair):
         thr = max(t.nbytes for t in found)  # one threshold that holds for every pair
         strict = all(t.strict for t in found)
@@ -183,7 +183,7 @@ def minimax_advice(evs: Sequence[Evidence], lib: Library, base_ids: list[str],
                    ) -> tuple[list[Recommendation], list[Finding]]:
     """Recommendation and findings of the minimax-regret rule (``advisor_mpich_cma.minimax``)
     on paired evidence.  The title and rationale carry the stability; a stability under
-    ``minimax.STABLE_SHARE`` makes the confidence "low" and says why.
+    ``advisor.measure.STABLE_SHARE`` makes the confidence "low" and says why.
 
     Buffer kinds (issue 13 C).  Evidence may come in two kinds: base 4 KiB pages
     (``cma-paired[.<pair>]``) and THP-backed buffers (``cma-paired.thp[.<pair>]``, see

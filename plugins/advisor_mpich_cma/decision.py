@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 
 from advisor.models import Evidence
 
-from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma import minimax
 from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma.evidence import Library, buffer_pages
 from advisor_mpich_cma.story import DecisionRecord, default_measured, measuring_clause
@@ -28,7 +28,7 @@ def decision_of(evs: Sequence[Evidence], lib: Library):
     data = [paired_from_evidence(ev) for ev in evs]
     one = any(ev.values.get("machine_states") == "one" for ev in evs)
     try:
-        return R.decide(data, default_candidate(lib), one_state=one)
+        return minimax.decide(data, default_candidate(lib), one_state=one)
     except ValueError:
         return None
 

@@ -41,7 +41,7 @@ from typing import Iterable, Optional, Sequence
 
 from advisor.models import Evidence, Facts
 
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import knobs
 
 SIBLING = "cma-sibling"
 LIBRARY = "cma-library"
@@ -96,7 +96,7 @@ class Library:
 
     @property
     def cray(self) -> bool:
-        return self.flavour == K.CRAY
+        return self.flavour == knobs.CRAY
 
     @property
     def mpich(self) -> bool:
@@ -120,13 +120,13 @@ def library_of(evidence: Iterable[Evidence], facts: Facts) -> Library:
     thr = v.get("threshold_default_bytes")
     if src is None and impl == "mpich":
         src = "built-in table (fallback: library not queried)"
-        if flavour == K.CRAY:
-            thr = K.knob(K.CRAY_SIZE).default_for(version)
+        if flavour == knobs.CRAY:
+            thr = knobs.knob(knobs.CRAY_SIZE).default_for(version)
         else:
-            enable = K.knob(K.CMA_ENABLE).default_for(version)
-            thr = K.knob(K.CMA_THRESHOLD).default_for(version)
-    mode = v.get("mode_default") or (K.knob(K.CRAY_MODE).default_for(version)
-                                     if flavour == K.CRAY else None)
+            enable = knobs.knob(knobs.CMA_ENABLE).default_for(version)
+            thr = knobs.knob(knobs.CMA_THRESHOLD).default_for(version)
+    mode = v.get("mode_default") or (knobs.knob(knobs.CRAY_MODE).default_for(version)
+                                     if flavour == knobs.CRAY else None)
     return Library(impl, flavour, version, _int(enable), _int(thr), src, mode)
 
 
@@ -145,8 +145,8 @@ def sane_library(lib: Library, facts: Facts) -> tuple[Library, Optional[str]]:
                                 memory_bytes=facts.memory.total_bytes)
     if why is None:
         return lib, None
-    name = K.CRAY_SIZE if lib.flavour == K.CRAY else K.CMA_THRESHOLD
-    table = _int(K.knob(name).default_for(lib.version))
+    name = knobs.CRAY_SIZE if lib.flavour == knobs.CRAY else knobs.CMA_THRESHOLD
+    table = _int(knobs.knob(name).default_for(lib.version))
     why = f"{name} default reported by {lib.defaults_source}: {why}"
     return dataclasses.replace(lib, threshold_default=table, defaults_source=(
         f"built-in table ({lib.defaults_source} reported an implausible threshold)")), why

@@ -29,8 +29,8 @@ from advisor.models import Evidence, Facts
 from advisor.specs.figures import FigureMarker, FigureSeries, FigureSpec
 from advisor.specs.units import format_bytes
 
-from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma import minimax as MM
+from advisor_mpich_cma import knobs
+from advisor_mpich_cma import minimax
 from advisor_mpich_cma.crossover import cma_better
 from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma.decision import default_candidate
@@ -58,7 +58,7 @@ def advised_threshold(evidence: Sequence[Evidence], facts: Facts) -> tuple[bool,
             return True, None
         if rec.id == "cma-threshold":
             for s in rec.settings:
-                if s.name in (K.CMA_THRESHOLD, K.CRAY_SIZE):
+                if s.name in (knobs.CMA_THRESHOLD, knobs.CRAY_SIZE):
                     return True, int(s.value)
     return False, None
 
@@ -175,8 +175,8 @@ def _regret(evs: list[Evidence], default: Optional[int], advised: tuple[bool, Op
     if advised[0]:
         cands.append((f"advice ({'CMA off' if advised[1] is None else format_bytes(advised[1])})",
                       advised[1], "advised"))
-    cands += [("CMA off", MM.OFF, "measured"), ("CMA at every size", EVERY_SIZE, "reference")]
-    scores = MM.per_size_scores(data, [t for _, t, _ in cands])
+    cands += [("CMA off", minimax.OFF, "measured"), ("CMA at every size", EVERY_SIZE, "reference")]
+    scores = minimax.per_size_scores(data, [t for _, t, _ in cands])
     kinds = sorted({p or "base" for sc in scores.values() for p, _ in sc})
     series = []
     for label, t, role in cands:
@@ -222,7 +222,7 @@ def figures(evidence: Sequence[Evidence], facts: Facts) -> list[FigureSpec]:
     lib = library_of(evidence, facts)
     default = default_candidate(lib)
     advised = advised_threshold(evidence, facts)
-    name = K.CRAY_SIZE if lib.cray else K.CMA_THRESHOLD
+    name = knobs.CRAY_SIZE if lib.cray else knobs.CMA_THRESHOLD
     notes = _advice_note(default, advised)
     out: list[FigureSpec] = []
     for i, ev in enumerate(evs):

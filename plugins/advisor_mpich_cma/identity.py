@@ -15,7 +15,7 @@ from advisor.knobs import version_in
 from advisor.libraries.mpich import parse_mpivars as _parse_catalogue
 from advisor.models import MpiFacts
 
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import knobs
 
 #: MPICH release that first shipped the CH4 CMA module (pmodels/mpich#6579, released in 4.3.0).
 CMA_FIRST_VERSION = "4.3.0"
@@ -52,19 +52,19 @@ def library_defaults(mpi: MpiFacts, cvars: Optional[dict[str, str]]) -> dict:
         "cell_size_bytes": int|None, "source": "mpivars"|fallback label}``; for HPE Cray MPICH
         ``{"mode": "XPMEM", "threshold_bytes": 8192, "source": ...}``.
     """
-    if (mpi.flavour or "") == K.CRAY:
-        return {"mode": K.knob(K.CRAY_MODE).default_for(mpi.version) or "XPMEM",
-                "threshold_bytes": K.knob(K.CRAY_SIZE).default_for(mpi.version),
+    if (mpi.flavour or "") == knobs.CRAY:
+        return {"mode": knobs.knob(knobs.CRAY_MODE).default_for(mpi.version) or "XPMEM",
+                "threshold_bytes": knobs.knob(knobs.CRAY_SIZE).default_for(mpi.version),
                 "source": SOURCE_TABLE}
-    if cvars and K.CMA_ENABLE in cvars:
-        return {"cma_enable": _as_int(cvars.get(K.CMA_ENABLE)),
-                "threshold_bytes": _as_int(cvars.get(K.CMA_THRESHOLD)),
-                "cell_size_bytes": _as_int(cvars.get(K.CELL_SIZE)),
+    if cvars and knobs.CMA_ENABLE in cvars:
+        return {"cma_enable": _as_int(cvars.get(knobs.CMA_ENABLE)),
+                "threshold_bytes": _as_int(cvars.get(knobs.CMA_THRESHOLD)),
+                "cell_size_bytes": _as_int(cvars.get(knobs.CELL_SIZE)),
                 "source": SOURCE_MPIVARS}
     v = mpi.version
-    return {"cma_enable": K.knob(K.CMA_ENABLE).default_for(v),
-            "threshold_bytes": K.knob(K.CMA_THRESHOLD).default_for(v),
-            "cell_size_bytes": K.knob(K.CELL_SIZE).default_for(v),
+    return {"cma_enable": knobs.knob(knobs.CMA_ENABLE).default_for(v),
+            "threshold_bytes": knobs.knob(knobs.CMA_THRESHOLD).default_for(v),
+            "cell_size_bytes": knobs.knob(knobs.CELL_SIZE).default_for(v),
             "source": SOURCE_TABLE}
 
 
@@ -81,7 +81,7 @@ def cma_applicability(mpi: MpiFacts, cvars: Optional[dict[str, str]]) -> tuple[b
     if impl != "mpich":
         return False, (f"{mpi.implementation} is not MPICH: this plugin tunes MPICH's CMA path "
                        "(Open MPI's smsc/cma and Intel MPI need their own plugins)")
-    if (mpi.flavour or "") == K.CRAY:
+    if (mpi.flavour or "") == knobs.CRAY:
         return True, "HPE Cray MPICH: single copy through MPICH_SMP_SINGLE_COPY_MODE"
     device = (mpi.device or "").lower()
     if device.startswith("ch3"):
@@ -89,7 +89,7 @@ def cma_applicability(mpi: MpiFacts, cvars: Optional[dict[str, str]]) -> tuple[b
     if mpi.version and not version_in(mpi.version, f">={CMA_FIRST_VERSION}"):
         return False, (f"MPICH {mpi.version} predates the CH4 CMA module "
                        f"(first released in {CMA_FIRST_VERSION}, pmodels/mpich#6579)")
-    if cvars is not None and K.CMA_ENABLE not in cvars:
+    if cvars is not None and knobs.CMA_ENABLE not in cvars:
         return False, (f"this MPICH build has no CMA module: mpivars does not list "
-                       f"{K.CMA_ENABLE}")
+                       f"{knobs.CMA_ENABLE}")
     return True, f"MPICH {mpi.version or '(version unknown)'} with CH4 CMA"

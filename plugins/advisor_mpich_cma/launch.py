@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import knobs
 from advisor_mpich_cma.evidence import ON
 
 def clear(names: Sequence[str]) -> dict[str, Optional[str]]:
     """Overlay that removes every name and alias of the knobs ``names``."""
     out: dict[str, Optional[str]] = {}
     for n in names:
-        k = K.knob(n)
+        k = knobs.knob(n)
         for a in [k.name, *k.aliases]:
             out[a] = None
     return out
@@ -27,18 +27,18 @@ def config_env(flavour: Optional[str], config: str, threshold: int = 0) -> dict[
 
     Every alias of the CMA knobs is removed first so a site setting cannot leak into the run.
     """
-    if flavour == K.CRAY:
-        env = clear([K.CRAY_MODE, K.CRAY_SIZE])
+    if flavour == knobs.CRAY:
+        env = clear([knobs.CRAY_MODE, knobs.CRAY_SIZE])
         if config == ON:
-            env.update({K.CRAY_MODE: "CMA", K.CRAY_SIZE: str(threshold)})
+            env.update({knobs.CRAY_MODE: "CMA", knobs.CRAY_SIZE: str(threshold)})
         else:
-            env[K.CRAY_MODE] = "NONE"
+            env[knobs.CRAY_MODE] = "NONE"
         return env
-    env = clear([K.CMA_ENABLE, K.CMA_THRESHOLD])
+    env = clear([knobs.CMA_ENABLE, knobs.CMA_THRESHOLD])
     if config == ON:
-        env.update({K.CMA_ENABLE: "1", K.CMA_THRESHOLD: str(threshold)})
+        env.update({knobs.CMA_ENABLE: "1", knobs.CMA_THRESHOLD: str(threshold)})
     else:
-        env[K.CMA_ENABLE] = "0"
+        env[knobs.CMA_ENABLE] = "0"
     return env
 
 

@@ -17,7 +17,7 @@ from advisor.measure.mpi.causes import classify_log, explain, remedies_of
 from advisor.measure.mpi.usability import blocked_finding, sibling_evidence
 from advisor.models import Evidence, Facts, Finding
 
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import knobs
 from advisor_mpich_cma.evidence import SIBLING
 
 
@@ -48,7 +48,7 @@ def diagnose_log(text: str, facts: Facts) -> list[Finding]:
 
 
 def _lookup(env: Mapping[str, str], name: str) -> tuple[Optional[str], Optional[str]]:
-    k = K.knob(name)
+    k = knobs.knob(name)
     for n in [k.name, *k.aliases]:
         if n in env:
             return n, env[n]
@@ -58,10 +58,10 @@ def _lookup(env: Mapping[str, str], name: str) -> tuple[Optional[str], Optional[
 def explicit_cma_enable(env: Mapping[str, str]) -> Optional[str]:
     """The assignment (``NAME=value``) by which ``env`` turns CMA on explicitly, or None:
     ``MPIR_CVAR_CH4_CMA_ENABLE=1`` (any prefix) or ``MPICH_SMP_SINGLE_COPY_MODE=CMA``."""
-    name, val = _lookup(env, K.CMA_ENABLE)
+    name, val = _lookup(env, knobs.CMA_ENABLE)
     if name and (val or "").strip() == "1":
         return f"{name}=1"
-    name, val = _lookup(env, K.CRAY_MODE)
+    name, val = _lookup(env, knobs.CRAY_MODE)
     if name and (val or "").strip().upper() == "CMA":
         return f"{name}=CMA"
     return None
@@ -90,7 +90,7 @@ def lint_env(env: Mapping[str, str], facts: Facts, *, generic: bool = True) -> l
     flavour = facts.mpi.flavour
     version = facts.mpi.version
     scope = facts.security.ptrace_scope
-    for k in K.KNOBS if generic else ():
+    for k in knobs.KNOBS if generic else ():
         for n in [k.name, *k.aliases]:
             if n not in env:
                 continue
@@ -111,15 +111,15 @@ def lint_env(env: Mapping[str, str], facts: Facts, *, generic: bool = True) -> l
                 out.append(Finding(id="cma-bad-value", severity="error",
                                    message=f"{n}={val!r}: expected one of {k.allowed}"))
             if impl == "mpich" and k.flavour and flavour and k.flavour != flavour:
-                other = "HPE Cray MPICH" if flavour == K.CRAY else "upstream MPICH"
+                other = "HPE Cray MPICH" if flavour == knobs.CRAY else "upstream MPICH"
                 out.append(Finding(id="cma-wrong-family", severity="warning",
                                    message=f"{n} is a {k.flavour} setting; {other} ignores it"))
             elif impl == "mpich" and k.versions and version and not k.valid_for(version):
                 out.append(Finding(id="cma-not-in-version", severity="warning",
                                    message=f"{n} is not understood by MPICH {version} "
                                            f"(valid {k.versions})"))
-    name, val = _lookup(env, K.CMA_ENABLE)
-    if (name and val and val.strip() == "1" and flavour != K.CRAY and scope not in (None, 0)
+    name, val = _lookup(env, knobs.CMA_ENABLE)
+    if (name and val and val.strip() == "1" and flavour != knobs.CRAY and scope not in (None, 0)
             and (version is None or version_in(version, ">=5"))):
         out.append(Finding(
             id="cma-enable-overridden", severity="warning",
@@ -127,22 +127,22 @@ def lint_env(env: Mapping[str, str], facts: Facts, *, generic: bool = True) -> l
                      f"ptrace_scope={scope} (it only keeps CMA with 0 or no Yama, whatever the "
                      "capabilities)"),
             remedy="remove it, or lower ptrace_scope to 0 (admin; security trade-off)"))
-    tname, tval = _lookup(env, K.CMA_THRESHOLD)
+    tname, tval = _lookup(env, knobs.CMA_THRESHOLD)
     if name and val is not None and val.strip() == "0" and tname:
         out.append(Finding(
             id="cma-threshold-inert", severity="warning",
             message=(f"{tname}={(tval or '').strip()} does nothing: {name}=0 turns CMA off, so "
                      "no message size uses the single-copy path the threshold selects"),
             remedy=f"remove {tname}, or drop {name}=0 if single copy should be used"))
-    mname, mode = _lookup(env, K.CRAY_MODE)
-    sname, size = _lookup(env, K.CRAY_SIZE)
+    mname, mode = _lookup(env, knobs.CRAY_MODE)
+    sname, size = _lookup(env, knobs.CRAY_SIZE)
     if mode and mode.strip().upper() == "NONE" and sname:
         out.append(Finding(
             id="cma-threshold-inert", severity="warning",
             message=(f"{sname}={(size or '').strip()} does nothing: {mname}=NONE turns single "
                      "copy off, so no message size uses it"),
             remedy=f"remove {sname}, or set {mname} to CMA or XPMEM"))
-    _, gpu = _lookup(env, K.CRAY_GPU)
+    _, gpu = _lookup(env, knobs.CRAY_GPU)
     if mode and mode.strip().upper() == "XPMEM":
         if gpu and gpu.strip() == "1":
             out.append(Finding(

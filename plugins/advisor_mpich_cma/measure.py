@@ -32,7 +32,7 @@ from advisor.measure.mpi.usability import sibling_evidence
 from advisor.models import Conditions, Evidence, Facts, MpiFacts, Point, Series
 from advisor.probe import Applicability, MeasureContext
 
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import knobs
 from advisor_mpich_cma.evidence import BW, LAT, LIBRARY, OFF, ON, SIBLING, SMOKE, SWEEP
 from advisor_mpich_cma.identity import cma_applicability, cvar_defaults, library_defaults
 from advisor_mpich_cma.launch import config_env, launch_estimate, shown
@@ -63,7 +63,7 @@ def library_evidence(mpi: MpiFacts) -> tuple[Evidence, Optional[dict[str, str]]]
     """The ``cma-library`` evidence: identity and defaults read with ``mpivars``."""
     cvars = None
     err = None
-    if (mpi.implementation or "") == "mpich" and mpi.flavour != K.CRAY:
+    if (mpi.implementation or "") == "mpich" and mpi.flavour != knobs.CRAY:
         path = find_mpivars()
         if path:
             try:
@@ -205,7 +205,7 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
     out: list[Evidence] = []
     flavour = mpi.flavour
     if ctx.launcher:
-        thr = K.knob(K.CRAY_SIZE if flavour == K.CRAY else K.CMA_THRESHOLD).default_for(
+        thr = knobs.knob(knobs.CRAY_SIZE if flavour == knobs.CRAY else knobs.CMA_THRESHOLD).default_for(
             mpi.version) or 0
         ev = smoke_evidence(flavour, int(thr), launcher=ctx.launcher,
                               ev_id=SMOKE + ".launcher",
@@ -227,7 +227,7 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
     ceiling = shared_ceiling(max(sizes), source="mpich-cma", max_time_s=0.5 if ctx.quick else 1.0,
                              deadline=ctx.deadline, seed=ctx.seed).stats
     t_ceiling = time.monotonic() - t_ceiling
-    if flavour != K.CRAY and ctx.options.get("paired", "1") != "0":
+    if flavour != knobs.CRAY and ctx.options.get("paired", "1") != "0":
         from advisor_mpich_cma.trust import run_check, run_trace_check
 
         checking = ctx.options.get("switch_check", "1") != "0"
@@ -288,7 +288,7 @@ def advised_threshold(ctx: MeasureContext, evidence: list[Evidence]) -> int:
     evs = list(ctx.applicability.evidence) if ctx.applicability else []
     for rec in recommend([*evs, *evidence], ctx.facts).recommendations:
         for s in rec.settings:
-            if s.name == K.CMA_THRESHOLD:
+            if s.name == knobs.CMA_THRESHOLD:
                 return int(s.value)
     return -1
 
@@ -296,7 +296,7 @@ def advised_threshold(ctx: MeasureContext, evidence: list[Evidence]) -> int:
 def emitted_evidence(ctx: MeasureContext, mpi: MpiFacts, thr: int) -> list[Evidence]:
     """The advised threshold ``thr`` (bytes; -1: none) traced in the form emit writes
     (``advisor_mpich_cma.emitted``; ``--option emitted_check=0`` skips it)."""
-    if thr < 2 or ctx.options.get("emitted_check", "1") == "0" or mpi.flavour == K.CRAY:
+    if thr < 2 or ctx.options.get("emitted_check", "1") == "0" or mpi.flavour == knobs.CRAY:
         return []
     from advisor_mpich_cma.emitted import run_route_check
 

@@ -39,9 +39,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
-# Below STABLE_SHARE the advice's confidence is "low": the harness's stability policy (0.8)
-from advisor.measure.interleave import STABLE_SHARE  # noqa: F401 (read as minimax.STABLE_SHARE)
-
 from advisor_mpich_cma.pairs import Paired
 
 #: Resamples of the stability and noise bootstrap.  200 is what the decision can afford in

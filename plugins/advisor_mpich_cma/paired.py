@@ -6,10 +6,11 @@ is unstable, the crossover then bisected between grid sizes (``run_paired``).  W
 
 from __future__ import annotations
 
+from advisor.measure import STABLE_SHARE
 from advisor.models import Evidence, MpiFacts
 from advisor.probe import MeasureContext
 
-from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma import minimax
 from advisor_mpich_cma.crossover import bracket, midpoint
 from advisor_mpich_cma.decision import decisive_sizes, default_candidate, record_of
 from advisor_mpich_cma.evidence import (BASE, MSGBUF, ON, THP, library_of, sane_library,
@@ -50,7 +51,7 @@ MAX_REFINE_QUICK, MAX_REFINE_FULL = 2, 3
 #: 2-core AMD VM while each launch agreed with itself), so the decision takes at least
 #: ``MIN_LAUNCHES``, each with ``1/MIN_LAUNCHES`` of the rounds and seconds one launch had (the
 #: probe's duration stays), and resamples them.  More launches follow, one at a time, while the
-#: decision's stability is below ``minimax.STABLE_SHARE`` and one more fits the budget, up to
+#: decision's stability is below ``advisor.measure.STABLE_SHARE`` and one more fits the budget, up to
 #: the mode's cap (a cap on cost: each launch adds ~1/MIN_LAUNCHES of the sweep's time).
 MIN_LAUNCHES = 2
 MAX_LAUNCHES_QUICK, MAX_LAUNCHES_FULL = 4, 6
@@ -138,7 +139,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     none is not measured again);
     from launch ``MIN_LAUNCHES`` on, the decision (``decision.record_of``, what ``recommend``
     uses) is taken after each, and measuring stops when its stability reaches
-    ``minimax.STABLE_SHARE`` and the launches did not all meet one state of a two-state copy
+    ``advisor.measure.STABLE_SHARE`` and the launches did not all meet one state of a two-state copy
     path (``machine_states``) ("stable"), when one more launch would not fit the budget by the
     planning estimate or by what the last launch took, or a launch times out ("budget"), at
     ``max_launches`` ("launch cap"), or when a later launch fails ("launch <i> failed: ...");
@@ -239,7 +240,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             data = [paired_from_evidence(e) for e in evidence(steps)
                     if e.values.get("buffer_pages") == kind]
             try:
-                d = R.decide(data, default_candidate(lib))
+                d = minimax.decide(data, default_candidate(lib))
             except ValueError:
                 continue
             br = bracket(data, d.best)
@@ -305,7 +306,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             history.append(rec.d.stability if rec else 0.0)
             states.append(machine_states(so_far, n_launch))
             # stable, and not from one state of a copy path seen to switch between two
-            if history[-1] >= R.STABLE_SHARE and states[-1] != "one":
+            if history[-1] >= STABLE_SHARE and states[-1] != "one":
                 stopped = STOP_STABLE
                 break
             if n_launch >= max_launches(ctx):
@@ -319,7 +320,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             stopped = STOP_BUDGET
             break
         why_more = ("" if n_launch < MIN_LAUNCHES else
-                    f" (stability {history[-1]:.2f})" if history[-1] < R.STABLE_SHARE else
+                    f" (stability {history[-1]:.2f})" if history[-1] < STABLE_SHARE else
                     " (the launches so far met one state of a two-state copy path)")
         ctx.progress(f"paired on/off batches, launch {n_launch + 1}{why_more}", 1.0)
         t0 = time.monotonic()

@@ -23,12 +23,12 @@ from advisor import hookimpl
 from advisor.models import Advice, Facts
 from advisor.probe import Applicability, MeasureContext
 
-from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma import lint as L
-from advisor_mpich_cma import measure as M
-from advisor_mpich_cma import placement as P
-from advisor_mpich_cma import recommend as R
-from advisor_mpich_cma import verify as V
+from advisor_mpich_cma import knobs
+from advisor_mpich_cma import lint
+from advisor_mpich_cma import measure
+from advisor_mpich_cma import placement
+from advisor_mpich_cma import recommend
+from advisor_mpich_cma import verify
 
 
 class CmaProbe:
@@ -38,13 +38,13 @@ class CmaProbe:
     description = "MPICH CMA (process_vm_readv single copy): usable here? from which size?"
 
     def check(self, facts: Facts) -> Applicability:
-        return M.check(facts)
+        return measure.check(facts)
 
     def measure(self, ctx: MeasureContext) -> list:
-        return M.measure(ctx)
+        return measure.measure(ctx)
 
     def recommend(self, evidence, facts: Facts) -> Advice:
-        return P.apply(R.recommend(evidence, facts), evidence)
+        return placement.apply(recommend.recommend(evidence, facts), evidence)
 
     def headline(self, evidence) -> dict:
         """Fleet headline figures: :func:`advisor_mpich_cma.evidence.headline`."""
@@ -57,11 +57,11 @@ class CmaProbe:
 
     def verify(self, recommendation, ctx: MeasureContext):
         """``advisor verify`` hook: re-run the sweep, advised vs defaults (``verify.py``)."""
-        return V.verify(recommendation, ctx)
+        return verify.verify(recommendation, ctx)
 
     def lint(self, env: dict, facts: Facts) -> list:
         """``advisor lint`` hook: CMA-specific findings for one environment (``lint.py``)."""
-        return L.lint(env, facts)
+        return lint.lint(env, facts)
 
     def figures(self, evidence, facts: Facts) -> list:
         """``advisor report`` / ``show --plot`` hook (pure): ``figures.py``."""
@@ -82,7 +82,7 @@ def advisor_register_probes(register):
 
 @hookimpl
 def advisor_register_knobs(register):
-    for k in K.KNOBS:
+    for k in knobs.KNOBS:
         register(k)
 
 

@@ -17,7 +17,7 @@ from advisor.measure import relabel_all, veto, withheld
 from advisor.measure.mpi.causes import remedies_of
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation
 
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import knobs
 from advisor_mpich_cma.advice import (disable_settings, minimax_advice, sweep_advice,
                                       uses_cma_by_default)
 from advisor_mpich_cma.emitted import emitted_findings
@@ -93,7 +93,7 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
             id="cma-forced-off-by-init", severity="info", evidence=ev_ids,
             message=(f"the kernel lets these processes use CMA, but MPICH {lib.version} turns "
                      f"it off at init because Yama ptrace_scope={scope} (it checks only that "
-                     f"value, not CAP_SYS_PTRACE): {K.CMA_ENABLE}=1 would have no effect"),
+                     f"value, not CAP_SYS_PTRACE): {knobs.CMA_ENABLE}=1 would have no effect"),
             remedy="only kernel.yama.ptrace_scope=0 lets MPICH use CMA here (admin; security "
                    "trade-off: any process may then attach to every other process of its user)"))
     elif use.usable and lib.mpich:
@@ -116,7 +116,7 @@ def recommend(evidence: Sequence[Evidence], facts: Facts) -> Advice:
     emitted, behaves = emitted_findings(evidence)
     findings += emitted
     if behaves is False:  # the emitted form routes otherwise than measured: no threshold advice
-        recs = [r for r in recs if not any(s.name in (K.CMA_THRESHOLD, K.CRAY_SIZE)
+        recs = [r for r in recs if not any(s.name in (knobs.CMA_THRESHOLD, knobs.CRAY_SIZE)
                                            and not s.is_default for s in r.settings)]
     for ev in sweeps(evidence) + paired(evidence):
         if ev.conditions.buffer_kind == "pinned":

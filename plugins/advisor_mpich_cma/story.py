@@ -20,10 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from advisor.measure import STABLE_SHARE
 from advisor.models import Finding
 
-from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma import knobs
+from advisor_mpich_cma import minimax
 from advisor_mpich_cma.evidence import KIND_NAMES, Library
 from advisor_mpich_cma.threshold import fmt_bytes
 
@@ -75,7 +76,7 @@ def default_measured(lib: Library, substituted: Optional[str] = None) -> tuple[b
     run as it is (see the module docstring).  ``substituted``: why ``sane_library`` replaced the
     reported threshold (None: it did not)."""
     if lib.cray and lib.mode_default not in ("CMA", "NONE"):
-        return False, (f"the library's default single-copy mode {K.CRAY_MODE}="
+        return False, (f"the library's default single-copy mode {knobs.CRAY_MODE}="
                        f"{lib.mode_default} is not measured here (the probe switches CMA on and "
                        f"off); CMA off stands in for it in the comparison")
     if substituted:
@@ -104,7 +105,7 @@ class DecisionRecord:
             empty when not recorded.
     """
 
-    d: R.Decision
+    d: minimax.Decision
     kinds: tuple[str, ...] = ("base",)
     default_ok: bool = True
     default_note: str = ""
@@ -128,7 +129,7 @@ class DecisionRecord:
 
     @property
     def stable(self) -> bool:
-        return self.d.stability >= R.STABLE_SHARE
+        return self.d.stability >= STABLE_SHARE
 
     @property
     def confidence(self) -> str:
@@ -233,13 +234,13 @@ class DecisionRecord:
                 f"{d.worst[d.best]:.2f} (improvement 95 % CI [{d.improvement_ci[0]:.3f}, "
                 f"{d.improvement_ci[1]:.3f}]). Per size: {per_size}. Stability: {self.stab()}")
         if not self.stable:
-            text += (f"; below {R.STABLE_SHARE:.0%} the advice flips on noise (candidates tie "
+            text += (f"; below {STABLE_SHARE:.0%} the advice flips on noise (candidates tie "
                      f"within the measured noise), so the confidence is low")
         text += "."
         if not self.default_ok:
             text += f" The default is not measured as itself: {self.default_note}."
         if d.advice is not None and not self.kept_default:
-            name = K.CRAY_SIZE if lib.cray else K.CMA_THRESHOLD
+            name = knobs.CRAY_SIZE if lib.cray else knobs.CMA_THRESHOLD
             text += (f" It replaces the default {name}={lib.threshold_default} (from "
                      f"{lib.defaults_source}).")
         return text
@@ -247,7 +248,7 @@ class DecisionRecord:
     def stab(self) -> str:
         launches = (f"the {self.d.launches} launches and their paired rounds"
                     if self.d.launches > 1 else "the paired rounds")
-        return (f"the same advice in {self.d.stability:.0%} of {R.N_STABILITY} bootstrap "
+        return (f"the same advice in {self.d.stability:.0%} of {minimax.N_STABILITY} bootstrap "
                 f"resamples of {launches}" + (f"; {self.measuring}" if self.measuring else ""))
 
     def findings(self, ids: list[str]) -> list[Finding]:
@@ -277,7 +278,7 @@ class DecisionRecord:
             out.append(Finding(
                 id="cma-advice-unstable", severity="warning", evidence=ids,
                 message=f"the CMA advice is unstable: {self.stab()} (policy: at least "
-                        f"{R.STABLE_SHARE:.0%}); candidates tie within noise, measure longer"))
+                        f"{STABLE_SHARE:.0%}); candidates tie within noise, measure longer"))
         if not self.default_ok:
             out.append(Finding(
                 id="cma-default-not-measured", severity="warning", evidence=ids,

@@ -41,9 +41,10 @@ from typing import Mapping, Optional
 from advisor.facts.mpi import mpi_facts
 from advisor.measure.mpi.loops import THRESHOLD_OFF
 from advisor.models import Evidence, Point, Recommendation, Series, Verification
-from advisor.probe import Baseline, JointEnv, MeasureContext
+from advisor.baseline import Baseline
+from advisor.probe import JointEnv, MeasureContext
 
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import knobs
 from advisor_mpich_cma.evidence import BW, LAT, ON
 from advisor_mpich_cma.launch import (LAUNCH_OVERHEAD_S, clear, config_env, launch_estimate,
                                       shown)
@@ -81,7 +82,7 @@ def _cma_state(env: Mapping[str, Optional[str]], flavour: Optional[str],
                defaults: Mapping[str, Optional[int]]) -> tuple[bool, Optional[int]]:
     """(CMA on?, threshold bytes) for an env mapping, defaults where a name is unset."""
     def get(name: str) -> Optional[str]:
-        k = K.knob(name)
+        k = knobs.knob(name)
         for n in [k.name, *k.aliases]:
             if env.get(n) is not None:
                 return env[n]
@@ -93,15 +94,15 @@ def _cma_state(env: Mapping[str, Optional[str]], flavour: Optional[str],
         except ValueError:
             return fallback
 
-    if flavour == K.CRAY:
-        mode = (get(K.CRAY_MODE) or str(defaults.get("mode") or "XPMEM")).strip().upper()
-        gpu = (get(K.CRAY_GPU) or "0").strip() == "1"
+    if flavour == knobs.CRAY:
+        mode = (get(knobs.CRAY_MODE) or str(defaults.get("mode") or "XPMEM")).strip().upper()
+        gpu = (get(knobs.CRAY_GPU) or "0").strip() == "1"
         on = mode == "CMA" or (gpu and mode != "NONE")
-        return on, as_int(get(K.CRAY_SIZE), defaults.get("threshold"))
-    en = get(K.CMA_ENABLE)
+        return on, as_int(get(knobs.CRAY_SIZE), defaults.get("threshold"))
+    en = get(knobs.CMA_ENABLE)
     on = (en.strip().lower() in ("1", "yes", "true", "on")) if en is not None else bool(
         defaults.get("enable"))
-    return on, as_int(get(K.CMA_THRESHOLD), defaults.get("threshold"))
+    return on, as_int(get(knobs.CMA_THRESHOLD), defaults.get("threshold"))
 
 
 def sizes_between(a: tuple[bool, Optional[int]], b: tuple[bool, Optional[int]], *,
@@ -129,7 +130,7 @@ def sizes_between(a: tuple[bool, Optional[int]], b: tuple[bool, Optional[int]], 
 def _overlays(rec: Recommendation, against_env: bool, environ: Mapping[str, str],
               joint: Optional[JointEnv] = None) -> tuple[dict, dict]:
     """(advised, baseline) env overlays for the sweep worker (None removes a variable)."""
-    names = [K.CMA_ENABLE, K.CMA_THRESHOLD, K.CRAY_MODE, K.CRAY_SIZE]
+    names = [knobs.CMA_ENABLE, knobs.CMA_THRESHOLD, knobs.CRAY_MODE, knobs.CRAY_SIZE]
     cleared = clear(names)
     if joint is not None:
         rest = {n: environ.get(n) for n in cleared} if against_env else dict(cleared)
@@ -155,9 +156,9 @@ def paired_thresholds(advised: Mapping[str, Optional[str]], baseline: Mapping[st
     threshold CVAR is honoured per message at run time: ``mpit`` module docstring) and no other
     variable differs (those are read at process start).  A side with CMA disabled is written
     as ``THRESHOLD_OFF`` (above every measured size)."""
-    if flavour == K.CRAY:
+    if flavour == knobs.CRAY:
         return None, "HPE Cray MPICH: no MPI_T switch of its CMA variables is known"
-    cma = set(clear([K.CMA_ENABLE, K.CMA_THRESHOLD, K.CRAY_MODE, K.CRAY_SIZE]))
+    cma = set(clear([knobs.CMA_ENABLE, knobs.CMA_THRESHOLD, knobs.CRAY_MODE, knobs.CRAY_SIZE]))
     other = sorted(n for n in set(advised) | set(baseline)
                    if n not in cma and advised.get(n) != baseline.get(n))
     if other:
@@ -278,7 +279,7 @@ def paired_env(advised: Mapping[str, Optional[str]], flavour: Optional[str],
     """The overlay of a paired launch: ``advised`` without the CMA variables (both sides hold
     the same rest: ``paired_thresholds``), CMA enabled at init from ``threshold`` (MPICH's init
     check stays in force; the worker then writes the thresholds)."""
-    cma = clear([K.CMA_ENABLE, K.CMA_THRESHOLD])
+    cma = clear([knobs.CMA_ENABLE, knobs.CMA_THRESHOLD])
     return {**{n: v for n, v in advised.items() if n not in cma},
             **config_env(flavour, ON, threshold)}
 

@@ -22,7 +22,7 @@ from advisor.measure.pooled import series_pooled
 from advisor.models import Evidence, Facts, Series
 from advisor.specs.figures import FigureMarker, FigureSpec
 
-from advisor_openmpi import knobs as K
+from advisor_openmpi import knobs
 from advisor_openmpi.decide import decide
 from advisor_openmpi.evidence import BW, LAT, LIMITS, PATHS, SELECTION, SELECTION_UCX, configs_of
 from advisor_openmpi.recommend import recommend
@@ -117,8 +117,8 @@ def figures(evidence: Sequence[Evidence], facts: Facts) -> list[FigureSpec]:
     sel = Evidence.find(evidence, SELECTION)
     default_path = str(sel.values.get("path")) if sel and sel.values.get("path") else None
     markers: list[FigureMarker] = []
-    ob1_limits = limits is not None and limits.values.get("variable") in (K.SM_EAGER,
-                                                                         K.VADER_EAGER)
+    ob1_limits = limits is not None and limits.values.get("variable") in (knobs.SM_EAGER,
+                                                                         knobs.VADER_EAGER)
     if ob1_limits:
         default = limits.values.get("default_bytes")
         if default:

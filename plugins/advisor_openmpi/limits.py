@@ -21,8 +21,8 @@ from typing import Optional
 from advisor.models import Evidence
 from advisor.probe import MeasureContext
 
-from advisor_openmpi import knobs as K
-from advisor_openmpi import paths as P
+from advisor_openmpi import knobs
+from advisor_openmpi import paths
 from advisor_openmpi.decide import decide
 from advisor_openmpi.evidence import LIMITS, PATHS, SELECTION
 from advisor_openmpi.sweep import run_configs
@@ -42,18 +42,18 @@ def chosen_path(evidence: list[Evidence]) -> Optional[str]:
 
 def effective(path: str, evidence: list[Evidence]) -> str:
     """The path ``default`` stands for (``ucx`` or an ob1 path), from the verbose selection."""
-    if path != P.DEFAULT:
+    if path != paths.DEFAULT:
         return path
     sel = Evidence.find(evidence, SELECTION)
-    return "ucx" if sel is not None and sel.values.get("pml") == "ucx" else P.OB1_COPY
+    return "ucx" if sel is not None and sel.values.get("pml") == "ucx" else paths.OB1_COPY
 
 
 def variants(path: str, version: Optional[str], quick: bool) -> tuple[str, int, list[int]]:
     """``(variable, default bytes or 0 for auto, variant values in bytes)`` for ``path``."""
-    if path == P.UCX:
-        return K.UCX_RNDV_THRESH, 0, list(UCX_RNDV[:1] if quick else UCX_RNDV)
-    var = P.eager_var(version)
-    default = int(K.knob(var).default_for(version or "5") or 4096)
+    if path == paths.UCX:
+        return knobs.UCX_RNDV_THRESH, 0, list(UCX_RNDV[:1] if quick else UCX_RNDV)
+    var = paths.eager_var(version)
+    default = int(knobs.knob(var).default_for(version or "5") or 4096)
     return var, default, [default * f for f in (EAGER_FACTORS[:1] if quick else EAGER_FACTORS)]
 
 
@@ -65,7 +65,7 @@ def measure_limits(ctx: MeasureContext, evidence: list[Evidence], version: Optio
         return []
     eff = effective(path, evidence)
     var, default, vals = variants(eff, version, ctx.quick)
-    base_env = {} if path == P.DEFAULT else P.overlay(path, version)
+    base_env = {} if path == paths.DEFAULT else paths.overlay(path, version)
     envs = {path: dict(base_env)}
     settings = {}
     for v in vals:
@@ -74,7 +74,7 @@ def measure_limits(ctx: MeasureContext, evidence: list[Evidence], version: Optio
         settings[f"setting:{name}"] = f"{var}={v}"
     top = max(vals)
     sizes = sorted({s for s in (default, *vals, 2 * top) if s > 0} | (
-        {1024, 4096} if eff == P.UCX else set()))
+        {1024, 4096} if eff == paths.UCX else set()))
     repeats = max(2, plan["repeats"] - 1)
 
     def stability(ev: Evidence):

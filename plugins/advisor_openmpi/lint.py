@@ -46,7 +46,7 @@ from advisor.libraries.openmpi import version as openmpi_version
 from advisor.measure.mpi.usability import blocked_finding, sibling_evidence
 from advisor.models import Evidence, Facts, Finding
 
-from advisor_openmpi import knobs as K
+from advisor_openmpi import knobs
 from advisor_openmpi.evidence import SIBLING
 
 FRAMEWORKS = ("pml", "btl", "smsc")
@@ -59,16 +59,16 @@ NOT_BUILT_EFFECT = {"smsc": "MPI_Init aborts ('A requested component was not fou
 #: UCX_TLS names that include shared-memory transports (UCX docs, "UCX environment
 #: parameters": sm/shm = all shared memory transports; all = every transport).
 UCX_SHM = ("all", "sm", "shm", "posix", "sysv", "cma", "knem", "xpmem")
-SINGLE_COPY_41 = ("OMPI_MCA_btl_sm_single_copy_mechanism", K.VADER_SINGLE_COPY)
+SINGLE_COPY_41 = ("OMPI_MCA_btl_sm_single_copy_mechanism", knobs.VADER_SINGLE_COPY)
 #: Open MPI 4.1 single-copy mechanisms and the smsc component of 5.x that does the same.
 SMSC_OF = {"cma": "cma", "xpmem": "xpmem", "knem": "knem"}
 #: 4.1 values meaning "no single copy" (enumerator of btl_vader_single_copy_mechanism in the
 #: 4.1.8 wheel's ompi_info: cma, emulated, none); on 5.x: exclude every smsc component.
 NO_SINGLE_COPY = ("none", "emulated")
 SMSC_DOC = "docs.open-mpi.org/en/v5.0.x/tuning-apps/networking/shared-memory.html"
-SM_SETTINGS = (K.SM_EAGER, K.SM_RNDV_EAGER, K.SM_MAX_SEND, K.VADER_EAGER, K.VADER_RNDV_EAGER,
-               K.VADER_MAX_SEND, K.SMSC)
-UCX_PML_DEFAULTS = (K.UCX_PML_TLS, K.UCX_PML_DEVICES)
+SM_SETTINGS = (knobs.SM_EAGER, knobs.SM_RNDV_EAGER, knobs.SM_MAX_SEND, knobs.VADER_EAGER,
+               knobs.VADER_RNDV_EAGER, knobs.VADER_MAX_SEND, knobs.SMSC)
+UCX_PML_DEFAULTS = (knobs.UCX_PML_TLS, knobs.UCX_PML_DEVICES)
 INFINIBAND = "/sys/class/infiniband"
 
 
@@ -156,12 +156,12 @@ def _single_copy_moved(env: Mapping[str, str], version: Optional[str],
         if new == val and val in smsc:
             continue  # the plain rename (OMPI_MCA_smsc=<same value>) is right
         if new is None or (new == val and val not in smsc):
-            why = (f"{K.SMSC}={val} would name an smsc component this build lacks (built: "
+            why = (f"{knobs.SMSC}={val} would name an smsc component this build lacks (built: "
                    f"{', '.join(smsc)})")
-            remedy = f"use {K.SMSC} with a built component ({', '.join(smsc)}), or drop {name}"
+            remedy = f"use {knobs.SMSC} with a built component ({', '.join(smsc)}), or drop {name}"
         else:
-            why = f"{K.SMSC}={val} would name a component that does not exist"
-            remedy = f"use {K.SMSC}={new} (no single copy) instead of {name}"
+            why = f"{knobs.SMSC}={val} would name a component that does not exist"
+            remedy = f"use {knobs.SMSC}={new} (no single copy) instead of {name}"
         out.append(Finding(
             id="openmpi-single-copy-moved", severity="warning",
             message=(f"{name}={env[name].strip()}: Open MPI {version or '5'} chooses single "
@@ -173,25 +173,25 @@ def _single_copy_moved(env: Mapping[str, str], version: Optional[str],
 
 def cma_selection(env: Mapping[str, str]) -> Optional[str]:
     """The assignment by which ``env`` selects CMA explicitly, or None (see module docstring)."""
-    if _selects(env, K.SMSC, "cma"):
-        return f"{K.SMSC}={env[K.SMSC].strip()}"
-    if env.get(K.VADER_SINGLE_COPY, "").strip().lower() == "cma":
-        return f"{K.VADER_SINGLE_COPY}=cma"
-    if _selects(env, K.PML, "ucx") and _selects(env, K.UCX_TLS, "cma"):
-        return f"{K.UCX_TLS}={env[K.UCX_TLS].strip()}"
+    if _selects(env, knobs.SMSC, "cma"):
+        return f"{knobs.SMSC}={env[knobs.SMSC].strip()}"
+    if env.get(knobs.VADER_SINGLE_COPY, "").strip().lower() == "cma":
+        return f"{knobs.VADER_SINGLE_COPY}=cma"
+    if _selects(env, knobs.PML, "ucx") and _selects(env, knobs.UCX_TLS, "cma"):
+        return f"{knobs.UCX_TLS}={env[knobs.UCX_TLS].strip()}"
     return None
 
 
 def cma_unusable_finding(assignment: str, sibling: Evidence, facts: Facts) -> Optional[Finding]:
     """The ``openmpi-cma-unusable`` warning when the sibling test failed, else None
     (``advisor.measure.mpi.usability.blocked_finding``)."""
-    ucx = assignment.startswith(K.UCX_TLS)
+    ucx = assignment.startswith(knobs.UCX_TLS)
     effect = ("UCX checks CMA per peer and leaves it out, so messages go copy-in/copy-out "
               "through the other shared-memory transports" if ucx else
               "Open MPI still selects smsc cma, every single-copy read fails and it silently "
               "falls back to copy-in/copy-out (visible only at verbose level)")
-    drop = (f"drop cma from {K.UCX_TLS}" if ucx else
-            f"{K.SMSC}=^cma to state that no single copy is used")
+    drop = (f"drop cma from {knobs.UCX_TLS}" if ucx else
+            f"{knobs.SMSC}=^cma to state that no single copy is used")
     return blocked_finding(sibling, facts, finding_id="openmpi-cma-unusable",
                            severity="warning", remedies=[drop], keep_disable=False,
                            message=f"{assignment} selects CMA, but CMA unusable: Open MPI will "
@@ -200,45 +200,45 @@ def cma_unusable_finding(assignment: str, sibling: Evidence, facts: Facts) -> Op
 
 def _ucx_findings(env: Mapping[str, str], ib: Callable[[], list[str]]) -> list[Finding]:
     out = []
-    if not _selects(env, K.PML, "ucx"):
-        if _selects(env, K.PML, "ob1"):
+    if not _selects(env, knobs.PML, "ucx"):
+        if _selects(env, knobs.PML, "ob1"):
             ucx = sorted(n for n in env if n.startswith("UCX_"))
             if ucx:
                 out.append(Finding(
                     id="openmpi-inert-on-path", severity="info",
-                    message=(f"{ucx[0]}: {K.PML}=ob1 carries point-to-point messages without "
+                    message=(f"{ucx[0]}: {knobs.PML}=ob1 carries point-to-point messages without "
                              f"UCX, so {', '.join(ucx)} do not shape them")))
         return out
     inert = [n for n in SM_SETTINGS if n in env]
     if inert:
         out.append(Finding(
             id="openmpi-inert-on-path", severity="info",
-            message=(f"{inert[0]}: {K.PML}=ucx carries point-to-point messages, so the sm BTL "
+            message=(f"{inert[0]}: {knobs.PML}=ucx carries point-to-point messages, so the sm BTL "
                      f"and smsc settings ({', '.join(inert)}) do not shape them; UCX_TLS and "
                      "UCX_RNDV_THRESH do")))
-    if K.UCX_TLS in env:
-        neg, names = selection(env[K.UCX_TLS])
+    if knobs.UCX_TLS in env:
+        neg, names = selection(env[knobs.UCX_TLS])
         shm = [n for n in names if n in UCX_SHM]
         no_shm = (not neg and not shm) or (neg and ("sm" in names or "shm" in names or all(
             n in names for n in UCX_SHM[3:])))
         if no_shm:
             out.append(Finding(
                 id="openmpi-ucx-no-shm", severity="warning",
-                message=(f"{K.UCX_TLS}={env[K.UCX_TLS].strip()} with {K.PML}=ucx leaves out "
+                message=(f"{knobs.UCX_TLS}={env[knobs.UCX_TLS].strip()} with {knobs.PML}=ucx leaves out "
                          "every shared-memory transport (sm/shm: posix, sysv, cma, knem, "
                          "xpmem): ranks on one node exchange messages through the other "
                          "transports"),
-                remedy=f"add sm to {K.UCX_TLS} (e.g. {K.UCX_TLS}=sm,self)"))
+                remedy=f"add sm to {knobs.UCX_TLS} (e.g. {knobs.UCX_TLS}=sm,self)"))
     if not any(n in env for n in UCX_PML_DEFAULTS) and not ib():
         out.append(Finding(
             id="openmpi-ucx-declines", severity="error",
-            message=(f"{K.PML}=ucx with the default {K.UCX_PML_TLS} and {K.UCX_PML_DEVICES} "
+            message=(f"{knobs.PML}=ucx with the default {knobs.UCX_PML_TLS} and {knobs.UCX_PML_DEVICES} "
                      "(InfiniBand/RoCE transports, mlx* devices) on a node without an "
                      f"InfiniBand device ({INFINIBAND} is empty): the UCX PML declines and "
                      "MPI_Init aborts ('No components were able to be opened in the pml "
                      "framework')"),
-            remedy=(f"{K.UCX_PML_TLS}=any and {K.UCX_PML_DEVICES}=any to use UCX over "
-                    f"shared memory, or remove {K.PML}=ucx")))
+            remedy=(f"{knobs.UCX_PML_TLS}=any and {knobs.UCX_PML_DEVICES}=any to use UCX over "
+                    f"shared memory, or remove {knobs.PML}=ucx")))
     return out
 
 
@@ -265,8 +265,8 @@ def vader_aliases(env: Mapping[str, str], version: Optional[str]) -> list[Findin
     them (measured: ``OMPI_MCA_btl_vader_eager_limit=8192`` sets ``btl_sm_eager_limit``)."""
     if not version or not version_in(version, ">=5"):
         return []
-    pairs = ((K.VADER_EAGER, K.SM_EAGER), (K.VADER_RNDV_EAGER, K.SM_RNDV_EAGER),
-             (K.VADER_MAX_SEND, K.SM_MAX_SEND))
+    pairs = ((knobs.VADER_EAGER, knobs.SM_EAGER), (knobs.VADER_RNDV_EAGER, knobs.SM_RNDV_EAGER),
+             (knobs.VADER_MAX_SEND, knobs.SM_MAX_SEND))
     return [Finding(id="outdated-name", severity="warning",
                     message=f"{old}: Open MPI 5.0 renamed btl_vader_* to btl_sm_*; this name is "
                             f"only an alias of {new} (still read by {version})",

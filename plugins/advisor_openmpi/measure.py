@@ -29,7 +29,7 @@ from advisor.measure.mpi.usability import sibling_evidence
 from advisor.models import Conditions, Evidence, Facts
 from advisor.probe import Applicability, MeasureContext
 
-from advisor_openmpi import paths as P
+from advisor_openmpi import paths
 from advisor_openmpi.evidence import (LIBRARY, PATHS, SELECTION, SELECTION_UCX, SIBLING,
                                       cma_usable)
 from advisor_openmpi.selection import parse_verbose
@@ -155,7 +155,7 @@ def check(facts: Facts) -> Applicability:
             "launcher failed: the 2-rank Open MPI run could not be started: "
             + str(sel.values.get("error", ""))[:300]))
     if "ucx" in str(evidence[0].values.get("components_pml", "")).split(","):
-        evidence.append(selection_evidence(P.overlay(P.UCX, mpi.version), SELECTION_UCX))
+        evidence.append(selection_evidence(paths.overlay(paths.UCX, mpi.version), SELECTION_UCX))
     reason = f"Open MPI {mpi.version}: default path {sel.values.get('path')}"
     if cma_usable(evidence) is False:
         reason += "; CMA unusable: Open MPI will use copy-in/copy-out"
@@ -182,10 +182,10 @@ def measure(ctx: MeasureContext) -> list[Evidence]:
     sel = Evidence.find(prior, SELECTION)
     default_path = sel.values.get("path") if sel else None
     usable = cma_usable(prior)
-    todo, skipped = P.candidates(_extra(ctx.facts), usable is not False, default_path,
-                                 mpi.version)
+    todo, skipped = paths.candidates(_extra(ctx.facts), usable is not False, default_path,
+                                     mpi.version)
     p = plan(ctx)
-    envs = {c: ({} if c == P.DEFAULT else P.overlay(c, mpi.version)) for c in todo}
+    envs = {c: ({} if c == paths.DEFAULT else paths.overlay(c, mpi.version)) for c in todo}
     values = {f"skipped:{k}": v for k, v in skipped.items()}
     values["default_path"] = str(default_path)
     def stability(ev: Evidence):

@@ -26,13 +26,13 @@ from typing import Mapping, Optional
 
 from advisor.knobs import version_in
 
-from advisor_openmpi import knobs as K
+from advisor_openmpi import knobs
 
 DEFAULT, OB1_CMA, OB1_COPY, UCX = "default", "ob1-sm-cma", "ob1-sm-copy", "ucx"
 #: Order of measurement and of ties in the decision (the default first).
 ORDER = (DEFAULT, OB1_CMA, OB1_COPY, UCX)
 #: Every variable a path overlay sets (cleared by the others).
-PATH_VARS = (K.PML, K.SMSC, K.VADER_SINGLE_COPY, K.UCX_PML_TLS, K.UCX_PML_DEVICES)
+PATH_VARS = (knobs.PML, knobs.SMSC, knobs.VADER_SINGLE_COPY, knobs.UCX_PML_TLS, knobs.UCX_PML_DEVICES)
 #: What each path is, in the field's terms (for evidence and advice text).
 DESCRIPTION = {
     DEFAULT: "the site's default selection",
@@ -49,12 +49,12 @@ def is_41(version: Optional[str]) -> bool:
 
 def single_copy_var(version: Optional[str]) -> str:
     """``OMPI_MCA_smsc`` (5.x) or ``OMPI_MCA_btl_vader_single_copy_mechanism`` (4.1)."""
-    return K.VADER_SINGLE_COPY if is_41(version) else K.SMSC
+    return knobs.VADER_SINGLE_COPY if is_41(version) else knobs.SMSC
 
 
 def eager_var(version: Optional[str]) -> str:
     """``OMPI_MCA_btl_sm_eager_limit`` (5.x) or ``OMPI_MCA_btl_vader_eager_limit`` (4.1)."""
-    return K.VADER_EAGER if is_41(version) else K.SM_EAGER
+    return knobs.VADER_EAGER if is_41(version) else knobs.SM_EAGER
 
 
 def settings_of(path: str, version: Optional[str]) -> dict[str, str]:
@@ -62,9 +62,9 @@ def settings_of(path: str, version: Optional[str]) -> dict[str, str]:
     Raises ``KeyError`` for an unknown path."""
     sc = single_copy_var(version)
     return {DEFAULT: {},
-            OB1_CMA: {K.PML: "ob1", sc: "cma"},
-            OB1_COPY: {K.PML: "ob1", sc: "none" if is_41(version) else "^cma"},
-            UCX: {K.PML: "ucx", K.UCX_PML_TLS: "any", K.UCX_PML_DEVICES: "any"}}[path]
+            OB1_CMA: {knobs.PML: "ob1", sc: "cma"},
+            OB1_COPY: {knobs.PML: "ob1", sc: "none" if is_41(version) else "^cma"},
+            UCX: {knobs.PML: "ucx", knobs.UCX_PML_TLS: "any", knobs.UCX_PML_DEVICES: "any"}}[path]
 
 
 def overlay(path: str, version: Optional[str]) -> dict[str, Optional[str]]:

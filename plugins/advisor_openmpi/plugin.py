@@ -24,12 +24,12 @@ from advisor import hookimpl
 from advisor.models import Advice, Facts
 from advisor.probe import Applicability, MeasureContext
 
-from advisor_openmpi import knobs as K
-from advisor_openmpi import lint as L
-from advisor_openmpi import mca_params as F
-from advisor_openmpi import measure as M
-from advisor_openmpi import recommend as R
-from advisor_openmpi import verify as V
+from advisor_openmpi import knobs
+from advisor_openmpi import lint
+from advisor_openmpi import mca_params
+from advisor_openmpi import measure
+from advisor_openmpi import recommend
+from advisor_openmpi import verify
 
 NAME = "openmpi"
 
@@ -42,13 +42,13 @@ class OpenMpiProbe:
                    "is CMA single copy usable, which limits win")
 
     def check(self, facts: Facts) -> Applicability:
-        return M.check(facts)
+        return measure.check(facts)
 
     def measure(self, ctx: MeasureContext) -> list:
-        return M.measure(ctx)
+        return measure.measure(ctx)
 
     def recommend(self, evidence, facts: Facts) -> Advice:
-        return R.recommend(evidence, facts)
+        return recommend.recommend(evidence, facts)
 
     def headline(self, evidence) -> dict:
         """Fleet headline figures: :func:`advisor_openmpi.evidence.headline`."""
@@ -67,11 +67,11 @@ class OpenMpiProbe:
 
     def verify(self, recommendation, ctx: MeasureContext):
         """``advisor verify`` hook: re-measure advised vs defaults (``verify.py``)."""
-        return V.verify(recommendation, ctx)
+        return verify.verify(recommendation, ctx)
 
     def lint(self, env: dict, facts: Facts) -> list:
         """``advisor lint`` hook: Open MPI findings for one environment (``lint.py``)."""
-        return L.lint(env, facts)
+        return lint.lint(env, facts)
 
 
 @hookimpl
@@ -81,7 +81,7 @@ def advisor_register_probes(register):
 
 @hookimpl
 def advisor_register_knobs(register):
-    for k in K.KNOBS:
+    for k in knobs.KNOBS:
         register(k)
 
 
@@ -94,8 +94,8 @@ def advisor_register_libraries(register):
 
 @hookimpl
 def advisor_register_emitters(register):
-    register(F.NAME, F.render, description=F.DESCRIPTION, extension=F.EXTENSION,
-             kinds=("env",), parse=F.parse)
+    register(mca_params.NAME, mca_params.render, description=mca_params.DESCRIPTION,
+             extension=mca_params.EXTENSION, kinds=("env",), parse=mca_params.parse)
 
 
 @hookimpl

@@ -23,8 +23,8 @@ from advisor.measure.mpi.causes import remedies_of
 from advisor.measure.mpi.usability import sibling_causes
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation, Setting
 
-from advisor_openmpi import knobs as K
-from advisor_openmpi import paths as P
+from advisor_openmpi import knobs
+from advisor_openmpi import paths
 from advisor_openmpi.decide import N_STABILITY, Decision, decide, fmt_bytes, traffic_split
 from advisor_openmpi.evidence import (BW, LAT, LIMITS, PATHS, SELECTION,
                                       SELECTION_UCX, SIBLING, cma_usable)
@@ -56,8 +56,8 @@ def _stability_note(d: Decision) -> str:
 
 def _path_settings(path: str, version: Optional[str], *, confirm: bool) -> list[Setting]:
     out = []
-    for name, value in P.settings_of(path, version).items():
-        lib = K.knob(name).library if name in {k.name for k in K.KNOBS} else K.OPENMPI
+    for name, value in paths.settings_of(path, version).items():
+        lib = knobs.knob(name).library if name in {k.name for k in knobs.KNOBS} else knobs.OPENMPI
         out.append(Setting(library=lib, name=name, value=value, type="str", default="",
                            is_default=confirm))
     return out
@@ -133,8 +133,8 @@ def _path_advice(evidence, version, cma_ok) -> tuple[list[Recommendation], list[
     if split:  # one story: the title never says "nothing beats it" beside this finding
         findings.append(_split_finding(split, d, shown, ids))
     if d.advice == d.baseline:
-        confirm = {"ob1+sm+smsc/cma": P.OB1_CMA, "ob1+sm copy-in/copy-out": P.OB1_COPY,
-                   "ucx": P.UCX}.get(str(default_path))
+        confirm = {"ob1+sm+smsc/cma": paths.OB1_CMA, "ob1+sm copy-in/copy-out": paths.OB1_COPY,
+                   "ucx": paths.UCX}.get(str(default_path))
         settings = _path_settings(confirm, version, confirm=True) if confirm else []
         why_kept = ("no other path is better at every size and metric without losing "
                     "elsewhere (see ompi-traffic-split)" if split else
@@ -145,7 +145,7 @@ def _path_advice(evidence, version, cma_ok) -> tuple[list[Recommendation], list[
             confidence=_confidence(d), evidence=ids, verifiable=False)
     else:
         rec = Recommendation(
-            id="ompi-path", title=f"Use {P.DESCRIPTION[d.advice]}",
+            id="ompi-path", title=f"Use {paths.DESCRIPTION[d.advice]}",
             settings=_path_settings(d.advice, version, confirm=False), rationale=(
                 f"replaces the default selection ({shown}; OMPI_MCA_pml and "
                 f"OMPI_MCA_smsc unset). " + rationale), confidence=_confidence(d),
@@ -199,16 +199,16 @@ def _limit_advice(evidence, version) -> list[Recommendation]:
         return []
     var = str(ev.values.get("variable"))
     default = int(ev.values.get("default_bytes") or 0)
-    rec_id = "ucx-rndv-thresh" if var == K.UCX_RNDV_THRESH else "ompi-eager-limit"
-    lib = K.UCX if var.startswith("UCX_") else K.OPENMPI
-    default_v = "auto" if var == K.UCX_RNDV_THRESH else default
+    rec_id = "ucx-rndv-thresh" if var == knobs.UCX_RNDV_THRESH else "ompi-eager-limit"
+    lib = knobs.UCX if var.startswith("UCX_") else knobs.OPENMPI
+    default_v = "auto" if var == knobs.UCX_RNDV_THRESH else default
     table = " | ".join(f"{c}: " + "; ".join(v.text() for v in vs) for c, vs in
                        d.verdicts.items())
     tried = ", ".join(str(ev.values.get(f"setting:{c}", c)) for c in d.verdicts)
     table += f". Variants measured: {tried or 'none'}"
-    if var in (K.SM_EAGER, K.VADER_EAGER):
+    if var in (knobs.SM_EAGER, knobs.VADER_EAGER):
         table += f". {HEADER_NOTE}"
-    on = "the default path" if path == P.DEFAULT else path
+    on = "the default path" if path == paths.DEFAULT else path
     if d.advice == path:
         return [Recommendation(
             id=rec_id, title=f"Keep the default {var} ({default_v}) on {on}",

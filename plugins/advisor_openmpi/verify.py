@@ -23,9 +23,10 @@ import os
 from typing import Mapping, Optional
 
 from advisor.models import Recommendation, Verification
-from advisor.probe import Baseline, MeasureContext
+from advisor.baseline import Baseline
+from advisor.probe import MeasureContext
 
-from advisor_openmpi import paths as P
+from advisor_openmpi import paths
 from advisor_openmpi.decide import decide
 from advisor_openmpi.evidence import VERIFY
 from advisor_openmpi.measure import QUICK_REPEATS, QUICK_SIZES, QUICK_TARGET_S
@@ -39,7 +40,7 @@ REPEATS = 3
 def overlays(rec: Recommendation, ctx: MeasureContext,
              environ: Mapping[str, str]) -> tuple[dict, dict]:
     """(advised, baseline) env overlays (None removes a variable); see the module docstring."""
-    names = set(P.PATH_VARS) | {s.name for s in rec.settings if s.kind == "env"}
+    names = set(paths.PATH_VARS) | {s.name for s in rec.settings if s.kind == "env"}
     cleared: dict[str, Optional[str]] = {n: None for n in sorted(names)}
     against_env = ctx.against is Baseline.ENV
     rest = {n: environ.get(n) for n in cleared} if against_env else dict(cleared)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.facts import Notes, detect, run_extra
-from advisor.facts.util import parse_bracketed, parse_cpulist, size_with_unit
+from advisor.facts import detect, run_extra
+from advisor.facts.util import Notes, parse_bracketed, parse_cpulist, size_with_unit
 from advisor.facts.cpu import detect_cpu, parse_cpuinfo
 from advisor.facts.cuda import detect_cuda, parse_driver_version, parse_nvidia_smi_csv
 from advisor.facts.kernel import detect_kernel, parse_libc_version

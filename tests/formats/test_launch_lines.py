@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor import lint as L
+from advisor import lint
 from advisor.formats.launch import launch_settings
 from support import BUILTIN_LIBRARIES, DATA
 
@@ -14,7 +14,7 @@ SCRIPT = DATA / "jobscripts" / "slurm-mpich-cma.sbatch"
 
 
 def test_job_script_launch_lines_are_read():
-    entries = L.read_env_file(SCRIPT)
+    entries = lint.read_env_file(SCRIPT)
     got = [(e.name, e.value, e.line) for e in entries]
     assert got == [
         ("MPIR_CVAR_CH4_CMA_ENABLE", "1", 6),
@@ -54,7 +54,7 @@ def test_launch_forms(line, want):
 
 
 def test_expansion_on_a_launch_line_is_unknown_and_leading_assignments_still_read():
-    es = L.parse_env_text('X=1 srun --export=A=$HOME,B="two words" prog\n', path="j.sh")
+    es = lint.parse_env_text('X=1 srun --export=A=$HOME,B="two words" prog\n', path="j.sh")
     assert [(e.name, e.value) for e in es] == [("X", "1"), ("A", None), ("B", "two words")]
 
 
@@ -64,8 +64,8 @@ def test_launch_line_findings_point_at_the_script(tmp_path):
 
     script = tmp_path / "job.sh"
     script.write_text("#!/bin/sh\nsrun --export=ALL,MPIR_CVAR_CH4_CMA_ENABEL=1 ./a.out\n")
-    findings = L.lint_entries(L.read_env_file(script), facts=recorded_facts(),
-                              catalogues=recorded_catalogues(), libraries=BUILTIN_LIBRARIES)
+    findings = lint.lint_entries(lint.read_env_file(script), facts=recorded_facts(),
+                                 catalogues=recorded_catalogues(), libraries=BUILTIN_LIBRARIES)
     hit = [f for f in findings if f.name == "MPIR_CVAR_CH4_CMA_ENABEL"]
     assert hit and hit[0].path == str(script) and hit[0].line == 2
 
@@ -77,10 +77,10 @@ def _cma_findings(text: str, tmp_path):
     script = tmp_path / "job.sh"
     script.write_text(text)
     reg = load()
-    findings = L.lint_entries(L.read_env_file(script), facts=recorded_facts(), knobs=reg.knobs,
-                              catalogues=recorded_catalogues(),
-                              probes={"mpich-cma": reg.probes["mpich-cma"]},
-                              libraries=BUILTIN_LIBRARIES)
+    findings = lint.lint_entries(lint.read_env_file(script), facts=recorded_facts(), knobs=reg.knobs,
+                                 catalogues=recorded_catalogues(),
+                                 probes={"mpich-cma": reg.probes["mpich-cma"]},
+                                 libraries=BUILTIN_LIBRARIES)
     return [(f.finding.id, f.line) for f in findings if f.finding.id.startswith("cma-")]
 
 
@@ -106,8 +106,8 @@ def test_the_same_name_on_two_launch_lines_is_no_duplicate(tmp_path):
     script = tmp_path / "job.sh"
     script.write_text("#!/bin/sh\nsrun --export=ALL,MPIR_CVAR_CH4_CMA_ENABLE=1 ./a.out\n"
                       "srun --export=ALL,MPIR_CVAR_CH4_CMA_ENABLE=0 ./b.out\n")
-    findings = L.lint_entries(L.read_env_file(script), facts=recorded_facts(),
-                              catalogues=recorded_catalogues(), libraries=BUILTIN_LIBRARIES)
+    findings = lint.lint_entries(lint.read_env_file(script), facts=recorded_facts(),
+                                 catalogues=recorded_catalogues(), libraries=BUILTIN_LIBRARIES)
     assert not [f for f in findings if f.finding.id == "duplicate"]
-    es = L.read_env_file(script)
+    es = lint.read_env_file(script)
     assert all(e.launch for e in es)

@@ -15,7 +15,7 @@ import sys
 import pytest
 from support import BUILTIN_LIBRARIES, case, recorded_catalogues, recorded_facts, tool
 
-from advisor import lint as L
+from advisor import lint
 from advisor.models import Facts
 
 UPSTREAM_502 = recorded_facts()
@@ -66,12 +66,12 @@ def _check_cvar_typos(findings, expect: dict) -> None:
 
 def test_cvar_typos_recorded_mpivars_line_by_line():
     c = case("cvar-typos")
-    entries = L.parse_env_text(c["env_file"]["text"], path="cvar-typos.sh")
+    entries = lint.parse_env_text(c["env_file"]["text"], path="cvar-typos.sh")
     # knobs=(): the names come from the library's own list, not from a built-in table
-    findings = L.lint_entries(entries, facts=UPSTREAM_502, knobs=(),
-                              catalogues=_recorded_catalogues(), libraries=BUILTIN_LIBRARIES)
+    findings = lint.lint_entries(entries, facts=UPSTREAM_502, knobs=(),
+                                 catalogues=_recorded_catalogues(), libraries=BUILTIN_LIBRARIES)
     _check_cvar_typos(findings, c["expect"])
-    assert L.has_errors(findings)
+    assert lint.has_errors(findings)
 
 
 def test_cvar_typos_installed_mpivars_line_by_line():
@@ -80,16 +80,16 @@ def test_cvar_typos_installed_mpivars_line_by_line():
 
     c = case("cvar-typos")
     facts = detect(opencl=False)
-    cats = L.installed_catalogues(facts, libraries=BUILTIN_LIBRARIES)
+    cats = lint.installed_catalogues(facts, libraries=BUILTIN_LIBRARIES)
     assert "mpich" in cats and len(cats["mpich"].entries) > 100
-    entries = L.parse_env_text(c["env_file"]["text"], path="cvar-typos.sh")
-    _check_cvar_typos(L.lint_entries(entries, facts=facts, catalogues=cats,
-                                     libraries=BUILTIN_LIBRARIES), c["expect"])
+    entries = lint.parse_env_text(c["env_file"]["text"], path="cvar-typos.sh")
+    _check_cvar_typos(lint.lint_entries(entries, facts=facts, catalogues=cats,
+                                        libraries=BUILTIN_LIBRARIES), c["expect"])
 
 
 def _mpi_init_ok(name: str, value: str) -> bool:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(L.MPICH_PREFIXES)}
+           if not k.startswith(lint.MPICH_PREFIXES)}
     env[name] = value
     done = subprocess.run([sys.executable, "-c", "from mpi4py import MPI; MPI.Init() if not "
                            "MPI.Is_initialized() else None; print('ok')"], env=env,
@@ -102,9 +102,9 @@ def test_cvar_typos_the_library_agrees():
     tool("mpivars")
     pytest.importorskip("mpi4py")
     c = case("cvar-typos")
-    entries = L.parse_env_text(c["env_file"]["text"], path="cvar-typos.sh")
-    findings = L.lint_entries(entries, facts=UPSTREAM_502, libraries=BUILTIN_LIBRARIES,
-                              catalogues=L.installed_catalogues(libraries=BUILTIN_LIBRARIES))
+    entries = lint.parse_env_text(c["env_file"]["text"], path="cvar-typos.sh")
+    findings = lint.lint_entries(entries, facts=UPSTREAM_502, libraries=BUILTIN_LIBRARIES,
+                                 catalogues=lint.installed_catalogues(libraries=BUILTIN_LIBRARIES))
     bad = {f.line for f in findings if f.finding.id == "invalid-value" and f.severity == "error"}
     clean = {int(k[5:]) for k, v in c["expect"].items() if k.startswith("line_") and v == "ok"}
     assert bad and clean
@@ -117,19 +117,19 @@ def test_cvar_typos_the_library_agrees():
 
 def test_enum_cvar_values_from_mpivars():
     cats = _recorded_catalogues()
-    entries = L.parse_env_text("export MPIR_CVAR_BCAST_INTRA_ALGORITHM=binomal\n"
-                               "export MPIR_CVAR_BARRIER_INTRA_ALGORITHM=smp\n", path="a.sh")
-    f = L.lint_entries(entries, facts=UPSTREAM_502, catalogues=cats, libraries=BUILTIN_LIBRARIES)
+    entries = lint.parse_env_text("export MPIR_CVAR_BCAST_INTRA_ALGORITHM=binomal\n"
+                                  "export MPIR_CVAR_BARRIER_INTRA_ALGORITHM=smp\n", path="a.sh")
+    f = lint.lint_entries(entries, facts=UPSTREAM_502, catalogues=cats, libraries=BUILTIN_LIBRARIES)
     assert [(x.line, x.finding.id) for x in f] == [(1, "invalid-value")]
     assert "binomial" in f[0].finding.remedy
 
 
 def test_glibc_tunables_items_from_the_installed_list():
     cats = _recorded_catalogues()
-    entries = L.parse_env_text(
+    entries = lint.parse_env_text(
         "GLIBC_TUNABLES=glibc.malloc.hugetlbb=1:glibc.rtld.nns=99:glibc.malloc.hugetlb=1\n",
         path="g.env")
-    f = L.lint_entries(entries, facts=UPSTREAM_502, catalogues=cats, libraries=BUILTIN_LIBRARIES)
+    f = lint.lint_entries(entries, facts=UPSTREAM_502, catalogues=cats, libraries=BUILTIN_LIBRARIES)
     got = {(x.name, x.finding.id) for x in f}
     assert ("glibc.malloc.hugetlbb", "unknown-name") in got
     assert ("glibc.rtld.nns", "invalid-value") in got
@@ -144,10 +144,10 @@ def test_renamed_names_dlaf_and_openmpi_vader():
     text = ("export DLAF_UMPIRE_HOST_MEMORY_POOL_INITIAL_BYTES=1073741824\n"
             "export OMPI_MCA_btl_vader_single_copy_mechanism=cma\n"
             "export OMPI_MCA_btl_vader_eager_limit=4096\n")
-    entries = L.parse_env_text(text, path="r.sh")
+    entries = lint.parse_env_text(text, path="r.sh")
     new = Facts(mpi={"implementation": "openmpi", "version": "5.0.2"},
                 python_packages={"dla-future": "0.7.0"})
-    f = L.lint_entries(entries, facts=new, knobs=reg.knobs, libraries=BUILTIN_LIBRARIES)
+    f = lint.lint_entries(entries, facts=new, knobs=reg.knobs, libraries=BUILTIN_LIBRARIES)
     ids = {(x.line, x.finding.id, x.severity) for x in f}
     assert (2, "outdated-name", "error") in ids
     # 5.0.x still reads the vader names as aliases: a warning naming the 5.0 name, from the
@@ -155,9 +155,9 @@ def test_renamed_names_dlaf_and_openmpi_vader():
     # records claim the name; there is no ompi_info list here)
     plugin = any(k.name == "OMPI_MCA_btl_vader_eager_limit" for k in reg.knobs)
     if plugin:
-        f += [x for x in L.lint_entries(entries, facts=new, knobs=reg.knobs,
-                                        probes=reg.probes,
-                                        libraries=BUILTIN_LIBRARIES) if x.line == 3]
+        f += [x for x in lint.lint_entries(entries, facts=new, knobs=reg.knobs,
+                                           probes=reg.probes,
+                                           libraries=BUILTIN_LIBRARIES) if x.line == 3]
         ids = {(x.line, x.finding.id, x.severity) for x in f}
     assert (3, "outdated-name", "warning") in ids
     assert "OMPI_MCA_btl_sm_eager_limit" in next(x for x in f if x.line == 3).finding.remedy
@@ -165,7 +165,7 @@ def test_renamed_names_dlaf_and_openmpi_vader():
         assert (1, "outdated-name", "error") in ids
         assert "INITIAL_BLOCK_BYTES" in next(x for x in f if x.line == 1).finding.remedy
     old = Facts(mpi={"implementation": "openmpi", "version": "4.1.6"})
-    f_old = L.lint_entries(entries[1:], facts=old, knobs=reg.knobs, libraries=BUILTIN_LIBRARIES)
+    f_old = lint.lint_entries(entries[1:], facts=old, knobs=reg.knobs, libraries=BUILTIN_LIBRARIES)
     assert not [x for x in f_old if x.finding.id == "outdated-name"]
 
 
@@ -175,14 +175,14 @@ def test_duplicates_aliases_and_not_exported():
             "export MPICH_CH4_CMA_ENABLE=0\n"
             "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=8192\n"
             "export MPIR_CVAR_CH4_CMA_ENABLE=0\n")
-    f = L.lint_entries(L.parse_env_text(text, path="d.sh"), facts=UPSTREAM_502, catalogues=cats,
-                       libraries=BUILTIN_LIBRARIES)
+    f = lint.lint_entries(lint.parse_env_text(text, path="d.sh"), facts=UPSTREAM_502, catalogues=cats,
+                          libraries=BUILTIN_LIBRARIES)
     got = {(x.line, x.finding.id) for x in f}
     assert {(2, "duplicate"), (3, "not-exported"), (4, "duplicate")} <= got
-    assert not L.has_errors(f)
+    assert not lint.has_errors(f)
     # an env file in KEY=value form (Docker --env-file) has no export at all: not flagged
-    f2 = L.lint_entries(L.parse_env_text("MPIR_CVAR_CH4_CMA_ENABLE=1\n", path="e.env"),
-                        facts=UPSTREAM_502, catalogues=cats, libraries=BUILTIN_LIBRARIES)
+    f2 = lint.lint_entries(lint.parse_env_text("MPIR_CVAR_CH4_CMA_ENABLE=1\n", path="e.env"),
+                           facts=UPSTREAM_502, catalogues=cats, libraries=BUILTIN_LIBRARIES)
     # ... only the note that 1 is MPICH 5.0's default for this CVAR
     assert [(x.finding.id, x.severity) for x in f2] == [("default-value", "info")]
 
@@ -193,7 +193,7 @@ def test_cray_names_on_upstream_are_flavour_mismatch():
     reg = load()
     if not any(k.name == "MPICH_SMP_SINGLE_COPY_MODE" for k in reg.knobs):
         pytest.skip("mpich-cma knob records not registered")
-    entries = L.parse_env_text("export MPICH_SMP_SINGLE_COPY_MODE=CMA\n", path="c.sh")
-    f = L.lint_entries(entries, facts=UPSTREAM_502, knobs=reg.knobs,
-                       catalogues=_recorded_catalogues(), libraries=BUILTIN_LIBRARIES)
+    entries = lint.parse_env_text("export MPICH_SMP_SINGLE_COPY_MODE=CMA\n", path="c.sh")
+    f = lint.lint_entries(entries, facts=UPSTREAM_502, knobs=reg.knobs,
+                          catalogues=_recorded_catalogues(), libraries=BUILTIN_LIBRARIES)
     assert [x.finding.id for x in f] == ["flavour-mismatch"]

@@ -12,7 +12,7 @@ import sys
 import pytest
 from support import BUILTIN_LIBRARIES, case
 
-from advisor import lint as L
+from advisor import lint
 from advisor.models import Facts
 
 
@@ -37,10 +37,10 @@ def test_cray_xpmem_gpu_env_file_gives_inert_xpmem():
     reg = _registry()
     c = case("cray-xpmem-gpu")
     text = c["env_file"]["text"]
-    entries = L.parse_env_text(text, path="cray.env")
+    entries = lint.parse_env_text(text, path="cray.env")
     facts = _cray_facts(c)
-    findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes,
-                              libraries=BUILTIN_LIBRARIES)
+    findings = lint.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes,
+                                 libraries=BUILTIN_LIBRARIES)
     statement = c["expect"]["finding_1"].split(":")[0]  # "... XPMEM is inert when ...=1"
     inert = [f for f in findings if statement in f.finding.message]
     assert inert, [f.finding.message for f in findings]
@@ -59,9 +59,9 @@ def test_cray_xpmem_gpu_upstream_names_are_the_wrong_family():
     reg = _registry()
     c = case("cray-xpmem-gpu")
     assert "never MPIR_CVAR_CH4_CMA_" in c["expect"]["settings_family"]
-    entries = L.parse_env_text("MPIR_CVAR_CH4_CMA_ENABLE=1\n", path="cray.env")
-    findings = L.lint_entries(entries, facts=_cray_facts(c), knobs=reg.knobs, probes=reg.probes,
-                              libraries=BUILTIN_LIBRARIES)
+    entries = lint.parse_env_text("MPIR_CVAR_CH4_CMA_ENABLE=1\n", path="cray.env")
+    findings = lint.lint_entries(entries, facts=_cray_facts(c), knobs=reg.knobs, probes=reg.probes,
+                                 libraries=BUILTIN_LIBRARIES)
     assert any(f.finding.id in ("flavour-mismatch", "cma-wrong-family") for f in findings)
 
 
@@ -75,7 +75,7 @@ def _seccomp_available() -> None:
 
 
 def _lint_env(extra_env: dict, *, deny: bool) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(L.MPICH_PREFIXES)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(lint.MPICH_PREFIXES)}
     env.update(extra_env)
     argv = [sys.executable, "-m", "advisor", "lint", "--env", "--json"]
     if deny:
@@ -91,7 +91,7 @@ def test_lint_env_under_seccomp_flags_explicit_cma_enable(advisor_home):
     data = json.loads(done.stdout)
     hit = [d for d in data if d["id"] == "cma-enable-blocked"]
     assert hit and hit[0]["severity"] == "error", data
-    assert hit[0]["name"] == "MPIR_CVAR_CH4_CMA_ENABLE" and hit[0]["path"] == L.ENV_PATH
+    assert hit[0]["name"] == "MPIR_CVAR_CH4_CMA_ENABLE" and hit[0]["path"] == lint.ENV_PATH
     assert "seccomp" in hit[0]["message"] and hit[0]["remedy"]
     # the same environment without the filter: CMA works here, so no such finding
     free = _lint_env({"MPIR_CVAR_CH4_CMA_ENABLE": "1"}, deny=False)
@@ -113,13 +113,13 @@ def test_threshold_with_single_copy_off_is_inert(text, flavour, off_line):
     reg = _registry()
     facts = Facts.model_validate({"mpi": {"implementation": "mpich", "flavour": flavour,
                                           "version": "5.0.2" if flavour == "upstream" else "8.1.30"}})
-    entries = L.parse_env_text(text, path="site.env")
-    findings = L.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes,
-                              libraries=BUILTIN_LIBRARIES)
+    entries = lint.parse_env_text(text, path="site.env")
+    findings = lint.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes,
+                                 libraries=BUILTIN_LIBRARIES)
     (inert,) = [f for f in findings if f.finding.id == "cma-threshold-inert"]
     assert inert.severity == "warning" and "does nothing" in inert.finding.message
     assert inert.line == off_line  # the threshold's own line
     on = text.replace("=0\n", "=1\n").replace("=NONE\n", "=CMA\n")
-    findings = L.lint_entries(L.parse_env_text(on, path="site.env"), facts=facts,
-                              knobs=reg.knobs, probes=reg.probes, libraries=BUILTIN_LIBRARIES)
+    findings = lint.lint_entries(lint.parse_env_text(on, path="site.env"), facts=facts,
+                                 knobs=reg.knobs, probes=reg.probes, libraries=BUILTIN_LIBRARIES)
     assert not [f for f in findings if f.finding.id == "cma-threshold-inert"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor import lint as L
+from advisor import lint
 from advisor.plugins import load
 from support import SHIPPED_PROFILE, recorded_catalogues
 
@@ -19,8 +19,8 @@ def _lint_profile(tmp_path, name: str):
     assert f'name = "{OWN}"' in text
     path.write_text(text.replace(f'name = "{OWN}"', f'name = "{name}"'))
     reg = load()
-    return L.lint_entries(L.read_env_file(path), knobs=reg.knobs, libraries=reg.libraries,
-                          catalogues=recorded_catalogues())
+    return lint.lint_entries(lint.read_env_file(path), knobs=reg.knobs, libraries=reg.libraries,
+                             catalogues=recorded_catalogues())
 
 
 @pytest.mark.parametrize("name, fid", [("PROMPT_COMMAND", "refused-name"),
@@ -38,7 +38,7 @@ def test_unedited_profile_and_site_files_are_not_held_to_emits_rules(tmp_path):
     site = tmp_path / "site.sh"  # a site's own file may set PATH or LD_PRELOAD: not our advice
     site.write_text("export LD_PRELOAD=/opt/lib/libhook.so\nexport MY_VAR=1\n")
     reg = load()
-    got = L.lint_entries(L.read_env_file(site), knobs=reg.knobs, libraries=reg.libraries)
+    got = lint.lint_entries(lint.read_env_file(site), knobs=reg.knobs, libraries=reg.libraries)
     assert not [f for f in got if f.finding.id in ("refused-name", "undeclared-name")]
 
 
@@ -51,5 +51,5 @@ def test_reading_an_easyconfig_like_file_warns_nothing(tmp_path):
     path.write_text("modextravars = {'A': 1}\nb = 1if 1 else 2\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        entries = L.read_env_file(path, "easybuild")
+        entries = lint.read_env_file(path, "easybuild")
     assert [(e.name, e.value) for e in entries] == [("A", "1")]

@@ -11,7 +11,7 @@ import sys
 import pytest
 from support import BUILTIN_LIBRARIES, recorded_catalogues, recorded_facts, sample_profile
 
-from advisor import lint as L
+from advisor import lint
 from advisor.models import Setting
 
 PARSED_FORMATS = ("env", "csh", "fish", "tcl", "lmod", "spack", "easybuild", "json", "toml")
@@ -41,8 +41,8 @@ def test_emitted_formats_round_trip(fmt, tmp_path):
     text = render(prof, fmt, reg, EmitOptions())
     path = tmp_path / f"site{SUFFIX[fmt]}"
     path.write_text(text)
-    entries = L.read_env_file(path)
-    env = L.resolve_env(entries)
+    entries = lint.read_env_file(path)
+    env = lint.resolve_env(entries)
     want = {s.name: str(s.value) for _r, _c, s in prof.settings()}
     assert env == want, fmt
     lines = text.splitlines()
@@ -52,14 +52,14 @@ def test_emitted_formats_round_trip(fmt, tmp_path):
     # list variables merge with the existing value, except in EasyBuild (it cannot append)
     assert any(e.append for e in glibc) == (fmt != "easybuild"), fmt
     # the format is recognised from the text alone, too
-    assert L.resolve_env(L.read_env_text(text, "<text>")) == want, fmt
+    assert lint.resolve_env(lint.read_env_text(text, "<text>")) == want, fmt
 
 
 def test_profile_toml_is_read(tmp_path):
     from advisor.save import save_profile
 
     path = save_profile(_profile(), tmp_path / "p.toml")
-    names = {e.name for e in L.read_env_file(path)}
+    names = {e.name for e in lint.read_env_file(path)}
     assert {"MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", "GLIBC_TUNABLES"} <= names
 
 
@@ -70,7 +70,7 @@ def test_sh_quoting_continuations_and_expansions():
             "export F=${HOME}/x\n"
             "G=1 \\\n  H=2 prog\n"
             "if [ -n \"${GLIBC_TUNABLES-}\" ]; then GLIBC_TUNABLES=\"${GLIBC_TUNABLES}\"':x=1'; fi\n")
-    es = {e.name: e for e in L.parse_env_text(text, path="q.sh")}
+    es = {e.name: e for e in lint.parse_env_text(text, path="q.sh")}
     assert es["A"].value == "one two" and es["B"].value == "x" and es["C"].line == 2
     assert es["E"].value == "multi\nline" and es["E"].line == 3
     assert es["F"].value is None  # an expansion: value not known
@@ -114,7 +114,7 @@ def test_cli_lint_env(advisor_home):
     assert done.returncode == 1, done.stderr
     data = json.loads(done.stdout)
     hit = [d for d in data if d["name"] == "MPIR_CVAR_CH4_CMA_ENABLED"]
-    assert hit and hit[0]["path"] == L.ENV_PATH and hit[0]["line"] is None
+    assert hit and hit[0]["path"] == lint.ENV_PATH and hit[0]["line"] is None
     assert "MPIR_CVAR_CH4_CMA_ENABLE?" in hit[0]["message"]
 
 
@@ -125,7 +125,7 @@ def test_spack_yaml_sections_and_lines():
     text = ("spack:\n  specs: [zlib]\n  env_vars:\n    set:\n      A_ONE: '1'\n"
             "      A_NUM: 2\n    append_path:\n      A_LIST: x\n    unset: [B]\n"
             "    prepend_path:\n      A_PRE: y\n")
-    entries = L.parse_env_text(text, path="spack.yaml")
+    entries = lint.parse_env_text(text, path="spack.yaml")
     got = [(e.name, e.value, e.line, e.append, e.separator) for e in entries]
     assert got == [("A_ONE", "1", 5, False, None), ("A_NUM", "2", 6, False, None),
                    ("A_LIST", "x", 8, True, ":"), ("A_PRE", "y", 11, True, ":")]
@@ -136,8 +136,8 @@ def test_spack_yaml_sections_and_lines():
     ("spack:\n  specs: []\n", "no 'env_vars'"),
 ])
 def test_spack_bad_input(text, word):
-    with pytest.raises(L.BadInputError, match=word):
-        L.parse_env_text(text, path="x.yaml")
+    with pytest.raises(lint.BadInputError, match=word):
+        lint.parse_env_text(text, path="x.yaml")
 
 
 def test_easybuild_modextravars_read_without_running_anything(tmp_path):
@@ -146,7 +146,7 @@ def test_easybuild_modextravars_read_without_running_anything(tmp_path):
             "modextravars = {\n    'A_ONE': '1',\n"
             "    'A_DICT': {'value': 'v', 'resolve_env_vars': False},\n"
             "    'bad name': 'z',\n}\n")
-    entries = L.parse_env_text(text, path="x.eb")
+    entries = lint.parse_env_text(text, path="x.eb")
     assert [(e.name, e.value, e.line) for e in entries if e.problem is None] == [
         ("A_ONE", "1", 5), ("A_DICT", "v", 6)]
     (bad,) = [e for e in entries if e.problem]
@@ -158,19 +158,19 @@ def test_easybuild_modextravars_read_without_running_anything(tmp_path):
     ("modextravars = {'A': '1'\n", "not Python"),
 ])
 def test_easybuild_bad_input(text, word):
-    with pytest.raises(L.BadInputError, match=word):
-        L.parse_env_text(text, path="x.eb", fmt="easybuild")
+    with pytest.raises(lint.BadInputError, match=word):
+        lint.parse_env_text(text, path="x.eb", fmt="easybuild")
 
 
 def test_plain_json_object_of_names():
     text = '{\n  "MPIR_CVAR_CH4_CMA_ENABLE": 1,\n  "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"\n}\n'
-    entries = L.parse_env_text(text, path="env.json")
+    entries = lint.parse_env_text(text, path="env.json")
     assert [(e.name, e.value, e.line) for e in entries] == [
         ("MPIR_CVAR_CH4_CMA_ENABLE", "1", 2), ("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 3)]
-    with pytest.raises(L.BadInputError, match="key 'A': \\[1, 2\\] is not a value"):
-        L.parse_env_text('{"A": [1, 2]}', path="x.json")
-    with pytest.raises(L.BadInputError, match="nor an object of names to values"):
-        L.parse_env_text('[1, 2]', path="x.json")
+    with pytest.raises(lint.BadInputError, match="key 'A': \\[1, 2\\] is not a value"):
+        lint.parse_env_text('{"A": [1, 2]}', path="x.json")
+    with pytest.raises(lint.BadInputError, match="nor an object of names to values"):
+        lint.parse_env_text('[1, 2]', path="x.json")
 
 
 def test_cli_lint_reads_standard_input(advisor_home):
@@ -193,16 +193,18 @@ def _lint_text(text, path, **kw):
     from advisor.plugins import load
 
     reg = load()
-    entries = L.read_env_text(text, path)
-    return entries, L.lint_entries(entries, facts=recorded_facts(), knobs=reg.knobs,
-                                   catalogues=recorded_catalogues(), probes=reg.probes,
-                                   libraries=BUILTIN_LIBRARIES)
+    entries = lint.read_env_text(text, path)
+    return entries, lint.lint_entries(entries, facts=recorded_facts(), knobs=reg.knobs,
+                                      catalogues=recorded_catalogues(), probes=reg.probes,
+                                      libraries=BUILTIN_LIBRARIES)
 
 
 def test_tcl_words_follow_tcl_quoting():
     """Braces are Tcl quoting ({8192} is 8192, as the module command reads it); a ';#' comment
     ends the command; a value from a variable is reported as not checkable."""
-    if L._tcl() is None:
+    from advisor.formats.shellread import _tcl
+
+    if _tcl() is None:
         pytest.skip("this Python has no tkinter: Tcl files are read with POSIX word rules")
     text = ("#%Module\nsetenv MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD {8192}\n"
             'setenv DLAF_UMPIRE_HOST_MEMORY_POOL_ALIGNMENT_BYTES "4096" ;# note\n'
@@ -255,9 +257,9 @@ def test_prepended_glibc_tunables_and_blank_names_are_flagged():
 def test_easyconfig_changes_lint_cannot_read_are_reported_and_none_is_fine():
     text = ("modextravars = {'A_B': '1'}\nmodextravars.update({'C': '2'})\n"
             "modextravars['D'] = '3'\n")
-    entries = L.read_env_text(text, "x.eb")
+    entries = lint.read_env_text(text, "x.eb")
     assert [e.line for e in entries if e.problem] == [2, 3]
-    assert L.read_env_text("name = 'zlib'\nversion = '1.3'\n", "zlib.eb") == []
+    assert lint.read_env_text("name = 'zlib'\nversion = '1.3'\n", "zlib.eb") == []
 
 
 @pytest.mark.parametrize("text, path, words", [
@@ -266,8 +268,8 @@ def test_easyconfig_changes_lint_cannot_read_are_reported_and_none_is_fine():
     ('{"MPIR_CVAR_CH4_CMA_ENABLE": "0", "X": null}', "n.json", ["key 'X'", "null"]),
 ])
 def test_structured_bad_input_names_line_or_key(text, path, words):
-    with pytest.raises(L.BadInputError) as err:
-        L.read_env_text(text, path)
+    with pytest.raises(lint.BadInputError) as err:
+        lint.read_env_text(text, path)
     msg = str(err.value)
     assert all(w in msg for w in words) and "\n" not in msg and "<unicode string>" not in msg
 
@@ -289,8 +291,8 @@ def test_slip_of_a_plugin_knob_without_a_family_is_flagged():
 
     knob = Knob(library="vendor", name="VENDOR_COPY_MODE", type="enum", allowed=["fast", "safe"],
                 source="test")
-    entries = L.parse_env_text("VENDOR_COPY_MOD=fast\nVENDOR_HOME=/opt/v\nSLURM_JOB_ID=1\n",
-                               path="site.env")
-    found = L.lint_entries(entries, knobs=[knob], libraries=BUILTIN_LIBRARIES)
+    entries = lint.parse_env_text("VENDOR_COPY_MOD=fast\nVENDOR_HOME=/opt/v\nSLURM_JOB_ID=1\n",
+                                  path="site.env")
+    found = lint.lint_entries(entries, knobs=[knob], libraries=BUILTIN_LIBRARIES)
     assert [(f.line, f.finding.id, f.severity) for f in found] == [(1, "unknown-name", "warning")]
     assert "did you mean VENDOR_COPY_MODE (vendor)?" in found[0].finding.message

@@ -23,7 +23,7 @@ def test_emitted_file_lints_clean(tmp_path, fmt):
     """Linted as on the machine the profile was made for (its facts, the recorded MPICH 5.0.2
     and glibc 2.36 catalogues): on an aarch64 host the profile's x86 glibc tunable is rightly
     unknown, which says nothing about whether lint reads emit's output."""
-    from advisor import lint as L
+    from advisor import lint
     from advisor.plugins import load
     from advisor.profile import load_profile
 
@@ -31,11 +31,11 @@ def test_emitted_file_lints_clean(tmp_path, fmt):
     subprocess.run([sys.executable, "-m", "advisor", "emit", "-f", fmt, "--profile", str(PROFILE),
                     "-o", str(out)], check=True, capture_output=True, timeout=120)
     reg = load()
-    entries = L.read_env_text(out.read_text(), str(out))
+    entries = lint.read_env_text(out.read_text(), str(out))
     assert entries and not [e for e in entries if e.problem], entries
-    found = L.lint_entries(entries, facts=load_profile(PROFILE).facts, knobs=reg.knobs,
-                           catalogues=recorded_catalogues(), probes=reg.probes,
-                           libraries=BUILTIN_LIBRARIES)
+    found = lint.lint_entries(entries, facts=load_profile(PROFILE).facts, knobs=reg.knobs,
+                              catalogues=recorded_catalogues(), probes=reg.probes,
+                              libraries=BUILTIN_LIBRARIES)
     assert not [f for f in found if f.severity in ("error", "warning")], \
         [(f.severity, f.finding.id, f.finding.message) for f in found]
 

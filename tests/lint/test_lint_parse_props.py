@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from advisor import lint as L
+from advisor import lint
 from advisor.formats.quoting import sh_quote
 
 NAMES = st.from_regex(r"[A-Z_][A-Z0-9_]{0,20}", fullmatch=True)
@@ -20,8 +20,8 @@ VALUES = st.text(st.characters(blacklist_characters="$\x00", blacklist_categorie
 def test_reader_never_raises(text):
     for fmt in ("sh", "lmod", "auto"):
         try:
-            L.parse_env_text(text, path="x", fmt=fmt)
-        except L.BadInputError:  # malformed JSON/TOML picked by 'auto' is a clean error
+            lint.parse_env_text(text, path="x", fmt=fmt)
+        except lint.BadInputError:  # malformed JSON/TOML picked by 'auto' is a clean error
             pass
 
 
@@ -30,5 +30,5 @@ def test_reader_never_raises(text):
 @example("A", "\\\n")  # found by CI: a backslash before a newline inside '...' is literal
 def test_single_quoted_values_round_trip(name, value):
     text = f"{name}={sh_quote(value)}; export {name}\n"
-    entries = L.parse_env_text(text, path="x.sh")
+    entries = lint.parse_env_text(text, path="x.sh")
     assert [(e.name, e.value, e.line) for e in entries] == [(name, value, 1)]

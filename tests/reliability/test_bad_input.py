@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from advisor.cli import app
-from advisor.errors import EXIT_BAD_INPUT
+from advisor.errors import ExitCode
 from advisor.profile import MAX_PROFILE_BYTES, load_profile
 from support import DATA
 
@@ -140,7 +140,7 @@ def test_bad_input_env_for_lint(name, request):
     res = _invoke(["lint", str(path)])
     assert res.exit_code in _codes(entry), (res.exit_code, res.stdout[:300], res.stderr)
     assert "Traceback" not in res.stderr
-    if res.exit_code == EXIT_BAD_INPUT:
+    if res.exit_code == ExitCode.BAD_INPUT:
         lines = _errors(res.stderr)
         assert len(lines) == 1 and str(path) in lines[0], res.stderr
         for word in entry["expect"]:
@@ -181,23 +181,23 @@ def test_bad_input_generated_profiles_via_real_process(tmp_path):
     for name, (path, word) in _special_inputs(tmp_path).items():
         proc = subprocess.run([sys.executable, "-m", "advisor", "show", "-p", str(path)],
                               capture_output=True, text=True, timeout=60)
-        assert proc.returncode == EXIT_BAD_INPUT, (name, proc.stderr)
+        assert proc.returncode == ExitCode.BAD_INPUT, (name, proc.stderr)
         lines = _errors(proc.stderr)
         assert len(lines) == 1 and str(path) in lines[0] and word in lines[0], (name, lines)
         assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
 def test_bad_input_generated_env_files_for_lint(tmp_path):
-    from advisor import lint as L
+    from advisor import lint
 
     huge = tmp_path / "huge.env"
     with huge.open("wb") as fh:
-        fh.truncate(L.MAX_FILE_BYTES + 1)
+        fh.truncate(lint.MAX_FILE_BYTES + 1)
     fifo = tmp_path / "fifo.env"
     os.mkfifo(fifo)
     for path in (huge, fifo, tmp_path, tmp_path / "missing.env"):
         res = _invoke(["lint", str(path)])
-        assert res.exit_code == EXIT_BAD_INPUT, (path, res.stderr)
+        assert res.exit_code == ExitCode.BAD_INPUT, (path, res.stderr)
         lines = _errors(res.stderr)
         assert len(lines) == 1 and str(path) in lines[0], res.stderr
 
@@ -221,7 +221,7 @@ def test_bad_input_emit_onto_its_own_profile_refused(tmp_path):
     before = _fingerprint(prof)
     for target in (prof, link):
         res = _invoke(["emit", "-p", str(prof), "-o", str(target)])
-        assert res.exit_code == EXIT_BAD_INPUT, res.stderr
+        assert res.exit_code == ExitCode.BAD_INPUT, res.stderr
         lines = _errors(res.stderr)
         assert len(lines) == 1 and str(target) in lines[0] and "profile" in lines[0]
     assert _fingerprint(prof) == before and link.is_symlink()
@@ -240,7 +240,7 @@ def test_bad_input_arguments_one_line(tmp_path, args, word):
     if args[0] == "probe":
         args = [*args, "-o", str(tmp_path / "p.toml")]
     res = _invoke(args)
-    assert res.exit_code == EXIT_BAD_INPUT, res.stderr
+    assert res.exit_code == ExitCode.BAD_INPUT, res.stderr
     lines = _errors(res.stderr)
     assert len(lines) == 1 and word in lines[0], res.stderr
     assert not (tmp_path / "p.toml").exists()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.errors import EXIT_BAD_INPUT
+from advisor.errors import ExitCode
 from advisor.profile import load_profile
 from advisor.save import save_profile
 from reliability_support import (advisor_cmd, fault_plugins_installed, need_fault_plugins,
@@ -101,7 +101,7 @@ def test_full_disk_file_size_limit_keeps_old_file(tmp_path, command):
     limit = 200  # bytes: smaller than any profile or emitted file, larger than nothing
     proc = subprocess.run(argv, env=_env(), capture_output=True, text=True, timeout=120,
                           preexec_fn=_limit_file_size(limit))
-    assert proc.returncode == EXIT_BAD_INPUT, proc.stderr
+    assert proc.returncode == ExitCode.BAD_INPUT, proc.stderr
     lines = one_line_error(proc.stderr)
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert str(target) in lines[0] and "previous file kept" in lines[0], lines[0]
@@ -153,7 +153,7 @@ def test_full_disk_tiny_tmpfs_and_read_only(tmp_path):
     assert proc.returncode == 0, proc.stderr
     before = (out / "before").read_bytes()
     for case, word in (("full", "No space left on device"), ("ro", "Read-only file system")):
-        assert (out / f"rc-{case}").read_text().strip() == str(EXIT_BAD_INPUT)
+        assert (out / f"rc-{case}").read_text().strip() == str(ExitCode.BAD_INPUT)
         err = (out / f"err-{case}").read_text()
         lines = one_line_error(err)
         assert len(lines) == 1 and "Traceback" not in err, err
@@ -162,7 +162,7 @@ def test_full_disk_tiny_tmpfs_and_read_only(tmp_path):
     assert not [n for n in (out / "ls-full").read_text().split() if n.endswith(".tmp")]
     # a probe that measured and then met the full disk keeps its profile in $TMPDIR
     if fault_plugins_installed():
-        assert (out / "rc-probe").read_text().strip() == str(EXIT_BAD_INPUT)
+        assert (out / "rc-probe").read_text().strip() == str(ExitCode.BAD_INPUT)
         (line,) = one_line_error((out / "err-probe").read_text())
         assert "No space left on device" in line and "saved to" in line, line
         rescued = Path(line.rsplit("saved to ", 1)[1].split(" instead")[0])
@@ -194,6 +194,6 @@ def test_full_disk_unwritable_target_fails_before_probing(tmp_path):
     proc, _ = run_advisor(["probe", "--plugin", "fault-hang", "-o", str(ro / "p.toml")],
                           faults=["hang"], timeout=120)
     assert time.monotonic() - t0 < 10, "it probed before finding out it cannot write"
-    assert proc.returncode == EXIT_BAD_INPUT
+    assert proc.returncode == ExitCode.BAD_INPUT
     (line,) = one_line_error(proc.stderr)
     assert str(ro / "p.toml") in line and "cannot write" in line

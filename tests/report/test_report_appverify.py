@@ -168,7 +168,8 @@ def test_drawing_is_deterministic(prof):
 
 
 def test_html_section_per_record(prof):
-    from advisor.report.collect import APP_PROBE, collect_figures
+    from advisor.report.appfigure import APP_PROBE
+    from advisor.report.collect import collect_figures
     from advisor.report.html import report_html
 
     figs = collect_figures(prof, {})

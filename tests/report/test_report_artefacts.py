@@ -15,7 +15,7 @@ from advisor.fleet.pool import pool_evidence
 from advisor.measure import summarize
 from advisor.models import Conditions, Evidence, PluginResult, Point, Series
 from advisor.profile import load_profile
-from advisor.report import evidence_rows
+from advisor.report.evidence import evidence_rows
 from advisor.report.collect import collect_figures
 from advisor.save import save_profile
 from support import SHIPPED_PROFILE, sample_profile

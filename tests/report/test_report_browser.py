@@ -159,7 +159,8 @@ def test_app_verify_section_in_headless_chromium(tmp_path, listener):
     from support import DATA
 
     from advisor.profile import load_profile
-    from advisor.report.collect import APP_PROBE, collect_figures
+    from advisor.report.appfigure import APP_PROBE
+    from advisor.report.collect import collect_figures
     from advisor.report.html import report_html
 
     prof = load_profile(DATA / "appverify" / "profile.toml")

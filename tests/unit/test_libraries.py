@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from support import BUILTIN_LIBRARIES, MPIVARS_502, recorded_catalogues, recorded_facts
 
-from advisor import hookimpl, lint as L
+from advisor import hookimpl, lint
 from advisor.libraries.reads import drop_reason
 from advisor.knobs import Knob
 from advisor.libraries import Library, builtin_libraries, version_of
-from advisor.libraries import mpich as M
+from advisor.libraries import mpich
 from advisor.libraries.names import suggest_in_family
 from advisor.models import Facts, Setting
 from advisor.plugins import PluginIssue, collect, make_plugin_manager
@@ -28,16 +28,16 @@ FACTS_502 = recorded_facts()
 
 def _lint(text: str, facts: Facts = FACTS_502, **kw):
     kw.setdefault("libraries", BUILTIN_LIBRARIES)
-    return L.lint_entries(L.parse_env_text(text, path="t.sh"), facts=facts,
-                          catalogues=kw.pop("catalogues", recorded_catalogues()), **kw)
+    return lint.lint_entries(lint.parse_env_text(text, path="t.sh"), facts=facts,
+                             catalogues=kw.pop("catalogues", recorded_catalogues()), **kw)
 
 
 def test_history_covers_the_releases_users_run():
-    h = M.history()
+    h = mpich.history()
     assert {"4.1", "4.2", "4.3", "5.0"} <= set(h.releases)
     assert h.versions["5.0"] == "5.0.2" and len(h.releases["5.0"]) > 400
     # the 5.0 file agrees with the recorded mpivars of the 5.0.2 wheel, default by default
-    cat = M.parse_mpivars(MPIVARS_502.read_text())
+    cat = mpich.parse_mpivars(MPIVARS_502.read_text())
     assert {n: (e.type, e.default, e.category) for n, e in cat.entries.items()} == {
         n: (i.type, i.default, i.family) for n, i in h.releases["5.0"].items()}
 
@@ -75,7 +75,7 @@ def test_a_50_only_name_against_43_and_the_default_note():
 
 
 def test_suggestions_never_cross_a_family_or_a_role():
-    pool = {n: i.family for n, i in M.history().releases["5.0"].items()}
+    pool = {n: i.family for n, i in mpich.history().releases["5.0"].items()}
     checked = 0
     for name in sorted(pool):
         suffix = name[len("MPIR_CVAR_"):]
@@ -142,8 +142,8 @@ def test_a_plugin_library_version_enforces_its_knob_ranges():
     reg = collect(make_plugin_manager(entry_points=False, plugins=[("vendor", _VendorPlugin())]))
     assert reg.plugin_of("library", "vendor") == "vendor"
     old = Facts(extra={"vendor": {"version": "1.4"}})
-    f = L.lint_entries(L.parse_env_text("export VENDOR_COPY_MODE=fast\n", path="v.sh"),
-                       facts=old, knobs=reg.knobs, libraries=reg.libraries)
+    f = lint.lint_entries(lint.parse_env_text("export VENDOR_COPY_MODE=fast\n", path="v.sh"),
+                          facts=old, knobs=reg.knobs, libraries=reg.libraries)
     assert [x.finding.id for x in f] == ["wrong-version"]
     s = Setting(library="vendor", name="VENDOR_COPY_MODE", value="fast")
     assert "vendor >=2.0" in drop_reason(s, old, reg.knobs, reg.libraries)
@@ -184,21 +184,21 @@ def test_duplicate_and_malformed_libraries_are_plugin_errors():
 
 def test_owner_not_loaded_is_an_error_naming_the_plugin():
     issue = PluginIssue("vendor", "import", "ModuleNotFoundError: No module named 'vendor_sdk'")
-    entries = L.parse_env_text("export VENDOR_COPY_MODE=bogus\nexport MPIR_CVAR_CH4_CMA_ENABLE=1\n",
-                               path="v.sh")
-    f = L.lint_entries(entries, facts=FACTS_502, catalogues=recorded_catalogues(),
-                       issues=[issue], libraries=BUILTIN_LIBRARIES)
+    entries = lint.parse_env_text("export VENDOR_COPY_MODE=bogus\nexport MPIR_CVAR_CH4_CMA_ENABLE=1\n",
+                                  path="v.sh")
+    f = lint.lint_entries(entries, facts=FACTS_502, catalogues=recorded_catalogues(),
+                          issues=[issue], libraries=BUILTIN_LIBRARIES)
     own = [x for x in f if x.finding.id == "owner-not-loaded"]
     assert len(own) == 1 and own[0].severity == "error" and own[0].line == 1
     assert "VENDOR_COPY_MODE" in own[0].finding.message
     assert "plugin vendor failed to load" in own[0].finding.message
     assert "vendor_sdk" in own[0].finding.message
-    assert L.has_errors(f)
+    assert lint.has_errors(f)
     # nothing unclaimed, or no broken plugin: no such finding
-    assert not [x for x in L.lint_entries(entries[1:], facts=FACTS_502, issues=[issue],
-                                          libraries=BUILTIN_LIBRARIES)
+    assert not [x for x in lint.lint_entries(entries[1:], facts=FACTS_502, issues=[issue],
+                                             libraries=BUILTIN_LIBRARIES)
                 if x.finding.id == "owner-not-loaded"]
-    assert not [x for x in L.lint_entries(entries, facts=FACTS_502, libraries=BUILTIN_LIBRARIES)
+    assert not [x for x in lint.lint_entries(entries, facts=FACTS_502, libraries=BUILTIN_LIBRARIES)
                 if x.finding.id == "owner-not-loaded"]
 
 
@@ -217,7 +217,7 @@ def test_one_mpivars_reader():
 
     text = MPIVARS_502.read_text()
     assert identity.cvar_defaults(text) == {
-        n: e.default for n, e in M.parse_mpivars(text).entries.items()}
+        n: e.default for n, e in mpich.parse_mpivars(text).entries.items()}
     readers = []
     for path in [*(REPO / "advisor").rglob("*.py"), *(REPO / "plugins").rglob("*.py")]:
         src = path.read_text()

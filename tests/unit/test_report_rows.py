@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from advisor.cli import app
 from advisor.measure import artefact_kind, checked_point, plausibility, summarize
 from advisor.models import Evidence, PluginResult, Point, Series
-from advisor.report import EVIDENCE_HEADERS, evidence_rows
+from advisor.report.evidence import EVIDENCE_HEADERS, evidence_rows
 from advisor.save import save_profile
 from support import sample_profile
 

@@ -18,8 +18,9 @@ import sys
 from support import BUILTIN_LIBRARIES, StubProbe, sample_profile
 
 from advisor.models import Evidence, Recommendation, Setting, Verification
-from advisor.probe import Applicability, Baseline
-from advisor.verify import all_default, has_regression, verify_profile
+from advisor.probe import Applicability
+from advisor.baseline import Baseline, all_default
+from advisor.verify import has_regression, verify_profile
 
 PERTURB = "glibc.malloc.perturb=165"
 WORKER = ("import json, numpy as np\n"

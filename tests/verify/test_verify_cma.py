@@ -42,7 +42,7 @@ def _profile(recs, facts):
 def test_verify_mpich_cma_recorded_advice_is_no_effect():
     import json
 
-    from advisor_mpich_cma import recommend as RC
+    from advisor_mpich_cma import recommend
 
     reg, facts = _probe_and_facts()
     path = DATA / "mpich_cma" / "sweep-5.0.2.json"
@@ -50,7 +50,7 @@ def test_verify_mpich_cma_recorded_advice_is_no_effect():
         pytest.skip("recorded sweep not present")
     ev = [Evidence.model_validate(e) for e in json.loads(path.read_text())]
     # the advice of the recording (MPICH 5.0.2, security unknown), not of this host's Yama
-    recs = RC.recommend(ev, recorded_facts()).recommendations
+    recs = recommend.recommend(ev, recorded_facts()).recommendations
     assert recs, "the recorded sweep gives a recommendation"
     _, out = verify_profile(_profile(recs, facts), reg.probes, facts=facts, knobs=reg.knobs,
                             time_budget_s=5, libraries=BUILTIN_LIBRARIES)
@@ -62,12 +62,12 @@ def test_verify_mpich_cma_recorded_advice_is_no_effect():
 def test_verify_mpich_cma_threshold_with_ci():
     tool("mpiexec")
     need_cma_usable()
-    from advisor_mpich_cma import knobs as K
+    from advisor_mpich_cma import knobs
 
     reg, facts = _probe_and_facts()
     if facts.mpi.implementation != "mpich" or facts.mpi.flavour != "upstream":
         pytest.skip(f"needs upstream MPICH, found {facts.mpi.implementation} {facts.mpi.flavour}")
-    knob = K.knob(K.CMA_THRESHOLD)
+    knob = knobs.knob(knobs.CMA_THRESHOLD)
     old = int(knob.default_for("4.3.2"))
     here = knob.default_for(facts.mpi.version)
     if here is None or int(here) == old:
@@ -75,9 +75,9 @@ def test_verify_mpich_cma_threshold_with_ci():
     rec = Recommendation(
         id="cma-threshold", title=f"Use CMA from {old} bytes", rationale="MPICH 4.3-era advice",
         confidence="medium", verifiable=True, settings=[
-            Setting(library="mpich", flavour="upstream", name=K.CMA_ENABLE, value=1, type="int",
+            Setting(library="mpich", flavour="upstream", name=knobs.CMA_ENABLE, value=1, type="int",
                     default=1, is_default=True),
-            Setting(library="mpich", flavour="upstream", name=K.CMA_THRESHOLD, value=old,
+            Setting(library="mpich", flavour="upstream", name=knobs.CMA_THRESHOLD, value=old,
                     type="bytes", unit="bytes", default=int(here))])
     prof = _profile([rec], facts)
     updated, out = verify_profile(prof, reg.probes, facts=facts, knobs=reg.knobs,
@@ -118,20 +118,20 @@ def test_verify_mpich_cma_joint_runs_the_sweep_under_the_other_plugins_settings(
     4: that tunable changes which pages MPICH's buffers get) and removed from the baseline."""
     tool("mpiexec")
     need_cma_usable()
-    from advisor_mpich_cma import knobs as K
+    from advisor_mpich_cma import knobs
 
     from advisor.models import PluginResult
 
     reg, facts = _probe_and_facts()
     if facts.mpi.implementation != "mpich" or facts.mpi.flavour != "upstream":
         pytest.skip(f"needs upstream MPICH, found {facts.mpi.implementation} {facts.mpi.flavour}")
-    here = K.knob(K.CMA_THRESHOLD).default_for(facts.mpi.version)
+    here = knobs.knob(knobs.CMA_THRESHOLD).default_for(facts.mpi.version)
     if here is None:
         pytest.skip(f"MPICH {facts.mpi.version}: no known default threshold")
     rec = Recommendation(
         id="cma-threshold", title="Use CMA from 4x the default", rationale="test", confidence="medium",
         verifiable=True, settings=[Setting(library="mpich", flavour="upstream",
-                                           name=K.CMA_THRESHOLD, value=4 * int(here),
+                                           name=knobs.CMA_THRESHOLD, value=4 * int(here),
                                            type="bytes", unit="bytes", default=int(here))])
     hugetlb = Recommendation(
         id="glibc-malloc-hugetlb", title="huge pages for malloc", rationale="test",
@@ -153,7 +153,7 @@ def test_verify_mpich_cma_joint_runs_the_sweep_under_the_other_plugins_settings(
     assert v.verdict in ("confirmed", "no-effect", "regression"), joint.note
     values = v.evidence[0].values
     assert "GLIBC_TUNABLES=glibc.malloc.hugetlb=1" in values["advised_env"]
-    assert f"{K.CMA_THRESHOLD}={4 * int(here)}" in values["advised_env"]
+    assert f"{knobs.CMA_THRESHOLD}={4 * int(here)}" in values["advised_env"]
     assert values["baseline"].startswith("joint emitted environment")
     if v.verdict == "confirmed":
         assert v.ci_low > 1

@@ -131,16 +131,16 @@ def test_launches_layout_resamples_launches(recorded):
 def test_paired_only_where_the_switch_is_trusted():
     """verify pairs through MPI_T only for upstream MPICH and when nothing but the CMA variables
     differs; a side with CMA off is the threshold above every size."""
-    from advisor_mpich_cma import knobs as K
+    from advisor_mpich_cma import knobs
     from advisor_mpich_cma.verify import paired_thresholds
     from advisor.measure.mpi.loops import THRESHOLD_OFF
 
     defaults = {"enable": 1, "threshold": 8192, "mode": None}
-    adv = {K.CMA_THRESHOLD: "16384"}
-    assert paired_thresholds(adv, {}, K.UPSTREAM, defaults) == ((16384, 8192), "")
-    assert paired_thresholds({K.CMA_ENABLE: "0"}, {}, K.UPSTREAM, defaults)[0] == (
+    adv = {knobs.CMA_THRESHOLD: "16384"}
+    assert paired_thresholds(adv, {}, knobs.UPSTREAM, defaults) == ((16384, 8192), "")
+    assert paired_thresholds({knobs.CMA_ENABLE: "0"}, {}, knobs.UPSTREAM, defaults)[0] == (
         THRESHOLD_OFF, 8192)
     values, why = paired_thresholds({**adv, "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}, {},
-                                    K.UPSTREAM, defaults)
+                                    knobs.UPSTREAM, defaults)
     assert values is None and "GLIBC_TUNABLES" in why
-    assert paired_thresholds(adv, {}, K.CRAY, defaults)[0] is None
+    assert paired_thresholds(adv, {}, knobs.CRAY, defaults)[0] is None

@@ -18,10 +18,11 @@ from support import BUILTIN_LIBRARIES, StubProbe, sample_profile
 from advisor import hookimpl
 from advisor.models import Evidence, PluginResult, Recommendation, Setting, Verification
 from advisor.plugins import collect, make_plugin_manager
-from advisor.probe import Baseline
 from advisor.report.verify import joint_rows, to_json
-from advisor.verify import (JOINT_SUFFIX, REVERSAL_ID, has_regression, has_reversal,
-                            joint_environment, redo_command, reversal_findings, verify_profile)
+from advisor.baseline import Baseline
+from advisor.joint import (JOINT_SUFFIX, REVERSAL_ID, has_reversal, joint_environment,
+                           redo_command, reversal_findings)
+from advisor.verify import has_regression, verify_profile
 
 HUGETLB = "glibc.malloc.hugetlb=1"
 NT = "glibc.cpu.x86_non_temporal_threshold=0x4000000"

@@ -9,7 +9,7 @@ import pytest
 
 from advisor.measure import summarize
 from advisor.models import Conditions, CpuFacts, Evidence, Facts, Point, Series
-from advisor_host_buffer import evidence as E
+from advisor_host_buffer import evidence
 from advisor_host_buffer.recommend import recommend
 
 MiB = 1 << 20
@@ -30,8 +30,8 @@ FACTS = Facts(cpu=CpuFacts(arch="x86_64", cache_l3_bytes=32 * MiB))
 
 def _sweep(notes, medians=((1, 12e9), (4, 9e9), (16, 6e9), (64, 4e9))):
     pts = [_pt(m * MiB, bw, label="default", seed=i) for i, (m, bw) in enumerate(medians)]
-    return Evidence(id=E.EV_SWEEP, series=[Series(name="default", unit=E.BPS, x_name="nbytes",
-                                                  x_unit="bytes", points=pts)],
+    return Evidence(id=evidence.EV_SWEEP, series=[Series(name="default", unit=evidence.BPS, x_name="nbytes",
+                                                         x_unit="bytes", points=pts)],
                     conditions=Conditions(notes=notes), values={"noise_floor.within_run": 0.02})
 
 
@@ -56,8 +56,8 @@ def test_aliasing_placement_is_a_finding():
 
 
 def test_untouched_only_measurement_still_gets_its_finding():
-    ev = Evidence(id=E.EV_ZERO_MEMCPY, series=[Series(name="copy", unit=E.BPS, points=[
-        _pt(256 * MiB, 30e9, label=E.UNTOUCHED, artefact=E.ZERO_PAGE_ARTEFACT)])],
+    ev = Evidence(id=evidence.EV_ZERO_MEMCPY, series=[Series(name="copy", unit=evidence.BPS, points=[
+        _pt(256 * MiB, 30e9, label=evidence.UNTOUCHED, artefact=evidence.ZERO_PAGE_ARTEFACT)])],
         values={"nbytes": 256 * MiB})
     f = _ids(recommend([ev], FACTS))
     assert "zero-page-untouched-only" in f
@@ -66,8 +66,8 @@ def test_untouched_only_measurement_still_gets_its_finding():
 
 
 def test_artefact_points_are_never_shown_as_bandwidths():
-    ev = Evidence(id=E.EV_ZERO_OPENCL, series=[Series(name="h2d", unit=E.BPS, points=[
-        _pt(1, 12.5e9, label=E.RANDOM),
+    ev = Evidence(id=evidence.EV_ZERO_OPENCL, series=[Series(name="h2d", unit=evidence.BPS, points=[
+        _pt(1, 12.5e9, label=evidence.RANDOM),
         _pt(1, 987e9, label="mapped", artefact="artefact: above the ceiling")])],
         values={"nbytes": 1})
     f = _ids(recommend([ev], FACTS))["opencl-transfer-bandwidth"]
@@ -79,15 +79,15 @@ def test_artefact_points_are_never_shown_as_bandwidths():
 def test_nt_threshold_from_missing_cache_size(l3):
     facts = Facts(cpu=CpuFacts(arch="x86_64", cache_l3_bytes=l3, hypervisor_flag=True,
                                virtualization="kvm"))
-    tun = Evidence(id=E.EV_TUNABLES, values={"glibc.cpu.x86_non_temporal_threshold.value": 0x4040,
-                                             "list_tunables_available": True})
+    tun = Evidence(id=evidence.EV_TUNABLES, values={"glibc.cpu.x86_non_temporal_threshold.value": 0x4040,
+                                                    "list_tunables_available": True})
     f = _ids(recommend([tun], facts))["glibc-nt-threshold-no-cache-size"]
     assert f.severity == "warning" and "dl-cacheinfo.h" in f.message and "kvm" in f.message
-    assert f.evidence == [E.EV_TUNABLES]
+    assert f.evidence == [evidence.EV_TUNABLES]
 
 
 def test_nt_threshold_finding_only_where_it_applies():
-    tun = Evidence(id=E.EV_TUNABLES, values={"list_tunables_available": True})
+    tun = Evidence(id=evidence.EV_TUNABLES, values={"list_tunables_available": True})
     assert "glibc-nt-threshold-no-cache-size" not in _ids(recommend([tun], FACTS))
     arm = Facts(cpu=CpuFacts(arch="aarch64", cache_l3_bytes=None))
     assert "glibc-nt-threshold-no-cache-size" not in _ids(recommend([tun], arm))

@@ -9,9 +9,9 @@ import pytest
 from support import case
 
 from advisor.models import Evidence, Facts, KernelFacts, MemoryFacts, Point, Series
-from advisor_host_buffer import evidence as E
-from advisor_host_buffer import thp as THP
-from advisor_host_buffer import zero_page as ZP
+from advisor_host_buffer import evidence
+from advisor_host_buffer import thp
+from advisor_host_buffer import zero_page
 from advisor_host_buffer.recommend import recommend
 
 GB = 1e9  # the cases report decimal GB/s
@@ -20,7 +20,7 @@ GiB = 1 << 30
 PMD_BYTES = 2 << 20
 
 #: case vocabulary -> the point labels of this plugin (fill of the source buffer)
-STATE = {"untouched": E.UNTOUCHED, "touched_nonzero": E.RANDOM}
+STATE = {"untouched": evidence.UNTOUCHED, "touched_nonzero": evidence.RANDOM}
 
 
 def _evidence(c):
@@ -41,22 +41,22 @@ def _clpeak_evidence(c) -> Evidence:
     for direction, state, gbps in _evidence(c):
         series.setdefault(direction, []).append(
             Point(label=STATE[state], samples=[gbps * GB]))
-    return Evidence(id=E.EV_ZERO_OPENCL, series=[
-        Series(name=d, unit=E.BPS, points=pts) for d, pts in series.items()])
+    return Evidence(id=evidence.EV_ZERO_OPENCL, series=[
+        Series(name=d, unit=evidence.BPS, points=pts) for d, pts in series.items()])
 
 
 def test_clpeak_zero_page_inflation_and_artefact():
     c = case("clpeak-zero-page")
     ev = _clpeak_evidence(c)
-    inf = ZP.zero_page_inflation(ev, "h2d")
+    inf = zero_page.zero_page_inflation(ev, "h2d")
     assert inf is not None
     assert inf.ratio == pytest.approx(c["expect"]["inflation"], abs=0.005)
     assert inf.significant()
     # the untouched h2d figure is a zero-page artefact, never a bandwidth
-    labelled = ZP.label_artefacts(ev, ceiling=None)
+    labelled = zero_page.label_artefacts(ev, ceiling=None)
     h2d = (labelled).series_named("h2d")
-    assert "zero-page" in (h2d).point(E.UNTOUCHED).artefact
-    assert (h2d).point(E.RANDOM).artefact is None
+    assert "zero-page" in (h2d).point(evidence.UNTOUCHED).artefact
+    assert (h2d).point(evidence.RANDOM).artefact is None
     assert all(p.artefact is None for p in (labelled).series_named("d2h").points)
     advice = recommend([labelled], Facts())
     (f,) = _by_id(advice.findings, "zero-page-inflation-opencl")
@@ -73,9 +73,9 @@ def test_clpeak_zero_page_no_inflation_kind():
     """Same kind, other input: equal figures give no warning."""
     c = case("clpeak-zero-page")
     touched = [row for row in _evidence(c) if row[1] == "touched_nonzero" and row[0] == "h2d"][0]
-    ev = Evidence(id=E.EV_ZERO_OPENCL, series=[Series(name="h2d", unit=E.BPS, points=[
-        Point(label=E.UNTOUCHED, samples=[touched[2] * GB]),
-        Point(label=E.RANDOM, samples=[touched[2] * GB])])])
+    ev = Evidence(id=evidence.EV_ZERO_OPENCL, series=[Series(name="h2d", unit=evidence.BPS, points=[
+        Point(label=evidence.UNTOUCHED, samples=[touched[2] * GB]),
+        Point(label=evidence.RANDOM, samples=[touched[2] * GB])])])
     advice = recommend([ev], Facts())
     assert not _by_id(advice.findings, "zero-page-inflation")
     assert _by_id(advice.findings, "zero-page-no-inflation-opencl")
@@ -85,8 +85,8 @@ def test_clpeak_zero_page_no_inflation_kind():
 
 
 def _runs_evidence(rows) -> Evidence:
-    return Evidence(id=E.EV_FIRST_USE, series=[Series(
-        name="runs", unit=E.BPS, x_name="run",
+    return Evidence(id=evidence.EV_FIRST_USE, series=[Series(
+        name="runs", unit=evidence.BPS, x_name="run",
         points=[Point(x=float(run), samples=[gbps * GB]) for run, gbps in rows])])
 
 
@@ -122,7 +122,7 @@ def _numa_facts(c) -> Facts:
 def test_numa_first_touch(pinned):
     c = case("numa-first-touch")
     b = c["benchmark"]
-    ev = Evidence(id=E.EV_NUMA, values={
+    ev = Evidence(id=evidence.EV_NUMA, values={
         "init": b["init"], "threads": b["threads"], "pinned": pinned,
         "pages.node0": 1000, "pages.node1": 0})
     advice = recommend([ev], _numa_facts(c))
@@ -147,7 +147,7 @@ def test_numa_first_touch_single_node_is_quiet():
 def _thp_evidence(c) -> Evidence:
     ev = c["evidence"]
     gib = ev["bytes"] / GiB
-    return Evidence(id=E.EV_FIRST_TOUCH, values={
+    return Evidence(id=evidence.EV_FIRST_TOUCH, values={
         "fault_s_per_gib.base": ev["register_seconds"]["madvise_off"] / gib,
         "fault_s_per_gib.huge": ev["register_seconds"]["madvise_on"] / gib,
     })
@@ -166,7 +166,7 @@ def _with_mode(raw: str, mode: str) -> str:
 
 def test_thp_madvise_mode_recommends_aligned_pool():
     c = case("thp-madvise")
-    assert THP.thp_mode(c["facts"]["thp_enabled"]) == "madvise"
+    assert thp.thp_mode(c["facts"]["thp_enabled"]) == "madvise"
     advice = recommend([_thp_evidence(c)], _thp_facts(c, c["facts"]["thp_enabled"]))
     (rec,) = [r for r in advice.recommendations if r.id == "host-pool-hugepages"]
     vals = {s.name: s.value for s in rec.settings}

@@ -13,7 +13,7 @@ import pytest
 
 from advisor.models import Evidence, Facts
 from advisor.profile import load_profile
-from advisor_host_buffer import evidence as E
+from advisor_host_buffer import evidence
 from advisor_host_buffer.figures import figures
 from advisor_host_buffer.plugin import HostBufferProbe
 from support import DATA, SHIPPED_PROFILE
@@ -101,7 +101,7 @@ def test_first_touch_bars_are_the_stored_points(shipped):
 def test_recorded_sweep_with_cliff_has_the_cliff():
     facts, ev = _load("sweep-cliff-kvm.json")
     (spec,) = [f for f in figures(ev, facts) if f.id == "memcpy-sweep"]
-    sweep = Evidence.find(ev, E.EV_SWEEP)
+    sweep = Evidence.find(ev, evidence.EV_SWEEP)
     start, end = sweep.values["cliff.start_bytes"], sweep.values["cliff.end_bytes"]
     drawn = ([(b.low, b.high) for b in spec.bands]
              + [(m.value, m.value) for m in spec.markers if m.role == "limit"])

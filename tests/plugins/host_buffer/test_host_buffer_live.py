@@ -14,10 +14,10 @@ from advisor.measure import ALIAS_SKEW_BYTES
 
 from advisor.models import Facts
 from advisor.probe import MeasureContext
-from advisor_host_buffer import cliff as CL
-from advisor_host_buffer import evidence as E
-from advisor_host_buffer import thp as THP
-from advisor_host_buffer import zero_page as ZP
+from advisor_host_buffer import cliff
+from advisor_host_buffer import evidence
+from advisor_host_buffer import thp
+from advisor_host_buffer import zero_page
 from advisor_host_buffer import (measure, measure_common, measure_sweep, measure_touch,
                                  measure_zero_page, tunables)
 from advisor_host_buffer.plugin import HostBufferProbe
@@ -81,13 +81,13 @@ def test_zero_page_memcpy_inflation_ci_excludes_one():
     ev = _retry(lambda: measure_zero_page.zero_page_memcpy(_ctx(facts), 128 * MiB),
                 lambda e: e.values["copy.inflation_ci_low"] > 1.0)
     assert ev.values["copy.inflation_ci_low"] > 1.0, ev.values
-    inf = ZP.zero_page_inflation(ev)
+    inf = zero_page.zero_page_inflation(ev)
     assert inf.significant() and inf.ratio > 1.0
     copy = ev.series[0]
-    assert "zero-page" in (copy).point(E.UNTOUCHED).artefact
-    assert (copy).point(E.RANDOM).artefact is None
+    assert "zero-page" in (copy).point(evidence.UNTOUCHED).artefact
+    assert (copy).point(evidence.RANDOM).artefact is None
     # conditions next to the bandwidth: THP mode and the buffer fill
-    assert ev.conditions.thp_enabled == THP.thp_mode(facts.memory.thp_enabled)
+    assert ev.conditions.thp_enabled == thp.thp_mode(facts.memory.thp_enabled)
     assert ev.conditions.buffer_fill == "random" and ev.conditions.align_bytes >= 64
     # source and destination fills and their placement (never a power of two apart)
     notes = ev.conditions.notes
@@ -127,11 +127,11 @@ def test_opencl_zero_page_and_zero_copy_artefact():
     mapped = (h2d).point("mapped")
     assert mapped.artefact and "ceiling" in mapped.artefact
     assert mapped.samples == [] and mapped.stats is None
-    assert "zero-page" in (h2d).point(E.UNTOUCHED).artefact
-    for label in (E.RANDOM, "pinned"):
+    assert "zero-page" in (h2d).point(evidence.UNTOUCHED).artefact
+    for label in (evidence.RANDOM, "pinned"):
         assert (h2d).point(label).artefact is None
-    assert {p.label for p in (ev).series_named("d2h").points} == {E.RANDOM, "pinned"}
-    refs = E.reference_bandwidths([ev, measure.reference([ev])])
+    assert {p.label for p in (ev).series_named("d2h").points} == {evidence.RANDOM, "pinned"}
+    refs = evidence.reference_bandwidths([ev, measure.reference([ev])])
     assert refs and not any("mapped" in k or "untouched" in k for k in refs)
 
 
@@ -140,7 +140,7 @@ def test_first_touch_cost_and_thp_recorded():
     ev = measure_touch.first_touch(_ctx(facts), 64 * MiB)
     assert ev.values["fault_s_per_gib.base"] > 0
     assert ev.values["huge_page_bytes"] >= 2 * MiB
-    assert ev.conditions.thp_enabled == THP.thp_mode(facts.memory.thp_enabled)
+    assert ev.conditions.thp_enabled == thp.thp_mode(facts.memory.thp_enabled)
 
 
 def _sweep(facts, tun, sizes: str = SWEEP_MIB):
@@ -179,7 +179,7 @@ def test_glibc_threshold_advice_appears_with_measured_gain():
     assert s.value == f"glibc.cpu.x86_non_temporal_threshold={hex(tuned)}"
     assert s.default == (f"glibc.cpu.x86_non_temporal_threshold="
                          f"{hex(int(tun.values['glibc.cpu.x86_non_temporal_threshold.value']))}")
-    gain = CL.sweep_gain(ev, noise_floor=0.0)
+    gain = cliff.sweep_gain(ev, noise_floor=0.0)
     assert f"{gain.gains[gain.best][0]:.2f}x faster" in rec.rationale
 
 
@@ -204,7 +204,7 @@ def test_glibc_threshold_advice_absent_without_cliff(monkeypatch):
 
 def test_malloc_hugetlb_measured_before_advised():
     facts = _facts()
-    if THP.thp_mode(facts.memory.thp_enabled) != "madvise" or E.glibc_at_least(facts, "2.35") is not True:
+    if thp.thp_mode(facts.memory.thp_enabled) != "madvise" or evidence.glibc_at_least(facts, "2.35") is not True:
         pytest.skip("needs THP madvise mode and glibc >= 2.35")
     ctx = _ctx(facts)
     ev = _retry(lambda: measure_touch.malloc_hugetlb(ctx, measure_common.Budget(ctx)), lambda e: e.values["verdict"] == "better")
@@ -229,7 +229,7 @@ def test_probe_registered_with_knobs():
         assert ("glibc", item) in names
     probe = HostBufferProbe()
     app = probe.check(_facts())
-    assert app.usable and app.evidence[0].id == E.EV_TUNABLES
+    assert app.usable and app.evidence[0].id == evidence.EV_TUNABLES
 
 
 def test_numa_placement_worker_reports_pages_per_node():

@@ -11,10 +11,10 @@ from support import DATA
 
 from advisor.libraries.glibc_tunables import Tunable, parse_list_tunables
 from advisor.models import Evidence, Facts, KernelFacts
-from advisor_host_buffer import cliff as CL
-from advisor_host_buffer import evidence as E
-from advisor_host_buffer import thp as THP
-from advisor_host_buffer import zero_page as ZP
+from advisor_host_buffer.cliff import Cliff, ab_stability, choose_nt_threshold, sweep_gain
+from advisor_host_buffer import evidence
+from advisor_host_buffer import thp
+from advisor_host_buffer import zero_page
 from advisor_host_buffer.knobs import knobs
 from advisor_host_buffer.tunables import merged_tunables
 from advisor_host_buffer.recommend import recommend
@@ -46,9 +46,9 @@ def test_recorded_default_probe_gives_all_measured_advice(probe):
     assert {"zero-page-inflation", "zero-page-inflation-opencl", "thp-madvise", "memcpy-cliff"} <= \
         set(_ids(advice.findings))
     # the THP mode is recorded next to every bandwidth result
-    mode = THP.thp_mode(facts.memory.thp_enabled)
+    mode = thp.thp_mode(facts.memory.thp_enabled)
     for e in ev:
-        if any(s.unit == E.BPS for s in e.series):
+        if any(s.unit == evidence.BPS for s in e.series):
             assert e.conditions.thp_enabled == mode, e.id
 
 
@@ -56,8 +56,8 @@ def test_recorded_zero_page_memcpy_and_opencl_inflation(probe):
     facts, ev = probe
     advice = recommend(ev, facts)
     f = _ids(advice.findings)
-    for ev_id, fid, key in ((E.EV_ZERO_MEMCPY, "zero-page-inflation", "copy"),
-                            (E.EV_ZERO_OPENCL, "zero-page-inflation-opencl", "h2d")):
+    for ev_id, fid, key in ((evidence.EV_ZERO_MEMCPY, "zero-page-inflation", "copy"),
+                            (evidence.EV_ZERO_OPENCL, "zero-page-inflation-opencl", "h2d")):
         e = Evidence.find(ev, ev_id)
         lo, hi = e.values[f"{key}.inflation_ci_low"], e.values[f"{key}.inflation_ci_high"]
         assert lo > 1.0  # measured here: the CI excludes 1
@@ -67,16 +67,16 @@ def test_recorded_zero_page_memcpy_and_opencl_inflation(probe):
 
 def test_recorded_artefacts_never_stored_as_bandwidth(probe):
     _, ev = probe
-    o = Evidence.find(ev, E.EV_ZERO_OPENCL)
+    o = Evidence.find(ev, evidence.EV_ZERO_OPENCL)
     mapped = o.series_named("h2d").point("mapped")
     assert "ceiling" in mapped.artefact and mapped.samples == [] and mapped.stats is None
-    refs = E.reference_bandwidths(ev)
+    refs = evidence.reference_bandwidths(ev)
     assert refs
     for name, (value, lower, upper, unit) in refs.items():
         assert "untouched" not in name and "mapped" not in name
         assert unit == "bytes/s" and lower <= value <= upper
     # labelling again against the recorded ceiling changes nothing (idempotent)
-    again = ZP.label_artefacts(o, float(o.values["ceiling_bytes_per_s"]))
+    again = zero_page.label_artefacts(o, float(o.values["ceiling_bytes_per_s"]))
     assert [p.artefact for s in again.series for p in s.points] == \
         [p.artefact for s in o.series for p in s.points]
 
@@ -85,18 +85,18 @@ def test_recorded_above_ceiling_point_is_labelled(probe):
     """A real point above 3x the ceiling: the recorded untouched memcpy figure judged against
     a ceiling a third of its size (as clpeak would with a slower real peak)."""
     _, ev = probe
-    z = Evidence.find(ev, E.EV_ZERO_MEMCPY)
-    u = (z.series[0]).point(E.UNTOUCHED).model_copy(update={"artefact": None, "label": "x"})
+    z = Evidence.find(ev, evidence.EV_ZERO_MEMCPY)
+    u = (z.series[0]).point(evidence.UNTOUCHED).model_copy(update={"artefact": None, "label": "x"})
     e = z.model_copy(update={"series": [z.series[0].model_copy(update={"points": [u]})]})
-    ceiling = u.stats.median / (E.CLPEAK_CEILING_FACTOR + 1)
-    (p,) = ZP.label_artefacts(e, ceiling).series[0].points
+    ceiling = u.stats.median / (evidence.CLPEAK_CEILING_FACTOR + 1)
+    (p,) = zero_page.label_artefacts(e, ceiling).series[0].points
     assert p.artefact and "ceiling" in p.artefact and p.stats is None
 
 
 def test_recorded_first_touch_and_host_pool_advice(probe):
     facts, ev = probe
     advice = recommend(ev, facts)
-    ft = Evidence.find(ev, E.EV_FIRST_TOUCH)
+    ft = Evidence.find(ev, evidence.EV_FIRST_TOUCH)
     rec = _ids(advice.recommendations)["host-pool-hugepages"]
     assert f"{ft.values['huge_speedup']:.2f}x" in rec.rationale
     assert {s.kind for s in rec.settings} == {"config"}
@@ -125,9 +125,9 @@ def test_list_tunables_parse_recorded():
         "glibc.cpu.x86_non_temporal_threshold", int(val, 16), int(lo, 16), int(hi, 16), val)
     assert t["glibc.malloc.hugetlb"].value == 0
     # a tuned threshold is never one glibc ignores (it takes only values above the minimum)
-    cliff = CL.Cliff(start_bytes=int(lo, 16), end_bytes=int(lo, 16), last_fast_bytes=None,
+    cliff = Cliff(start_bytes=int(lo, 16), end_bytes=int(lo, 16), last_fast_bytes=None,
                     plateau_bps=1.0, depth=1.0)
-    assert CL.choose_nt_threshold(cliff, minimum=int(lo, 16)) > int(lo, 16)
+    assert choose_nt_threshold(cliff, minimum=int(lo, 16)) > int(lo, 16)
 
 
 def test_numa_maps_parse_recorded():
@@ -174,8 +174,8 @@ def _nt_advice(advice):
 
 def test_recorded_sweep_with_cliff_gives_threshold_advice():
     facts, ev = _load("sweep-cliff-kvm.json")
-    sweep = Evidence.find(ev, E.EV_SWEEP)
-    tun = Evidence.find(ev, E.EV_TUNABLES)
+    sweep = Evidence.find(ev, evidence.EV_SWEEP)
+    tun = Evidence.find(ev, evidence.EV_TUNABLES)
     (rec,) = _nt_advice(recommend(ev, facts))
     (s,) = rec.settings
     tuned = int(sweep.values["nt_threshold.tuned_bytes"])
@@ -184,7 +184,7 @@ def test_recorded_sweep_with_cliff_gives_threshold_advice():
     assert (s.name, s.separator, s.kind, s.versions) == ("GLIBC_TUNABLES", ":", "env", ">=2.28")
     # the tuned threshold comes from the measured cliff, below glibc's current threshold
     assert int(sweep.values["cliff.start_bytes"]) >= tuned and tuned < current
-    gain = CL.sweep_gain(sweep, noise_floor=0.0)
+    gain = sweep_gain(sweep, noise_floor=0.0)
     # only sizes whose glibc code path the setting changes count: [tuned, current)
     assert gain.gains and all(tuned <= n < current for n in gain.gains)
     r, lo, hi = gain.gains[gain.best]
@@ -195,7 +195,7 @@ def test_recorded_sweep_with_cliff_gives_threshold_advice():
 
 def test_recorded_sweep_without_cliff_gives_no_advice():
     facts, ev = _load("sweep-no-cliff-kvm.json")
-    sweep = Evidence.find(ev, E.EV_SWEEP)
+    sweep = Evidence.find(ev, evidence.EV_SWEEP)
     assert "cliff.start_bytes" not in sweep.values
     advice = recommend(ev, facts)
     assert not _nt_advice(advice)
@@ -220,10 +220,10 @@ def test_recorded_sweep_tunable_name_follows_glibc_version(glibc, name, versions
 def test_recorded_sweep_tunable_ignored_by_glibc_gives_no_advice():
     """Kind of fault: a tuned value glibc did not take (ld.so shows another) is never advised."""
     facts, ev = _load("sweep-cliff-kvm.json")
-    sweep = Evidence.find(ev, E.EV_SWEEP)
+    sweep = Evidence.find(ev, evidence.EV_SWEEP)
     vals = dict(sweep.values, **{"nt_threshold.tuned_effective_bytes":
-                                 int(Evidence.find(ev, E.EV_TUNABLES).values[f"{NT}.value"])})
-    ev = [e if e.id != E.EV_SWEEP else sweep.model_copy(update={"values": vals}) for e in ev]
+                                 int(Evidence.find(ev, evidence.EV_TUNABLES).values[f"{NT}.value"])})
+    ev = [e if e.id != evidence.EV_SWEEP else sweep.model_copy(update={"values": vals}) for e in ev]
     advice = recommend(ev, facts)
     assert not _nt_advice(advice)
     assert "did not take" in _ids(advice.findings)["memcpy-cliff"].message
@@ -234,12 +234,12 @@ def test_recorded_cliff_from_a_quick_probe_is_a_finding_not_advice():
     (no tuned runs, no gains) gives the finding naming the candidate and the full probe, never
     a setting measured by nobody."""
     facts, ev = _load("sweep-cliff-kvm.json")
-    sweep = Evidence.find(ev, E.EV_SWEEP)
+    sweep = Evidence.find(ev, evidence.EV_SWEEP)
     vals = {k: v for k, v in sweep.values.items()
             if not k.startswith(("gain.", "interleave.", "aa_noise_floor.", "followup"))}
     vals["ab_skipped"] = "quick"
     first = [s for s in sweep.series if s.name == "default"]
-    ev = [e if e.id != E.EV_SWEEP else sweep.model_copy(update={"values": vals, "series": first})
+    ev = [e if e.id != evidence.EV_SWEEP else sweep.model_copy(update={"values": vals, "series": first})
           for e in ev]
     advice = recommend(ev, facts)
     assert not _nt_advice(advice)
@@ -270,17 +270,17 @@ def test_the_nt_gain_is_stable_only_when_every_round_shows_it():
     """Issue 25 item 1 for host-buffer: the verdict's stability over resamples of the A/B
     rounds.  A 1.3x gain in each of 4 rounds is stable; a gain in 2 of 4 rounds (the other two
     level) is not, though the pooled CI may clear the floor."""
-    assert CL.ab_stability(*_rounds([1.3, 1.3, 1.3, 1.3])) == 1.0
-    mixed = CL.ab_stability(*_rounds([1.3, 1.0, 1.3, 1.0]))
+    assert ab_stability(*_rounds([1.3, 1.3, 1.3, 1.3])) == 1.0
+    mixed = ab_stability(*_rounds([1.3, 1.0, 1.3, 1.0]))
     assert mixed is not None and mixed < 0.8
-    assert CL.ab_stability(*_rounds([1.3])) is None  # one round: nothing to resample
+    assert ab_stability(*_rounds([1.3])) is None  # one round: nothing to resample
 
 
 def test_an_unstable_nt_gain_is_not_advised():
     """The recorded cliff, its A/B marked unstable as the measurement would (``nt.stability``
     below the policy): no tunable is advised, and the finding says why and what to do."""
     facts, ev = _load("sweep-cliff-kvm.json")
-    sweep = Evidence.find(ev, E.EV_SWEEP)
+    sweep = Evidence.find(ev, evidence.EV_SWEEP)
     unstable = sweep.model_copy(update={"values": {**sweep.values, "nt.stability": 0.55,
                                                    "interleave.rounds": 4,
                                                    "nt.stopped": "budget"}})

@@ -12,8 +12,8 @@ from support import case
 
 from advisor.models import CudaDevice, Evidence, Facts, KernelFacts, MemoryFacts, Point, Series
 from advisor_memory_pool import model
-from advisor_memory_pool import evidence as EV
-from advisor_memory_pool import recommend as RC
+from advisor_memory_pool import evidence
+from advisor_memory_pool import recommend
 from advisor_memory_pool import workload as wl
 from advisor_memory_pool.plugin import DevicePoolProbe, HostPoolProbe
 
@@ -55,7 +55,7 @@ def overalloc_evidence(c: dict) -> list[Evidence]:
     })
     pts = [Point(x=c["base_bytes"] + off, warmup=[fmin, fmax], samples=[later])
            for off, fmin, fmax, later in c["evidence"]]
-    fu = Evidence(id=EV.DEVICE_FIRST_USE, series=[Series(name="first-use", unit="s",
+    fu = Evidence(id=evidence.DEVICE_FIRST_USE, series=[Series(name="first-use", unit="s",
                                                              x_name="alloc", x_unit="bytes", points=pts)])
     return [wl.to_evidence(w), fu]
 
@@ -83,7 +83,7 @@ def test_pool_overalloc_first_send_recommend():
     c = cased("pool-overalloc-first-send")
     exp = c["expect"]
     lp = exp["flag_backing_not_multiple_of"]
-    adv = RC.recommend_device(overalloc_evidence(c), gpu_facts())
+    adv = recommend.recommend_device(overalloc_evidence(c), gpu_facts())
     by_id = {f.id: f for f in adv.findings}
     flag = by_id["device-backing-not-large-page-multiple"]
     assert flag.severity == "warning"
@@ -110,7 +110,7 @@ def test_pool_overalloc_first_send_recommend():
 
 def churn_evidence(c: dict) -> Evidence:
     pts = [Point(x=it, samples=[free_gb * GB]) for it, free_gb in c["evidence"]]
-    return Evidence(id=EV.DEVICE_FREE, series=[Series(name="free", unit="bytes", x_name="iteration",
+    return Evidence(id=evidence.DEVICE_FREE, series=[Series(name="free", unit="bytes", x_name="iteration",
                                                           points=pts)],
                     values={"first_alloc_bytes": c["first_alloc_bytes"],
                             "growth_per_iteration_bytes": c["growth_per_iteration_bytes"]})
@@ -118,7 +118,7 @@ def churn_evidence(c: dict) -> Evidence:
 
 def test_pool_churn_ipc_cache():
     c = cased("pool-churn-ipc-cache")
-    adv = RC.recommend_device([churn_evidence(c)], gpu_facts(c["gpu_memory_bytes"]))
+    adv = recommend.recommend_device([churn_evidence(c)], gpu_facts(c["gpu_memory_bytes"]))
     by_id = {f.id: f for f in adv.findings}
     churn = by_id["device-comm-buffer-churn"]
     assert churn.severity == "warning"
@@ -142,7 +142,7 @@ def test_pool_churn_ipc_cache_flat_memory_is_no_churn():
     c = cased("pool-churn-ipc-cache")
     first_free = c["evidence"][0][1]
     flat = [[it, first_free] for it, _ in c["evidence"]]  # "with GPU IPC disabled, memory stayed flat"
-    adv = RC.recommend_device([churn_evidence({**c, "evidence": flat})],
+    adv = recommend.recommend_device([churn_evidence({**c, "evidence": flat})],
                                   gpu_facts(c["gpu_memory_bytes"]))
     assert "device-comm-buffer-churn" not in {f.id for f in adv.findings}
 
@@ -174,12 +174,12 @@ def cupy_workload(c: dict) -> Evidence:
 def test_cupy_limit_oom_version_gate():
     c = case("cupy-limit-oom")
     assert c["pool"]["allocator"] == "MemoryPool"
-    before = RC.recommend_device([cupy_workload(c)], gpu_facts(**{"cupy-cuda12x": "12.1.0"}))
+    before = recommend.recommend_device([cupy_workload(c)], gpu_facts(**{"cupy-cuda12x": "12.1.0"}))
     bug = {f.id: f for f in before.findings}["cupy-pool-limit-bug"]
     assert bug.severity == "warning" and "7678" in bug.message
-    after = RC.recommend_device([cupy_workload(c)], gpu_facts(**{"cupy-cuda12x": "13.6.0"}))
+    after = recommend.recommend_device([cupy_workload(c)], gpu_facts(**{"cupy-cuda12x": "13.6.0"}))
     assert "cupy-pool-limit-bug" not in {f.id for f in after.findings}
-    none = RC.recommend_device([cupy_workload(c)], gpu_facts())
+    none = recommend.recommend_device([cupy_workload(c)], gpu_facts())
     assert "cupy-pool-limit-bug" not in {f.id for f in none.findings}
 
 
@@ -187,7 +187,7 @@ def test_cupy_limit_oom_limit_check():
     c = case("cupy-limit-oom")
     limit = c["pool"]["limit_bytes"]
     largest = max(int(t.split()[1]) for t in c["pool"]["trace"] if t.startswith("alloc"))
-    adv = RC.recommend_device([cupy_workload(c)], gpu_facts(**{"cupy": "12.1.0"}))
+    adv = recommend.recommend_device([cupy_workload(c)], gpu_facts(**{"cupy": "12.1.0"}))
     by_id = {f.id: f for f in adv.findings}
     f = by_id["device-pool-limit-below-request-plus-grow"]
     assert "lowered" in f.message  # says why the grow-by is lower
@@ -204,7 +204,7 @@ def test_cupy_limit_oom_limit_check():
 
 def test_cupy_limit_oom_no_overclaim():
     c = case("cupy-limit-oom")
-    adv = RC.recommend_device([cupy_workload(c)], gpu_facts(**{"cupy": "12.1.0"}))
+    adv = recommend.recommend_device([cupy_workload(c)], gpu_facts(**{"cupy": "12.1.0"}))
     txt = texts(adv).lower()
     for line in txt.splitlines():
         if "async" in line or "cudamallocasync" in line:
@@ -215,7 +215,7 @@ def test_cupy_limit_oom_impossible_limit_is_an_error():
     c = case("cupy-limit-oom")
     largest = max(int(t.split()[1]) for t in c["pool"]["trace"] if t.startswith("alloc"))
     tight = {**c, "pool": {**c["pool"], "limit_bytes": largest}}
-    adv = RC.recommend_device([cupy_workload(tight)], gpu_facts())
+    adv = recommend.recommend_device([cupy_workload(tight)], gpu_facts())
     f = {f.id: f for f in adv.findings}["device-pool-limit-below-request-plus-grow"]
     assert f.severity == "error"
 
@@ -234,14 +234,14 @@ def thp_facts(c: dict, mode_line: str | None = None) -> Facts:
 def thp_evidence(c: dict) -> Evidence:
     e = c["evidence"]
     rs = e["register_seconds"]
-    return Evidence(id=EV.HOST_FIRST_TOUCH, series=[Series(name="register", unit="s", points=[
+    return Evidence(id=evidence.HOST_FIRST_TOUCH, series=[Series(name="register", unit="s", points=[
         Point(x=e["bytes"], label="nohuge", samples=[rs["madvise_off"]]),
         Point(x=e["bytes"], label="huge", samples=[rs["madvise_on"]])])])
 
 
 def test_thp_madvise_mode():
     c = case("thp-madvise")
-    adv = RC.recommend_host([thp_evidence(c)], thp_facts(c))
+    adv = recommend.recommend_host([thp_evidence(c)], thp_facts(c))
     assert "host-thp-madvise" in {f.id for f in adv.findings}
     rec = next(r for r in adv.recommendations if r.id == "host-pool-large-page-blocks")
     s = settings_by_name(rec)
@@ -258,14 +258,14 @@ def test_thp_madvise_mode():
 
 def test_thp_madvise_never_mode():
     c = case("thp-madvise")
-    adv = RC.recommend_host([thp_evidence(c)], thp_facts(c, "always madvise [never]"))
+    adv = recommend.recommend_host([thp_evidence(c)], thp_facts(c, "always madvise [never]"))
     assert not adv.recommendations
     assert "no effect" in {f.id: f for f in adv.findings}["host-thp-never"].message
 
 
 def test_thp_madvise_always_mode():
     c = case("thp-madvise")
-    adv = RC.recommend_host([thp_evidence(c)], thp_facts(c, "[always] madvise never"))
+    adv = recommend.recommend_host([thp_evidence(c)], thp_facts(c, "[always] madvise never"))
     f = {f.id: f for f in adv.findings}["host-thp-always"]
     assert "no hint needed" in f.message and "defrag" in f.message and "khugepaged" in f.message
     assert "defrag" in adv.recommendations[0].rationale

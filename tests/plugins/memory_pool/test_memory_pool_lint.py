@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor import lint as L
+from advisor import lint
 from advisor.models import Facts, MemoryFacts
 from support import BUILTIN_LIBRARIES
 
@@ -18,9 +18,9 @@ def _lint(text: str, facts: Facts):
 
     reg = load(only_probes=["memory-pool"])
     assert {"memory-pool-host", "memory-pool-device"} <= set(reg.probes)
-    entries = L.parse_env_text(text, path="site.sh")
-    return L.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes,
-                          libraries=BUILTIN_LIBRARIES)
+    entries = lint.parse_env_text(text, path="site.sh")
+    return lint.lint_entries(entries, facts=facts, knobs=reg.knobs, probes=reg.probes,
+                             libraries=BUILTIN_LIBRARIES)
 
 
 def _ids(findings):

@@ -18,8 +18,8 @@ from advisor.models import CudaDevice, Evidence, Facts
 from advisor.plugins import collect, make_plugin_manager
 from advisor.runner import run_probe
 from advisor_memory_pool import model, plugin
-from advisor_memory_pool import evidence as EV
-from advisor_memory_pool import recommend as RC
+from advisor_memory_pool import evidence
+from advisor_memory_pool import recommend
 from advisor_memory_pool import workload as wl
 from advisor_memory_pool.measure import cupy_available
 
@@ -105,7 +105,7 @@ def test_host_probe_real_measurement(registry, facts):
                         deadline=time.monotonic() + 20, quick=True, options={"alloc-size": "8MiB"})
         assert res.status == "ok", res.reason
         ev = {e.id: e for e in res.evidence}
-        ft = ev[EV.HOST_FIRST_TOUCH]
+        ft = ev[evidence.HOST_FIRST_TOUCH]
         assert ft.conditions.thp_enabled == model.parse_thp_mode(facts.memory.thp_enabled)
         pts = {p.label: p for p in ft.series[0].points}
         assert len(pts["huge"].samples) >= 3 and len(pts["nohuge"].samples) >= 3
@@ -128,13 +128,13 @@ def test_an_unstable_huge_page_gain_does_not_make_the_advice_high_confidence():
     rec = json.loads(path.read_text())
     facts = Facts.model_validate(rec["facts"])
     ev = [Evidence.model_validate(e) for e in rec["evidence"]]
-    ft = next(e for e in ev if e.id == EV.HOST_FIRST_TOUCH)
+    ft = next(e for e in ev if e.id == evidence.HOST_FIRST_TOUCH)
     if not ft.values.get("huge_anon_huge_fraction", 0) > 0:
         pytest.skip("the recorded host evidence got no huge pages")
     for stab, conf in ((0.5, "medium"), (0.95, "high")):
         marked = ft.model_copy(update={"values": {
             **ft.values, **{f"{s.name}_stability": stab for s in ft.series}}})
-        adv = RC.recommend_host([marked if e is ft else e for e in ev], facts)
+        adv = recommend.recommend_host([marked if e is ft else e for e in ev], facts)
         r = next(r for r in adv.recommendations if r.id == "host-pool-large-page-blocks")
         assert r.confidence == conf and f"stability {stab:.2f}" in r.rationale
 
@@ -175,7 +175,7 @@ def test_device_probe_with_gpu(registry, facts):
                     facts, deadline=time.monotonic() + 60, quick=True)
     assert res.status == "ok", res.reason
     ev = {e.id: e for e in res.evidence}
-    fu = ev[EV.DEVICE_FIRST_USE]
+    fu = ev[evidence.DEVICE_FIRST_USE]
     assert len(fu.series[0].points) == 4 and all(p.warmup for p in fu.series[0].points)
     assert any(r.id == "device-pool-large-page-blocks" for r in res.recommendations)
 
@@ -188,8 +188,8 @@ def test_recorded_host_evidence():
         rec = json.loads(path.read_text())
         facts = Facts.model_validate(rec["facts"])
         ev = [Evidence.model_validate(e) for e in rec["evidence"]]
-        adv = RC.recommend_host(ev, facts)
-        ft = next(e for e in ev if e.id == EV.HOST_FIRST_TOUCH)
+        adv = recommend.recommend_host(ev, facts)
+        ft = next(e for e in ev if e.id == evidence.HOST_FIRST_TOUCH)
         if ft.values.get("huge_anon_huge_fraction", 0) > 0:
             r = next(r for r in adv.recommendations if r.id == "host-pool-large-page-blocks")
             assert r.confidence == "high" and "better" in r.rationale
@@ -199,7 +199,7 @@ def test_device_known_but_no_cupy_still_gets_model_advice():
     """A GPU in the facts but no CuPy: not measurable, yet the pure model still advises."""
     facts = Facts(cuda=[CudaDevice(index=0, name="recorded GPU", total_memory_bytes=96 << 30)],
                   python_packages={"cupy-cuda12x": "13.6.0"})
-    adv = RC.recommend_device([wl.to_evidence(wl.parse_options({"alloc-size": "1000000"}))], facts)
+    adv = recommend.recommend_device([wl.to_evidence(wl.parse_options({"alloc-size": "1000000"}))], facts)
     rec = next(r for r in adv.recommendations if r.id == "device-pool-large-page-blocks")
     assert rec.confidence == "medium"  # model only, no first-use evidence
     assert "cupy-backing-not-large-page-multiple" in {f.id for f in adv.findings}

@@ -14,7 +14,7 @@ from advisor.models import (CudaDevice, Facts, PluginResult, Profile, Provenance
 from advisor.profile import load_profile
 from advisor.runtime import CupyUnavailable, configure_cupy, cupy_plan, parse_limit
 from advisor.save import save_profile
-from advisor_memory_pool import recommend as RC
+from advisor_memory_pool import recommend
 from advisor_memory_pool import workload as wl
 from advisor_memory_pool.measure import cupy_available
 
@@ -30,7 +30,7 @@ def profile_with(recs, facts: Facts) -> Profile:
 def advised_profile(options: dict) -> Profile:
     facts = Facts(cuda=[CudaDevice(index=0, name="recorded GPU", total_memory_bytes=96 << 30)],
                   python_packages={"cupy-cuda12x": "13.6.0"})
-    adv = RC.recommend_device([wl.to_evidence(wl.parse_options(options))], facts)
+    adv = recommend.recommend_device([wl.to_evidence(wl.parse_options(options))], facts)
     return profile_with(adv.recommendations, facts)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from advisor.models import CpuFacts, CudaDevice, Facts, MemoryFacts
 from advisor_memory_pool import model
-from advisor_memory_pool import recommend as RC
+from advisor_memory_pool import recommend
 from advisor_memory_pool import workload as wl
 
 MiB, GiB = model.MiB, model.GiB
@@ -35,7 +35,7 @@ def all_settings(adv):
 
 def test_device_demand_above_capacity_is_an_oom_verdict_and_no_pool_advice():
     # four 8 GiB buffers live at once on a 16 GiB GPU shared by 2 ranks (8 GiB each)
-    adv = RC.recommend_device(ev(alloc_size="8GiB,8GiB,8GiB,8GiB", ranks_per_gpu="2"),
+    adv = recommend.recommend_device(ev(alloc_size="8GiB,8GiB,8GiB,8GiB", ranks_per_gpu="2"),
                                   gpu(16 * GiB))
     f = ids(adv)["pool-oom"]
     assert f.severity == "error" and str(32 * GiB) in f.message and str(8 * GiB) in f.message
@@ -44,7 +44,7 @@ def test_device_demand_above_capacity_is_an_oom_verdict_and_no_pool_advice():
 
 
 def test_host_demand_above_capacity_is_an_oom_verdict():
-    adv = RC.recommend_host(ev(alloc_size="3GiB,3GiB"), host(4 * GiB))
+    adv = recommend.recommend_host(ev(alloc_size="3GiB,3GiB"), host(4 * GiB))
     assert ids(adv)["pool-oom"].severity == "error"
     assert adv.recommendations == []
 
@@ -56,7 +56,7 @@ def test_requests_fit_but_every_pool_configuration_overshoots():
     sizes = [600 * MiB, 300 * MiB + 1]
     c = model.choose(sizes, 2 * MiB, budget=budget)
     assert not c.fits and len(c.rejected) == len(c.candidates)
-    adv = RC.recommend_device(ev(alloc_size=",".join(map(str, sizes)), pool_limit=str(budget)),
+    adv = recommend.recommend_device(ev(alloc_size=",".join(map(str, sizes)), pool_limit=str(budget)),
                                   gpu(80 * GiB))
     f = ids(adv)["pool-oom"]
     assert "every large-page pool configuration reserves more" in f.message
@@ -70,7 +70,7 @@ def test_a_candidate_over_capacity_is_not_even_a_caveat():
     c = model.choose(sizes, 2 * MiB, budget=GiB)
     assert c.fits and c.best.config.label == "compensated block"
     assert "large-page alignment" in c.rejected
-    adv = RC.recommend_device(ev(alloc_size=str(sizes[0]), pool_limit=str(GiB)), gpu(80 * GiB))
+    adv = recommend.recommend_device(ev(alloc_size=str(sizes[0]), pool_limit=str(GiB)), gpu(80 * GiB))
     rec = next(r for r in adv.recommendations if r.id == "device-pool-large-page-blocks")
     assert "set ALIGNMENT_BYTES" not in rec.rationale  # the caveat's alternative does not fit
 
@@ -79,7 +79,7 @@ def test_never_recommends_a_setting_over_capacity():
     for total in (1 * GiB, 2 * GiB, 3 * GiB, 9 * GiB, 80 * GiB):
         for sizes in ("8MiB", "512MiB,512MiB", "1GiB", "2GiB,1GiB", "6GiB"):
             w = wl.parse_options({"alloc-size": sizes})
-            adv = RC.recommend_device(ev(alloc_size=sizes), gpu(total))
+            adv = recommend.recommend_device(ev(alloc_size=sizes), gpu(total))
             for r in adv.recommendations:
                 if r.id != "device-pool-large-page-blocks":
                     continue
@@ -95,13 +95,13 @@ def test_never_recommends_a_setting_over_capacity():
 
 def test_current_settings_waste_and_their_own_oom():
     # the user's pool: 4 GiB blocks for 8 MiB tiles on a 6 GiB GPU
-    adv = RC.recommend_device(ev(alloc_size="8MiB", pool_first_block="4GiB",
+    adv = recommend.recommend_device(ev(alloc_size="8MiB", pool_first_block="4GiB",
                                      pool_next_block="4GiB"), gpu(6 * GiB))
     f = ids(adv)["device-current-pool-waste"]
     over = 4 * GiB + 16 - 8 * MiB
     assert str(over) in f.message and f.severity == "warning"
     assert "pool-oom-current" not in ids(adv)
-    adv2 = RC.recommend_device(ev(alloc_size="8MiB", pool_first_block="8GiB",
+    adv2 = recommend.recommend_device(ev(alloc_size="8MiB", pool_first_block="8GiB",
                                       pool_next_block="8GiB"), gpu(6 * GiB))
     assert ids(adv2)["pool-oom-current"].severity == "error"
     assert "pool-oom" not in ids(adv2)  # the workload itself fits: advice is still given
@@ -109,7 +109,7 @@ def test_current_settings_waste_and_their_own_oom():
 
 
 def test_no_current_settings_no_waste_report_and_unknown_capacity_no_verdict():
-    adv = RC.recommend_device(ev(alloc_size="8MiB"), Facts(cuda=[CudaDevice(index=0, name="G")]))
+    adv = recommend.recommend_device(ev(alloc_size="8MiB"), Facts(cuda=[CudaDevice(index=0, name="G")]))
     assert not {"device-current-pool-waste", "pool-oom", "pool-oom-current"} & set(ids(adv))
 
 

@@ -12,8 +12,8 @@ import pytest
 from advisor.errors import BadInputError
 from advisor.models import CpuFacts, CudaDevice, Facts, MemoryFacts
 from advisor_memory_pool import model
-from advisor_memory_pool import recommend as RC
-from advisor_memory_pool import trace as T
+from advisor_memory_pool import recommend
+from advisor_memory_pool import trace
 from advisor_memory_pool import workload as wl
 
 MiB, GiB = model.MiB, model.GiB
@@ -61,7 +61,7 @@ def test_counts_round_every_live_allocation_not_each_distinct_size():
 
 
 def test_alignment_waste_is_summed_over_live_allocations():
-    adv = RC.recommend_device(
+    adv = recommend.recommend_device(
         [wl.to_evidence(wl.parse_options({"alloc-size": "3MiB*64"}))], gpu(80 * GiB))
     f = ids(adv).get("device-alignment-waste")
     assert f is not None and "64 live allocation(s) (1 distinct size(s))" in f.message
@@ -73,14 +73,14 @@ def test_current_settings_checked_against_the_rounded_demand_of_all_allocations(
     # user's 2 MiB alignment each takes 4 MiB: 1200 MiB
     opts = {"alloc-size": f"{2 * MiB + 1}*300", "pool-alignment": "2MiB",
             "pool-first-block": "64MiB", "pool-next-block": "64MiB"}
-    adv = RC.recommend_host([wl.to_evidence(wl.parse_options(opts))], host(GiB))
+    adv = recommend.recommend_host([wl.to_evidence(wl.parse_options(opts))], host(GiB))
     f = ids(adv)["pool-oom-current"]
     assert f.severity == "error" and f"rounded demand of its 300 live allocation(s) is " \
         f"{300 * 4 * MiB} B" in f.message and f"{300 * (2 * MiB + 1)} B requested" in f.message
     assert "each allocation rounded up to 2097152 B" in f.message and str(GiB) in f.message
     # DLA-Future's defaults, assumed when no setting is given, are checked too and said so
-    adv2 = RC.recommend_host([wl.to_evidence(wl.parse_options({"alloc-size": "600MiB"}))],
-                             host(GiB))
+    adv2 = recommend.recommend_host([wl.to_evidence(wl.parse_options({"alloc-size": "600MiB"}))],
+                                    host(GiB))
     g = ids(adv2)["pool-oom-current"]  # a 1 GiB first block + 16 B on a 1 GiB host
     assert "assumed" in g.message and f"reserves {GiB + 16} B" in g.message
     assert "pool-oom" not in ids(adv2)
@@ -93,20 +93,20 @@ ROWS = [(3 * MiB, 0.0, 2.0), (3 * MiB, 1.0, None), (1 * MiB, 2.0, 3.0), (5 * MiB
 
 
 def test_trace_peaks_by_hand():
-    allocs = T.parse_trace("size_bytes,alloc_time,free_time\n" + "".join(
+    allocs = trace.parse_trace("size_bytes,alloc_time,free_time\n" + "".join(
         f"{s},{a},{'' if f is None else f}\n" for s, a, f in ROWS))
     # requested: t=1: 6 MiB; t=2: the first is freed before the 1 MiB arrives: 4 MiB;
     # t=2.5: 3 + 1 + 5 = 9 MiB, the peak
-    p1 = T.peak(allocs)
+    p1 = trace.peak(allocs)
     assert (p1.rounded_bytes, p1.requested_bytes, p1.time) == (9 * MiB, 9 * MiB, 2.5)
     assert sorted(p1.live) == [1 * MiB, 3 * MiB, 5 * MiB]
-    p2 = T.peak(allocs, 2 * MiB)  # 4 + 2 + 6 MiB at t=2.5
+    p2 = trace.peak(allocs, 2 * MiB)  # 4 + 2 + 6 MiB at t=2.5
     assert (p2.rounded_bytes, p2.requested_bytes) == (12 * MiB, 9 * MiB)
     assert p2.waste_ratio == pytest.approx(1 / 3)
     # JSON gives the same allocations
     js = json.dumps([{"size_bytes": s, "alloc_time": a, "free_time": f} for s, a, f in ROWS])
-    assert T.parse_trace(js) == allocs
-    assert T.parse_trace(json.dumps({"allocations": json.loads(js)})) == allocs
+    assert trace.parse_trace(js) == allocs
+    assert trace.parse_trace(json.dumps({"allocations": json.loads(js)})) == allocs
 
 
 @pytest.mark.parametrize("text, match", [
@@ -120,7 +120,7 @@ def test_trace_peaks_by_hand():
 ])
 def test_bad_traces_name_the_file_and_line(text, match):
     with pytest.raises(BadInputError, match=match):
-        T.parse_trace(text, source="t.csv")
+        trace.parse_trace(text, source="t.csv")
 
 
 def test_trace_option_round_trips_through_the_evidence(tmp_path):
@@ -149,7 +149,7 @@ def test_trace_whose_rounded_demand_exceeds_memory_gives_the_oom_verdict(tmp_pat
     path = _csv(tmp_path, rows)
     w = wl.parse_options({"trace": str(path), "pool-alignment": "2MiB",
                           "pool-first-block": "32MiB", "pool-next-block": "32MiB"})
-    adv = RC.recommend_host([wl.to_evidence(w, units=(2 * MiB,))], host(512 * MiB))
+    adv = recommend.recommend_host([wl.to_evidence(w, units=(2 * MiB,))], host(512 * MiB))
     f = ids(adv)["pool-oom-current"]
     assert f.severity == "error"
     assert f"rounded demand at the trace's peak is {200 * 4 * MiB} B" in f.message
@@ -170,6 +170,6 @@ def test_trace_whose_rounded_demand_exceeds_memory_gives_the_oom_verdict(tmp_pat
 def test_trace_that_fits_gives_no_oom_and_a_fragmentation_finding(tmp_path):
     path = _csv(tmp_path, ROWS)
     w = wl.parse_options({"trace": str(path)})
-    adv = RC.recommend_device([wl.to_evidence(w, units=(2 * MiB,))], gpu(80 * GiB))
+    adv = recommend.recommend_device([wl.to_evidence(w, units=(2 * MiB,))], gpu(80 * GiB))
     assert not {"pool-oom", "pool-oom-current"} & set(ids(adv))
     assert "12582912 B" in ids(adv)["device-trace-fragmentation"].message

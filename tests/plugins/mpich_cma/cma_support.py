@@ -7,7 +7,7 @@ import json
 from typing import Any, Optional
 
 from advisor.models import Evidence, Facts
-from advisor_mpich_cma import evidence as EV
+from advisor_mpich_cma import evidence
 from advisor.measure.mpi.causes import cap_sys_ptrace_from_capeff, errno_code
 from support import DATA
 
@@ -49,7 +49,7 @@ def sibling_ev(result: str, parent: Optional[str] = None) -> Evidence:
               "errno": code if code is not None else -1}
     if parent is not None:
         values["parent_reads_child"] = parent
-    return Evidence(id=EV.SIBLING, values=values)
+    return Evidence(id=evidence.SIBLING, values=values)
 
 
 def load_evidence(name: str) -> list[Evidence]:

@@ -8,11 +8,11 @@ import pytest
 from cma_support import (advice_text, all_settings, env_lines, facts_from_case, sibling_ev)
 
 from advisor.models import Evidence
-from advisor_mpich_cma import evidence as EV
-from advisor_mpich_cma import lint as LT
-from advisor_mpich_cma import recommend as RC
-from advisor_mpich_cma import usability as US
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import evidence
+from advisor_mpich_cma import lint
+from advisor_mpich_cma import recommend
+from advisor_mpich_cma import usability
+from advisor_mpich_cma import knobs
 from advisor.measure.mpi.causes import (classify_log, kernel_allows_sibling_attach,
                                         seccomp_profile_allows_cma)
 from advisor_mpich_cma.identity import mpich_init_keeps_cma
@@ -30,11 +30,11 @@ def test_cma_docker_seccomp_blocked():
     c = case("cma-docker-seccomp")
     facts = facts_from_case(c["facts"])
     ev = [sibling_ev(c["probe"]["sibling_process_vm_readv"])]
-    use = US.usability(ev, facts)
+    use = usability.usability(ev, facts)
     assert use.usable is c["expect"]["cma_usable"]
     for word in c["expect"]["reason_mentions"]:
         assert word in use.reason, (word, use.reason)
-    adv = RC.recommend(ev, facts)
+    adv = recommend.recommend(ev, facts)
     text = advice_text(adv)
     for remedy in c["expect"]["remedies"]:
         assert remedy in text, remedy
@@ -49,7 +49,7 @@ def test_cma_docker_seccomp_capability_added():
     var = c["variant"]["capability_added"]
     facts = facts_from_case(c["facts"], cap_eff=var["cap_eff"])
     assert facts.security.cap_sys_ptrace is True
-    use = US.usability([sibling_ev(var["sibling_process_vm_readv"])], facts)
+    use = usability.usability([sibling_ev(var["sibling_process_vm_readv"])], facts)
     assert use.usable is var["expect_cma_usable"]
 
 
@@ -58,8 +58,8 @@ def test_cma_docker_seccomp_same_kind_on_mpich5():
     c = case("cma-docker-seccomp")
     facts = facts_from_case(c["facts"], yama_ptrace_scope=0,
                             mpi={"implementation": "mpich", "version": "5.0.2"})
-    adv = RC.recommend([sibling_ev(c["probe"]["sibling_process_vm_readv"])], facts)
-    assert (K.CMA_ENABLE, 0) in all_settings(adv)
+    adv = recommend.recommend([sibling_ev(c["probe"]["sibling_process_vm_readv"])], facts)
+    assert (knobs.CMA_ENABLE, 0) in all_settings(adv)
     for bad in c["expect"]["must_not_emit"]:
         assert bad not in env_lines(adv)
 
@@ -74,7 +74,7 @@ def test_cma_seccomp_matrix_verdict_follows_live_probe():
         facts = facts_from_case({"container": runtime, "kernel": kernel, "seccomp_mode": 2,
                                  "cap_sys_ptrace": cap, "mpi": {"implementation": "mpich",
                                                                 "version": "5.0.2"}})
-        use = US.usability([sibling_ev(probe)], facts)
+        use = usability.usability([sibling_ev(probe)], facts)
         assert use.usable is (probe == "ok"), (runtime, kernel, cap, probe)
         if probe != "ok":
             assert "seccomp" in use.reason
@@ -99,7 +99,7 @@ def test_cma_seccomp_matrix_profile_explains_and_probe_wins():
     assert seccomp_profile_allows_cma(_docker_profile(misspelt), kernel_release="5.15") is False
     # the profile says allowed, the live probe says EPERM: trust the probe and say so
     facts = facts_from_case({"container": "containerd", "kernel": "5.15", "seccomp_mode": 2})
-    use = US.usability([sibling_ev("EPERM")], facts, profile_allows=True)
+    use = usability.usability([sibling_ev("EPERM")], facts, profile_allows=True)
     assert use.usable is False
     assert "trusting the live probe" in use.reason
 
@@ -112,11 +112,11 @@ def test_cma_yama_siblings():
     facts = facts_from_case(c["facts"])
     probe = c["probe"]
     ev = [sibling_ev(probe["sibling_reads_sibling"], parent=probe["parent_reads_child"])]
-    use = US.usability(ev, facts)
+    use = usability.usability(ev, facts)
     assert use.usable is c["expect"]["cma_usable"]
     for word in c["expect"]["reason_mentions"]:
         assert word in use.reason, (word, use.reason)
-    text = advice_text(RC.recommend(ev, facts))
+    text = advice_text(recommend.recommend(ev, facts))
     for remedy in c["expect"]["remedies"]:
         key = remedy.split(" (")[0]  # the command itself; the parenthesis is the case's note
         assert key in text, remedy
@@ -128,10 +128,10 @@ def test_cma_yama_siblings_parent_child_is_not_enough():
     c = case("cma-yama-siblings")
     facts = facts_from_case(c["facts"])
     parent_only = [sibling_ev(c["probe"]["parent_reads_child"])]
-    assert US.usability(parent_only, facts).usable  # what a parent->child probe would claim
+    assert usability.usability(parent_only, facts).usable  # what a parent->child probe would claim
     both = [sibling_ev(c["probe"]["sibling_reads_sibling"],
                        parent=c["probe"]["parent_reads_child"])]
-    assert US.usability(both, facts).usable is False
+    assert usability.usability(both, facts).usable is False
 
 
 # --------------------------------------------------------------------------- cma-yama-truth-table
@@ -160,7 +160,7 @@ def test_cma_yama_truth_table_explicit_enable_on_scope1_is_overridden():
     setting = re.search(r"(MPIR_CVAR_CH4_CMA_ENABLE)=(\d)", c["expect"]["explicit_enable_on_scope1"])
     facts = facts_from_case({"yama_ptrace_scope": 1, "cap_sys_ptrace": True,
                              "mpi": {"implementation": "mpich", "version": "5.0.2"}})
-    for name in [setting.group(1), *K.knob(setting.group(1)).aliases]:
+    for name in [setting.group(1), *knobs.knob(setting.group(1)).aliases]:
         found = lint_env({name: setting.group(2)}, facts)
         assert [f.id for f in found] == ["cma-enable-overridden"], name
         assert "no effect" in found[0].message
@@ -185,13 +185,13 @@ def test_cma_yama_truth_table_threshold_default_from_library():
     d = library_defaults(MpiFacts(implementation="mpich", version="5.0.2"), cvars)
     assert d["source"] == SOURCE_MPIVARS and d["threshold_bytes"] in nums
     # a library that says otherwise wins over the table
-    doctored = dict(cvars, **{K.CMA_THRESHOLD: "12345"})
+    doctored = dict(cvars, **{knobs.CMA_THRESHOLD: "12345"})
     assert library_defaults(MpiFacts(implementation="mpich", version="5.0.2"),
                             doctored)["threshold_bytes"] == 12345
     fb = library_defaults(MpiFacts(implementation="mpich", version="4.3.2"), None)
     assert fb["source"] == SOURCE_TABLE and fb["threshold_bytes"] in nums
     assert c["expect"]["threshold_format"] == "plain integer number of bytes"
-    assert K.knob(K.CMA_THRESHOLD).type == "bytes"
+    assert knobs.knob(knobs.CMA_THRESHOLD).type == "bytes"
 
 
 # --------------------------------------------------------------------------- cray-xpmem-gpu
@@ -212,7 +212,7 @@ def test_cray_xpmem_gpu_findings():
     assert "inert" in c["expect"]["finding_1"] and "inert" in msg
     assert "MPICH_GPU_SUPPORT_ENABLED=1" in msg and "effective mode is CMA" in msg
     assert "cma-xpmem-no-device" in found  # finding_2: XPMEM cannot work without the device
-    assert K.knob(K.CRAY_MODE).allowed == c["expect"]["valid_mode_values"]
+    assert knobs.knob(knobs.CRAY_MODE).allowed == c["expect"]["valid_mode_values"]
 
 
 def test_cray_xpmem_gpu_settings_family_and_never_xpmem():
@@ -221,8 +221,8 @@ def test_cray_xpmem_gpu_settings_family_and_never_xpmem():
     from cma_support import load_evidence
 
     # a usable CMA with a recorded sweep, recommended for a Cray library: Cray names only
-    ev = [e for e in load_evidence("sweep-5.0.2") if e.id != EV.LIBRARY]
-    adv = RC.recommend(ev, facts)
+    ev = [e for e in load_evidence("sweep-5.0.2") if e.id != evidence.LIBRARY]
+    adv = recommend.recommend(ev, facts)
     names = [n for n, _ in all_settings(adv)]
     assert names, "expected a recommendation on the recorded sweep"
     family = re.findall(r"MPICH_SMP_SINGLE_COPY_\w+", c["expect"]["settings_family"])
@@ -237,7 +237,7 @@ def test_cray_xpmem_gpu_wrong_family_is_flagged():
 
     c = case("cray-xpmem-gpu")
     facts = facts_from_case(c["facts"])
-    found = lint_env({K.CMA_ENABLE: "1"}, facts)
+    found = lint_env({knobs.CMA_ENABLE: "1"}, facts)
     assert [f.id for f in found] == ["cma-wrong-family"]
     bad = lint_env({"MPICH_SMP_SINGLE_COPY_MODE": "XPMEN"}, facts)
     assert any(f.id == "cma-bad-value" for f in bad)
@@ -252,23 +252,23 @@ def test_cma_device_pointer_log_is_efault():
     c = case("cma-device-pointer")
     assert classify_log(c["log"]["text"]) == errno.EFAULT
     facts = facts_from_case(c["facts"])
-    found = LT.diagnose_log(c["log"]["text"], facts)
+    found = lint.diagnose_log(c["log"]["text"], facts)
     assert [f.id for f in found] == ["cma-device-pointer"]
     assert found[0].severity == c["expect"]["severity"]
     assert c["expect"]["finding"] in found[0].message
     # EPERM logs are the permission cases, a different finding
-    assert [f.id for f in LT.diagnose_log("copy_iovs(224): process_vm_readv failed (errno 1)",
+    assert [f.id for f in lint.diagnose_log("copy_iovs(224): process_vm_readv failed (errno 1)",
                                          facts)] == ["cma-blocked"]
 
 
 def test_cma_device_pointer_no_threshold_tuning():
     c = case("cma-device-pointer")
     facts = facts_from_case(c["facts"])
-    smoke = Evidence(id=EV.SMOKE, values={"ok": False, "error": c["log"]["text"]})
-    adv = RC.recommend([sibling_ev("ok"), smoke], facts)
+    smoke = Evidence(id=evidence.SMOKE, values={"ok": False, "error": c["log"]["text"]})
+    adv = recommend.recommend([sibling_ev("ok"), smoke], facts)
     assert [f.id for f in adv.findings if f.severity == "error"] == ["cma-device-pointer"]
     assert c["expect"]["finding"] in adv.findings[0].message
-    assert not any(s.name in (K.CMA_THRESHOLD, K.CRAY_SIZE) for r in adv.recommendations
+    assert not any(s.name in (knobs.CMA_THRESHOLD, knobs.CRAY_SIZE) for r in adv.recommendations
                    for s in r.settings), c["expect"]["not_a_remedy"]
 
 
@@ -278,7 +278,7 @@ def test_cma_device_pointer_no_threshold_tuning():
 def test_cma_pinned_host_verdict():
     c = case("cma-pinned-host")
     rows = top(c, "evidence")
-    verdict = RC.buffer_kind_finding(rows, top(c, "message_bytes"))
+    verdict = recommend.buffer_kind_finding(rows, top(c, "message_bytes"))
     assert verdict is not None and verdict.severity == "warning"
     nums = [float(x) for x in re.findall(r"~([\d.]+)x", c["expect"]["pinned_verdict"])]
     got = [float(x) for x in re.findall(r"([\d.]+)x slower", verdict.message)]
@@ -293,11 +293,11 @@ def test_cma_pinned_host_never_emits_debug_switches():
     from cma_support import load_evidence
 
     facts = facts_from_case({"mpi": {"implementation": "mpich", "version": "5.0.2"}})
-    adv = RC.recommend(load_evidence("sweep-5.0.2"), facts)
+    adv = recommend.recommend(load_evidence("sweep-5.0.2"), facts)
     names = {n for n, _ in all_settings(adv)}
     assert not names & set(c["expect"]["never_emit"])
     # the sweep records the buffer kind it ran with
-    sweep = [e for e in load_evidence("sweep-5.0.2") if e.id.startswith(EV.SWEEP)][0]
+    sweep = [e for e in load_evidence("sweep-5.0.2") if e.id.startswith(evidence.SWEEP)][0]
     assert sweep.conditions.buffer_kind == "pageable"
 
 
@@ -315,13 +315,13 @@ def test_cma_yama_truth_table_usable_kernel_but_mpich_forces_off():
 
     c = case("cma-yama-truth-table")
     keep = c["mpich_init_behaviour"]["forces_cma_off_unless_scope_in"]
-    sweep = [e for e in load_evidence("sweep-5.0.2") if e.id != EV.LIBRARY]
+    sweep = [e for e in load_evidence("sweep-5.0.2") if e.id != evidence.LIBRARY]
     for scope, cap, allowed in top(c, "truth_table"):
         if not allowed:
             continue
         facts = facts_from_case({"yama_ptrace_scope": scope, "cap_sys_ptrace": cap,
                                  "mpi": {"implementation": "mpich", "version": "5.0.2"}})
-        adv = RC.recommend(sweep, facts)
+        adv = recommend.recommend(sweep, facts)
         forced = [f for f in adv.findings if f.id == "cma-forced-off-by-init"]
         if scope in keep:
             assert not forced and adv.recommendations

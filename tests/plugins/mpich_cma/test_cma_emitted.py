@@ -11,7 +11,7 @@ import pytest
 
 from advisor.models import Evidence, Facts, MpiFacts
 from advisor.probe import MeasureContext
-from advisor_mpich_cma import emitted as EM
+from advisor_mpich_cma import emitted
 
 #: ``strace -f -o LOG -e trace=process_vm_readv,process_vm_writev,access,faccessat,faccessat2``
 #: of the worker's route mode with the environment form (``--env-form``):
@@ -30,33 +30,33 @@ EMITTED_LOG = "\n".join([
 
 
 def test_counts_are_read_per_phase_from_a_traced_launch():
-    counts = EM.phase_counts(EMITTED_LOG)
+    counts = emitted.phase_counts(EMITTED_LOG)
     assert counts == {(16384, 16384): 8, (16384, 16383): 0, (16384, 1): 0}
-    assert EM.route_ok(16384, *counts.values())[0] is True
+    assert emitted.route_ok(16384, *counts.values())[0] is True
     with pytest.raises(ValueError):
-        EM.phase_counts("strace: ptrace(PTRACE_TRACEME, ...): Operation not permitted")
+        emitted.phase_counts("strace: ptrace(PTRACE_TRACEME, ...): Operation not permitted")
 
 
 def test_the_rule_subtracts_the_init_calls():
-    ok, why = EM.route_ok(16384, 14, 12, 12)
+    ok, why = emitted.route_ok(16384, 14, 12, 12)
     assert ok and "2 process_vm_readv/writev calls beyond the 1-byte baseline's" in why
-    ok, why = EM.route_ok(16384, 12, 12, 12)
+    ok, why = emitted.route_ok(16384, 12, 12, 12)
     assert not ok and "'>'" in why
-    ok, why = EM.route_ok(16384, 14, 14, 12)
+    ok, why = emitted.route_ok(16384, 14, 14, 12)
     assert not ok and "below the threshold took the CMA path" in why
 
 
 def test_a_form_that_routes_otherwise_withdraws_the_threshold_advice():
-    bad = Evidence(id=EM.EMITTED, values={"checked": True, "behaves": False, "why": "w",
-                                          "threshold_bytes": 16384})
-    (f,), behaves = EM.emitted_findings([bad])
+    bad = Evidence(id=emitted.EMITTED, values={"checked": True, "behaves": False, "why": "w",
+                                               "threshold_bytes": 16384})
+    (f,), behaves = emitted.emitted_findings([bad])
     assert behaves is False and f.id == "cma-emitted-form-differs" and "withdrawn" in f.message
-    unchecked = Evidence(id=EM.EMITTED, values={"checked": False, "why": "strace not found"})
-    (f,), behaves = EM.emitted_findings([unchecked])
+    unchecked = Evidence(id=emitted.EMITTED, values={"checked": False, "why": "strace not found"})
+    (f,), behaves = emitted.emitted_findings([unchecked])
     assert behaves is None and f.severity == "info" and "strace not found" in f.message
-    assert EM.emitted_findings([]) == ([], None)
-    good = Evidence(id=EM.EMITTED, values={"checked": True, "behaves": True, "why": "fine"})
-    (f,), behaves = EM.emitted_findings([good])
+    assert emitted.emitted_findings([]) == ([], None)
+    good = Evidence(id=emitted.EMITTED, values={"checked": True, "behaves": True, "why": "fine"})
+    (f,), behaves = emitted.emitted_findings([good])
     assert behaves is True and f.id == "cma-emitted-form-checked" and f.severity == "info"
 
 
@@ -74,8 +74,8 @@ def traced_ctx() -> MeasureContext:
 
 @pytest.mark.integration
 def test_the_emitted_threshold_is_traced_on_the_real_mpich(traced_ctx):
-    ev = EM.run_route_check(traced_ctx, MpiFacts(implementation="mpich", flavour="upstream"),
-                            16384)
+    ev = emitted.run_route_check(traced_ctx, MpiFacts(implementation="mpich", flavour="upstream"),
+                                 16384)
     v = ev.values
     if not v["checked"]:
         pytest.skip(f"strace cannot trace here: {v['why']}")
@@ -87,7 +87,7 @@ def test_the_switch_trace_is_split_by_phase_and_judged():
     """``emitted.phase_counts`` / ``trust.trace_verdict`` on a recorded ``strace -f`` log of the route
     mode (MPICH 4.3.2 wheel, 2-core VM, shortened): init's and the end's calls are not counted;
     a written 16384 that sends 16384-byte messages by the copy path is untrusted."""
-    from advisor_mpich_cma import trust as T
+    from advisor_mpich_cma import trust
 
     log = "\n".join([
         '101 process_vm_readv(102, [{iov_base=0x1, iov_len=8}], 1, [{iov_base=0x2, '
@@ -104,26 +104,26 @@ def test_the_switch_trace_is_split_by_phase_and_judged():
         '101 access("/advisor-route-phase-end", F_OK) = -1 ENOENT',
         *['101 process_vm_readv(102, [...], 1, [...], 1, 0) = 4'] * 5,  # after the phases
     ])
-    counts = EM.phase_counts(log)
+    counts = emitted.phase_counts(log)
     assert counts == {(1, 16384): 8, (1 << 30, 16384): 0, (1024, 1024): 8, (1024, 1023): 0,
                       (16384, 16384): 0, (16384, 16383): 0}
-    trusted, why = T.trace_verdict(counts, 8)
+    trusted, why = trust.trace_verdict(counts, 8)
     assert not trusted and "16384 written through MPI_T sent 16384-byte messages by the copy " \
         "path" in why and "1024-byte" not in why
     counts[(16384, 16384)] = 9
-    assert T.trace_verdict(counts, 8)[0] is True
+    assert trust.trace_verdict(counts, 8)[0] is True
     with pytest.raises(ValueError):
-        EM.phase_counts("101 process_vm_readv(102) = 8")
+        emitted.phase_counts("101 process_vm_readv(102) = 8")
 
 
 @pytest.mark.integration
 def test_the_switch_is_traced_on_the_real_mpich(traced_ctx):
     """MPICH 5.0.2 (the test venv's wheel) routes every written threshold as it says."""
-    from advisor_mpich_cma import trust as T
+    from advisor_mpich_cma import trust
 
-    ev = T.run_trace_check(traced_ctx, MpiFacts(implementation="mpich", flavour="upstream"))
+    ev = trust.run_trace_check(traced_ctx, MpiFacts(implementation="mpich", flavour="upstream"))
     if ev is None:
         pytest.skip("strace cannot trace MPI launches here")
     assert ev.values["method"] == "strace" and ev.values["trusted"] is True, ev.values
-    (f,) = T.check_findings([ev])
+    (f,) = trust.check_findings([ev])
     assert f.id == "cma-mpit-checked" and "traced" in f.message

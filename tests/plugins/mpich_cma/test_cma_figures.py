@@ -14,7 +14,7 @@ import pytest
 from advisor.measure.stats import bootstrap_median_ci
 from advisor.models import Facts
 from advisor.profile import load_profile
-from advisor_mpich_cma import minimax as MM
+from advisor_mpich_cma import minimax
 from advisor_mpich_cma.crossover import cma_better
 from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma.figures import crossover, figures
@@ -85,7 +85,7 @@ def test_markers_are_the_default_the_stored_advice_and_the_crossover(shipped):
 def test_regret_curves_are_the_decisions_scores(shipped):
     _, res, figs = shipped
     ev = next(e for e in res.evidence if e.id == "cma-sweep")
-    d = MM.decide([paired_from_evidence(ev)], 8192)
+    d = minimax.decide([paired_from_evidence(ev)], 8192)
     by_role = {s.role: s for s in figs["regret"].series if s.role in ("default", "advised")}
     for role, per_size in (("default", d.per_size_default), ("advised", d.per_size_advice)):
         s = by_role[role]

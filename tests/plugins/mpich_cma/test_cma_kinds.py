@@ -15,11 +15,11 @@ from test_cma_minimax import FACTS_5, KiB, MiB, _library, paired_evidence
 
 from advisor.models import Facts
 from advisor.probe import MeasureContext
-from advisor_mpich_cma import decision as DC
-from advisor_mpich_cma import evidence as EV
-from advisor_mpich_cma import paired as PR
-from advisor_mpich_cma import recommend as RC
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import decision
+from advisor_mpich_cma import evidence
+from advisor_mpich_cma import paired
+from advisor_mpich_cma import recommend
+from advisor_mpich_cma import knobs
 from advisor_mpich_cma.crossover import bracket, cma_better, midpoint
 from advisor_mpich_cma.evidence import paired_id
 from advisor_mpich_cma.pairs import paired_from_evidence
@@ -43,15 +43,15 @@ def test_ids_are_stable_and_documented():
     assert paired_id("", "thp") == "cma-paired.thp"
     assert paired_id("same-numa", "thp") == "cma-paired.thp.same-numa"
     legacy = paired_evidence(BASE)  # recorded before kinds: no buffer_pages value
-    assert EV.buffer_pages(legacy) == "base"
-    assert EV.buffer_pages(legacy.model_copy(update={"id": "cma-paired.thp.same-numa"})) == "thp"
+    assert evidence.buffer_pages(legacy) == "base"
+    assert evidence.buffer_pages(legacy.model_copy(update={"id": "cma-paired.thp.same-numa"})) == "thp"
 
 
 def test_threshold_is_decided_over_both_kinds_and_says_so():
     base = _kind(paired_evidence(BASE, seed=1), "base")
     thp = _kind(paired_evidence(THP, seed=2), "thp", thp_bytes=32 * MiB)
-    adv = RC.recommend(_library() + [base, thp], FACTS_5)
-    assert dict(all_settings(adv))[K.CMA_THRESHOLD] == 128 * KiB
+    adv = recommend.recommend(_library() + [base, thp], FACTS_5)
+    assert dict(all_settings(adv))[knobs.CMA_THRESHOLD] == 128 * KiB
     rec = [r for r in adv.recommendations if r.id == "cma-threshold"][0]
     assert "base+thp pages" in rec.title and "THP-backed" in rec.rationale
     assert {"cma-paired", "cma-paired.thp"} <= set(rec.evidence)
@@ -60,7 +60,7 @@ def test_threshold_is_decided_over_both_kinds_and_says_so():
     # the 8-16 MiB loss is a base-page loss only: the regret left names that kind's sizes
     left = [f for f in adv.findings if f.id == "cma-regret-left"][0].message
     assert "16 MiB" in left and "thp 16 MiB" not in left
-    v = DC.kind_values([base, thp], EV.library_of(_library(), FACTS_5))
+    v = decision.kind_values([base, thp], evidence.library_of(_library(), FACTS_5))
     assert v["buffer_kinds"] == "base,thp"
     assert v["advice_threshold_bytes:base"] == v["advice_threshold_bytes:thp"] == 128 * KiB
 
@@ -72,11 +72,11 @@ def test_kinds_with_different_crossovers_get_the_minimax_of_both():
     thp_truth = {**THP, 64 * KiB: 1.1}
     base = _kind(paired_evidence(BASE, seed=1), "base")
     thp = _kind(paired_evidence(thp_truth, seed=2), "thp", thp_bytes=32 * MiB)
-    lib = EV.library_of(_library(), FACTS_5)
-    v = DC.kind_values([base, thp], lib)
+    lib = evidence.library_of(_library(), FACTS_5)
+    v = decision.kind_values([base, thp], lib)
     assert v["advice_threshold_bytes:base"] == 128 * KiB
     assert v["advice_threshold_bytes:thp"] == 64 * KiB
-    d = DC.decision_of([base, thp], lib)
+    d = decision.decision_of([base, thp], lib)
     assert d.advice in (64 * KiB, 128 * KiB)
     assert d.worst[d.advice] >= max(d.worst[8 * KiB], d.worst[None])
 
@@ -84,7 +84,7 @@ def test_kinds_with_different_crossovers_get_the_minimax_of_both():
 def test_thp_measurement_without_huge_pages_is_dropped():
     base = _kind(paired_evidence(BASE, seed=1), "base")
     thp = _kind(paired_evidence(THP, seed=2), "thp", thp_bytes=0)
-    adv = RC.recommend(_library() + [base, thp], FACTS_5)
+    adv = recommend.recommend(_library() + [base, thp], FACTS_5)
     ids = {f.id for f in adv.findings}
     assert "cma-thp-not-given" in ids and "cma-threshold-per-kind" not in ids
     rec = [r for r in adv.recommendations if r.id == "cma-threshold"][0]
@@ -110,8 +110,8 @@ def test_refined_point_moves_the_advice_between_grid_sizes():
     """After bisection the crossover (true: between 64 and 96 KiB here) is measured at 92 KiB
     and the advice moves from the grid point 128 KiB to it: re-decided on all points."""
     truth = {**BASE, 92 * KiB: 1.3}
-    coarse = DC.decision_of([paired_evidence(BASE)], EV.library_of(_library(), FACTS_5))
-    fine = DC.decision_of([paired_evidence(truth)], EV.library_of(_library(), FACTS_5))
+    coarse = decision.decision_of([paired_evidence(BASE)], evidence.library_of(_library(), FACTS_5))
+    fine = decision.decision_of([paired_evidence(truth)], evidence.library_of(_library(), FACTS_5))
     assert coarse.advice == 128 * KiB and fine.advice == 92 * KiB
     assert fine.worst[92 * KiB] > fine.worst[128 * KiB]  # 128 KiB now loses at 92 KiB
     # the next bisection step would go between 64 and 92 KiB
@@ -123,17 +123,17 @@ def test_refined_point_moves_the_advice_between_grid_sizes():
 def test_kinds_and_refinement_caps_follow_the_context():
     ctx = MeasureContext(facts=Facts.model_validate({"memory": {"thp_enabled": "never"}}),
                          deadline=0.0, quick=True)
-    assert PR.page_kinds(ctx) == ["base", "msgbuf"] and PR.refine_steps(ctx) == PR.MAX_REFINE_QUICK
+    assert paired.page_kinds(ctx) == ["base", "msgbuf"] and paired.refine_steps(ctx) == paired.MAX_REFINE_QUICK
     ctx = MeasureContext(facts=Facts.model_validate({"memory": {"thp_enabled": "madvise"}}),
                          deadline=0.0, quick=False, options={"refine": "0", "traffic": "reused"})
-    assert PR.page_kinds(ctx) == ["base", "thp"] and PR.refine_steps(ctx) == 0
+    assert paired.page_kinds(ctx) == ["base", "thp"] and paired.refine_steps(ctx) == 0
     sizes = [4096, 8192, 65536, 131072, 1 << 20]
-    assert PR.kind_sizes("thp", sizes) == [65536, 131072, 1 << 20]
-    assert PR.kind_sizes("base", sizes) == sizes and PR.kind_sizes("thp", [4096]) == [4096]
-    assert PR.kind_rounds("base", 32) == 32 and PR.kind_rounds("thp", 32) == 16
-    assert PR.kind_sizes("msgbuf", sizes + [2 << 20]) == sizes
-    assert PR.kind_rounds("msgbuf", 32) == 16 and paired_id("", "msgbuf") == "cma-paired.msgbuf"
-    assert PR.kind_rounds("thp", 3) == 2
+    assert paired.kind_sizes("thp", sizes) == [65536, 131072, 1 << 20]
+    assert paired.kind_sizes("base", sizes) == sizes and paired.kind_sizes("thp", [4096]) == [4096]
+    assert paired.kind_rounds("base", 32) == 32 and paired.kind_rounds("thp", 32) == 16
+    assert paired.kind_sizes("msgbuf", sizes + [2 << 20]) == sizes
+    assert paired.kind_rounds("msgbuf", 32) == 16 and paired_id("", "msgbuf") == "cma-paired.msgbuf"
+    assert paired.kind_rounds("thp", 3) == 2
 
 
 def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
@@ -142,7 +142,7 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
     108 KiB, both kinds, and the evidence records them."""
     import time
 
-    import advisor.measure as M
+    from advisor import measure
     from advisor.models import MpiFacts
 
     calls = []
@@ -171,18 +171,18 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
                 for k, sz, r in zip(kinds, a["--sizes"].split(";"), a["--rounds"].split(";"))]
         return jobs[0] if len(jobs) == 1 else {"kinds": jobs}
 
-    monkeypatch.setattr(M, "run_mpi", fake_run_mpi)
+    monkeypatch.setattr(measure, "run_mpi", fake_run_mpi)
     facts = Facts.model_validate({"memory": {"thp_enabled": "madvise"},
                                   "mpi": {"implementation": "mpich", "flavour": "upstream",
                                           "version": "5.0.2"}})
     ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=True,
                          options={"traffic": "reused"})  # the page kinds alone here
     p = {"sizes": [64 * KiB, 128 * KiB, 1 * MiB], "repeats": 3, "target_s": 0.02}
-    evs, why = PR.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
-                                           version="5.0.2"), p, [("", None)])
+    evs, why = paired.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
+                                               version="5.0.2"), p, [("", None)])
     assert why == "" and [e.id for e in evs] == ["cma-paired", "cma-paired.thp"]
     for e in evs:
-        assert e.values["refine.steps"] == PR.MAX_REFINE_QUICK
+        assert e.values["refine.steps"] == paired.MAX_REFINE_QUICK
         assert e.values["refine.sizes"] == f"{92 * KiB},{108 * KiB}"
         assert e.values["sizes"] == 5
     assert [c for c in calls if c[1] == [92 * KiB]] == [("base", [92 * KiB]), ("thp", [92 * KiB])]
@@ -191,17 +191,17 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
     # and measuring stops there.  The second launch re-measures only where the contenders
     # (advice 108 KiB, the 8 KiB default) route differently, and the first size at or above
     # the largest: 1 MiB and 128 KiB go by CMA under both (decision.decisive_sizes)
-    assert launches == [["base", "thp"]] * (1 + PR.MAX_REFINE_QUICK + 1)
+    assert launches == [["base", "thp"]] * (1 + paired.MAX_REFINE_QUICK + 1)
     assert calls[-1] == ("thp", [64 * KiB, 92 * KiB, 108 * KiB])
     assert evs[0].values["later_launch_sizes"] == (
         f"base: {64 * KiB},{92 * KiB},{108 * KiB}; thp: {64 * KiB},{92 * KiB},{108 * KiB}")
     for e in evs:
-        assert e.values["launches"] == PR.MIN_LAUNCHES and e.values["stopped"] == PR.STOP_STABLE
+        assert e.values["launches"] == paired.MIN_LAUNCHES and e.values["stopped"] == paired.STOP_STABLE
         assert {p.label for s in e.series for p in s.points} == {"launch1", "launch2"}
-    d = DC.decision_of(evs, EV.library_of(_library(), FACTS_5))
+    d = decision.decision_of(evs, evidence.library_of(_library(), FACTS_5))
     assert d.advice == 108 * KiB and d.launches == 2 and d.stability >= 0.8
     # the rationale says how measuring ended (a new user could not tell why launches went on)
-    rec = DC.record_of(evs, EV.library_of(_library(), FACTS_5))
+    rec = decision.record_of(evs, evidence.library_of(_library(), FACTS_5))
     assert "measuring stopped: stable after 2 launches (stability after launch 2: " in rec.stab()
     assert evs[0].values["machine_states_by_launch"] == "steady"
 
@@ -211,7 +211,7 @@ def test_a_later_launch_that_times_out_keeps_the_launches_before_it(monkeypatch)
     launches before it stand, and the decision says the budget stopped it."""
     import time
 
-    import advisor.measure as M
+    from advisor import measure
     from advisor.measure import LaunchError
     from advisor.models import MpiFacts
 
@@ -235,7 +235,7 @@ def test_a_later_launch_that_times_out_keeps_the_launches_before_it(monkeypatch)
         return {"sizes": rows, "rounds": rounds, "thresholds": {"on": 1, "off": 1 << 30},
                 "pages": "base", "buffer_bytes": 1 << 20, "thp_backed_bytes_per_rank": [0, 0]}
 
-    monkeypatch.setattr(M, "run_mpi", fake_run_mpi)
+    monkeypatch.setattr(measure, "run_mpi", fake_run_mpi)
     facts = Facts.model_validate({"memory": {"thp_enabled": "never"},
                                   "mpi": {"implementation": "mpich", "flavour": "upstream",
                                           "version": "5.0.2"}})
@@ -244,12 +244,12 @@ def test_a_later_launch_that_times_out_keeps_the_launches_before_it(monkeypatch)
     ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=True,
                          options={"traffic": "reused", "refine": "0", "launches": "4"})
     p = {"sizes": [16 * KiB, 64 * KiB, 1 * MiB], "repeats": 3, "target_s": 0.02}
-    monkeypatch.setattr(PR, "machine_states", lambda evs, n: "one")
-    evs, why = PR.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
-                                           version="5.0.2"), p, [("", None)])
+    monkeypatch.setattr(paired, "machine_states", lambda evs, n: "one")
+    evs, why = paired.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
+                                               version="5.0.2"), p, [("", None)])
     assert why == "" and len(launches) == 3
     (e,) = evs
-    assert e.values["launches"] == 2 and e.values["stopped"] == PR.STOP_BUDGET
+    assert e.values["launches"] == 2 and e.values["stopped"] == paired.STOP_BUDGET
     assert {pt.label for s in e.series for pt in s.points} == {"launch1", "launch2"}
 
 
@@ -262,14 +262,14 @@ def test_later_launches_measure_where_the_contenders_differ():
 
     grid = [4 * KiB, 8 * KiB, 12 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 1 * MiB, 16 * MiB]
     d = SimpleNamespace(tie=(8 * KiB, 16 * KiB), advice=8 * KiB, best=16 * KiB)
-    assert DC.decisive_sizes(d, 8 * KiB, grid) == [4 * KiB, 8 * KiB, 12 * KiB, 16 * KiB]
+    assert decision.decisive_sizes(d, 8 * KiB, grid) == [4 * KiB, 8 * KiB, 12 * KiB, 16 * KiB]
     alone = SimpleNamespace(tie=(8 * KiB,), advice=8 * KiB, best=8 * KiB)
-    assert DC.decisive_sizes(alone, 8 * KiB, grid) == [4 * KiB, 8 * KiB]
+    assert decision.decisive_sizes(alone, 8 * KiB, grid) == [4 * KiB, 8 * KiB]
     off = SimpleNamespace(tie=(None, 64 * KiB), advice=None, best=64 * KiB)
-    assert DC.decisive_sizes(off, None, grid) == [32 * KiB, 64 * KiB, 1 * MiB, 16 * MiB]
-    assert DC.decisive_sizes(alone, 8 * KiB, []) == []
+    assert decision.decisive_sizes(off, None, grid) == [32 * KiB, 64 * KiB, 1 * MiB, 16 * MiB]
+    assert decision.decisive_sizes(alone, 8 * KiB, []) == []
     # where the contenders' worst ratio lies is measured again too
     worst = SimpleNamespace(tie=(8 * KiB,), advice=8 * KiB, best=8 * KiB,
                             per_size_default={("", 16 * MiB): 0.6, ("", 8 * KiB): 0.9},
                             per_size_advice={("", 16 * MiB): 0.6})
-    assert DC.decisive_sizes(worst, 8 * KiB, grid) == [4 * KiB, 8 * KiB, 16 * MiB]
+    assert decision.decisive_sizes(worst, 8 * KiB, grid) == [4 * KiB, 8 * KiB, 16 * MiB]

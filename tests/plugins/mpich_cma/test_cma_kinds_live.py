@@ -10,10 +10,10 @@ import pytest
 from advisor.measure import run_mpi, thp_mode
 from advisor.models import Facts
 from advisor.probe import MeasureContext
-from advisor_mpich_cma import evidence as EV
-from advisor_mpich_cma import launch as LN
+from advisor_mpich_cma import evidence
+from advisor_mpich_cma import launch
 from advisor_mpich_cma.workers import RANK
-from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma import minimax
 from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma.records import paired_evidence
 from support import tool
@@ -26,7 +26,7 @@ ROUNDS = 4
 
 def _run(pages: str) -> dict:
     tool("mpiexec")
-    env = LN.config_env("upstream", EV.ON, 0)
+    env = launch.config_env("upstream", evidence.ON, 0)
     res = run_mpi(RANK, ["paired", "--sizes", ",".join(map(str, SIZES)), "--target-s",
                              "0.01", "--rounds", str(ROUNDS), "--pages", pages],
                   env=env, timeout_s=60)
@@ -47,7 +47,7 @@ def test_base_and_thp_kinds_give_paired_evidence_with_the_pages_recorded():
         pytest.skip(f"the kernel gave no huge pages to MADV_HUGEPAGE buffers ({got})")
     assert thp["buffer"]["hugepages"] == "huge" and min(got) > 0
     ctx = MeasureContext(facts=Facts(), deadline=0.0)
-    env = LN.config_env("upstream", EV.ON, 0)
+    env = launch.config_env("upstream", evidence.ON, 0)
     evs = [paired_evidence("", None, {"launch1": base}, env, ctx, ROUNDS, "base"),
            paired_evidence("", None, {"launch1": thp}, env, ctx, ROUNDS, "thp",
                             refined=[92 << 10])]
@@ -59,7 +59,7 @@ def test_base_and_thp_kinds_give_paired_evidence_with_the_pages_recorded():
     assert "machine_state" in evs[0].conditions.notes
     data = [paired_from_evidence(e) for e in evs]
     assert [p.name for p in data] == ["", "thp"] and all(p.sizes == SIZES for p in data)
-    d = R.decide(data, 8192)
+    d = minimax.decide(data, 8192)
     assert 0 <= d.stability <= 1 and {p for p, _ in d.per_size_advice} == {"", "thp"}
 
 
@@ -71,9 +71,9 @@ def test_the_per_message_pattern_sends_a_window_from_distinct_buffers():
     assert res["buffer_bytes"] >= 2 * 64 * (1 << 20)  # send and receive: a window of 1 MiB
     assert all(len(r["bw_on_Bps"]) == ROUNDS and min(r["bw_off_Bps"]) > 0 for r in res["sizes"])
     ctx = MeasureContext(facts=Facts(), deadline=0.0)
-    env = LN.config_env("upstream", EV.ON, 0)
+    env = launch.config_env("upstream", evidence.ON, 0)
     ev = paired_evidence("", None, {"launch1": res}, env, ctx, ROUNDS, "msgbuf")
-    assert ev.id == "cma-paired.msgbuf" and EV.buffer_pages(ev) == "msgbuf"
+    assert ev.id == "cma-paired.msgbuf" and evidence.buffer_pages(ev) == "msgbuf"
     base = paired_evidence("", None, {"launch1": _run("base")}, env, ctx, ROUNDS, "base")
-    d = R.decide([paired_from_evidence(e) for e in (base, ev)], 8192)
+    d = minimax.decide([paired_from_evidence(e) for e in (base, ev)], 8192)
     assert {p for p, _ in d.per_size_advice} == {"", "msgbuf"}

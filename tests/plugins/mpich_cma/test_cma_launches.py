@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from advisor_mpich_cma import minimax as R
+from advisor.measure import STABLE_SHARE
+from advisor_mpich_cma import minimax
 from advisor_mpich_cma.pairs import Paired
 
 KiB = 1024
@@ -51,8 +52,8 @@ STATE_B = {8 * KiB: 0.6, 16 * KiB: 0.8, 32 * KiB: 1.2, 64 * KiB: 2.0}
 
 def test_the_worst_ratio_is_the_minimax_across_launches():
     a, b = _launch(STATE_A), _launch(STATE_B)
-    both = R.decide([_paired(a, b)], 8 * KiB)
-    alone = [R.decide([_paired(x)], 8 * KiB) for x in (a, b)]
+    both = minimax.decide([_paired(a, b)], 8 * KiB)
+    alone = [minimax.decide([_paired(x)], 8 * KiB) for x in (a, b)]
     assert both.launches == 2 and all(d.launches == 1 for d in alone)
     for t, w in both.worst.items():
         assert w == pytest.approx(min(d.worst[t] for d in alone))
@@ -75,15 +76,15 @@ def test_launches_that_disagree_lower_the_stability_that_rounds_alone_would_clai
     b = _launch({8 * KiB: 0.7, 16 * KiB: 0.9, 32 * KiB: 1.2, 64 * KiB: 2.0})
     tagged = _paired(a, b)
     pooled = Paired("", SIZES, tagged.lat_on, tagged.lat_off, tagged.bw_on, tagged.bw_off)
-    d_launch = R.decide([tagged], 8 * KiB)
-    d_pooled = R.decide([pooled], 8 * KiB)
-    assert d_pooled.launches == 1 and d_pooled.stability >= R.STABLE_SHARE
+    d_launch = minimax.decide([tagged], 8 * KiB)
+    d_pooled = minimax.decide([pooled], 8 * KiB)
+    assert d_pooled.launches == 1 and d_pooled.stability >= STABLE_SHARE
     assert d_launch.stability < d_pooled.stability
 
 
 def test_steady_launches_stay_stable():
-    d = R.decide([_paired(_launch(STATE_A), _launch(STATE_A, jitter=0.012))], 16 * KiB)
-    assert d.launches == 2 and d.stability >= R.STABLE_SHARE
+    d = minimax.decide([_paired(_launch(STATE_A), _launch(STATE_A, jitter=0.012))], 16 * KiB)
+    assert d.launches == 2 and d.stability >= STABLE_SHARE
     assert d.as_values()["launches"] == 2
 
 
@@ -105,8 +106,8 @@ def test_one_machine_state_makes_every_candidate_tie_and_keeps_the_default():
     from advisor_mpich_cma.story import DecisionRecord
 
     data = [_paired(_launch(STATE_B), _launch(STATE_B, jitter=0.012))]
-    free = R.decide(data, 8 * KiB)
-    held = R.decide(data, 8 * KiB, one_state=True)
+    free = minimax.decide(data, 8 * KiB)
+    held = minimax.decide(data, 8 * KiB, one_state=True)
     assert free.advice == 32 * KiB and not free.kept_default
     assert held.advice == 8 * KiB and held.kept_default and held.best == 32 * KiB
     assert set(held.tie) == set(held.worst) and held.as_values()["one_state"] is True

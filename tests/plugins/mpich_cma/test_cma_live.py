@@ -14,11 +14,11 @@ from cma_support import CMA_DATA, env_lines
 
 from advisor.models import Facts, MpiFacts
 from advisor.probe import MeasureContext
-from advisor_mpich_cma import evidence as EV
-from advisor_mpich_cma import recommend as RC
-from advisor_mpich_cma import usability as US
+from advisor_mpich_cma import evidence
+from advisor_mpich_cma import recommend
+from advisor_mpich_cma import usability
 from advisor.models import Evidence
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import knobs
 from advisor_mpich_cma.identity import cma_applicability, cvar_defaults, library_defaults
 from advisor_mpich_cma.measure import smoke_evidence
 from advisor_mpich_cma.plugin import CmaProbe
@@ -85,11 +85,11 @@ def test_identity_defaults_read_from_installed_library():
     from advisor.libraries.mpich import run_mpivars
 
     cvars = cvar_defaults(run_mpivars(mpivars))
-    assert K.CMA_ENABLE in cvars and K.CMA_THRESHOLD in cvars
+    assert knobs.CMA_ENABLE in cvars and knobs.CMA_THRESHOLD in cvars
     mpi = MpiFacts(implementation="mpich", flavour="upstream", version="5.0.2", device="ch4:ucx")
     d = library_defaults(mpi, cvars)
     assert d["source"] == "mpivars"
-    assert d["threshold_bytes"] == int(cvars[K.CMA_THRESHOLD])
+    assert d["threshold_bytes"] == int(cvars[knobs.CMA_THRESHOLD])
     assert cma_applicability(mpi, cvars)[0]
 
 
@@ -99,7 +99,7 @@ def test_applicability_reasons_for_libraries_without_cma():
     assert not cma_applicability(ch3, cvars)[0] and "ch3" in cma_applicability(ch3, cvars)[1]
     old = MpiFacts(implementation="mpich", version="4.2.3", device="ch4:ofi")
     assert "predates" in cma_applicability(old, None)[1]
-    no_mod = {k: v for k, v in cvars.items() if k != K.CMA_ENABLE}
+    no_mod = {k: v for k, v in cvars.items() if k != knobs.CMA_ENABLE}
     ok, why = cma_applicability(MpiFacts(implementation="mpich", version="5.0.2"), no_mod)
     assert not ok and "no CMA module" in why
     ok, why = cma_applicability(MpiFacts(implementation="openmpi", version="5.0.3"), None)
@@ -110,11 +110,11 @@ def test_check_on_this_machine_completes():
     tool("mpiexec")
     a = CmaProbe().check(Facts())
     ids = [e.id for e in a.evidence]
-    assert ids[:2] == [EV.LIBRARY, EV.SIBLING]
+    assert ids[:2] == [evidence.LIBRARY, evidence.SIBLING]
     lib = a.evidence[0].values
     if lib.get("implementation") == "mpich" and a.evidence[1].values["result"] == "ok":
-        assert EV.SMOKE in ids
-        smoke = [e for e in a.evidence if e.id == EV.SMOKE][0]
+        assert evidence.SMOKE in ids
+        smoke = [e for e in a.evidence if e.id == evidence.SMOKE][0]
         assert smoke.values["ok"] is True
         assert smoke.values["message_bytes"] > lib["threshold_default_bytes"]
         assert a.usable is True
@@ -133,18 +133,18 @@ def test_mpi_run_under_seccomp_fails_for_real_and_becomes_advice():
     assert v["errno"] == errno.EPERM, v
     assert v.get("rank_seccomp") == 2
     assert "process_vm_readv" in v["error"]
-    lib = EV.Library("mpich", "upstream", "5.0.2", 1, 8192, "mpivars")
+    lib = evidence.Library("mpich", "upstream", "5.0.2", 1, 8192, "mpivars")
     facts = Facts.model_validate({"mpi": {"implementation": "mpich", "flavour": "upstream",
                                           "version": lib.version}})
-    sib = Evidence(id=EV.SIBLING, values={"result": "ok", "errno": 0})
-    libev = Evidence(id=EV.LIBRARY, values={"implementation": "mpich", "flavour": "upstream",
+    sib = Evidence(id=evidence.SIBLING, values={"result": "ok", "errno": 0})
+    libev = Evidence(id=evidence.LIBRARY, values={"implementation": "mpich", "flavour": "upstream",
                                              "version": "5.0.2", "cma_enable_default": 1,
                                              "threshold_default_bytes": 8192,
                                              "defaults_source": "mpivars"})
-    use = US.usability([libev, sib, ev], facts)
+    use = usability.usability([libev, sib, ev], facts)
     assert use.usable is False and use.causes[0].code == "seccomp"
-    adv = RC.recommend([libev, sib, ev], facts)
-    assert f"{K.CMA_ENABLE}=0" in env_lines(adv)
+    adv = recommend.recommend([libev, sib, ev], facts)
+    assert f"{knobs.CMA_ENABLE}=0" in env_lines(adv)
     assert any(f.id == "cma-blocked" and "seccomp" in f.message for f in adv.findings)
 
 
@@ -169,7 +169,7 @@ def test_whole_probe_under_seccomp_profile_completes(tmp_path):
     assert res["usable"] is False
     assert "seccomp" in res["reason"]
     assert "cma-blocked" in res["findings"]
-    assert [K.CMA_ENABLE, 0] in res["settings"]
+    assert [knobs.CMA_ENABLE, 0] in res["settings"]
 
 
 def test_quick_measure_produces_a_sweep_with_buffer_kind():
@@ -185,7 +185,7 @@ def test_quick_measure_produces_a_sweep_with_buffer_kind():
     ev = probe.measure(ctx)
     assert time.monotonic() - t0 < 60
     # the paired in-launch mode (MPI_T) is the default now; separate launches only as fallback
-    sweep = [e for e in ev if e.id.startswith((EV.PAIRED, EV.SWEEP))]
+    sweep = [e for e in ev if e.id.startswith((evidence.PAIRED, evidence.SWEEP))]
     assert sweep and sweep[0].conditions.buffer_kind == "pageable"
     assert sweep[0].conditions.buffer_fill == "random"
     names = {s.name for s in sweep[0].series}
@@ -193,7 +193,7 @@ def test_quick_measure_produces_a_sweep_with_buffer_kind():
     adv = probe.recommend(a.evidence + ev, facts)  # whatever the noise, it completes
     for r in adv.recommendations:
         for s in r.settings:
-            assert s.name in (K.CMA_ENABLE, K.CMA_THRESHOLD)
+            assert s.name in (knobs.CMA_ENABLE, knobs.CMA_THRESHOLD)
             assert isinstance(s.value, int)
 
 
@@ -214,7 +214,7 @@ def test_mpi_ranks_in_separate_user_namespaces_fail_with_userns_cause():
     assert v["ok"] is False and v["errno"] == errno.EPERM, v
     assert v["rank_user_ns_distinct"] is True
     facts = Facts.model_validate({"mpi": {"implementation": "mpich", "version": "5.0.2"}})
-    use = US.usability([Evidence(id=EV.SIBLING, values={"result": "ok", "errno": 0}), ev], facts)
+    use = usability.usability([Evidence(id=evidence.SIBLING, values={"result": "ok", "errno": 0}), ev], facts)
     assert not use.usable and use.causes[0].code == "user-namespace"
 
 
@@ -237,7 +237,7 @@ def test_cma_seccomp_profile_completes_through_cli(tmp_path, advisor_home):
     if prof["facts"].get("mpi", {}).get("version", "").startswith("5."):
         settings = [(s["name"], s["value"]) for r in res["recommendations"]
                     for s in r["settings"]]
-        assert (K.CMA_ENABLE, 0) in settings
+        assert (knobs.CMA_ENABLE, 0) in settings
 
 
 def test_launcher_that_cannot_start_is_not_blamed_on_cma(tmp_path):
@@ -245,17 +245,17 @@ def test_launcher_that_cannot_start_is_not_blamed_on_cma(tmp_path):
                         timeout_s=30)
     assert ev.values["ok"] is False and ev.values["launch_failed"] is True
     facts = Facts.model_validate({"mpi": {"implementation": "mpich", "version": "5.0.2"}})
-    sib = Evidence(id=EV.SIBLING, values={"result": "ok", "errno": 0})
-    adv = RC.recommend([sib, ev], facts)
+    sib = Evidence(id=evidence.SIBLING, values={"result": "ok", "errno": 0})
+    adv = recommend.recommend([sib, ev], facts)
     assert not adv.recommendations
     assert not [f for f in adv.findings if f.id == "cma-blocked"]
-    assert US.usability([ev], facts).usable is False  # nothing ran: not tested
+    assert usability.usability([ev], facts).usable is False  # nothing ran: not tested
 
 
 def test_probe_lint_flags_enable_only_where_cma_fails():
     probe = CmaProbe()
     facts = Facts.model_validate({"mpi": {"implementation": "mpich", "version": "5.0.2"}})
-    found = probe.lint({K.CMA_ENABLE: "1"}, facts)
+    found = probe.lint({knobs.CMA_ENABLE: "1"}, facts)
     if sibling_probe()["result"] == "ok":
         assert not [f for f in found if f.id == "cma-enable-blocked"]
     assert probe.lint({}, facts) == []

@@ -13,12 +13,13 @@ import pytest
 from cma_support import all_settings, env_lines, load_evidence
 
 from advisor.models import Evidence, Facts, Point, Series
-from advisor_mpich_cma import decision as DC
-from advisor_mpich_cma import evidence as EV
-from advisor_mpich_cma import recommend as RC
-from advisor_mpich_cma import threshold as TH
-from advisor_mpich_cma import knobs as K
-from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma import decision
+from advisor_mpich_cma import evidence
+from advisor_mpich_cma import recommend
+from advisor_mpich_cma.threshold import analyse_sweep, threshold_from
+from advisor_mpich_cma import knobs
+from advisor.measure import STABLE_SHARE
+from advisor_mpich_cma import minimax
 from advisor_mpich_cma.pairs import Paired
 
 FACTS_5 = Facts.model_validate({"mpi": {"implementation": "mpich", "flavour": "upstream",
@@ -34,11 +35,11 @@ TIE = {4 * KiB: 0.8, 8 * KiB: 0.8, 64 * KiB: 1.0, 1 * MiB: 2.0}
 
 
 def _library(enable: int = 1, threshold: int = 8192) -> list[Evidence]:
-    lib = Evidence(id=EV.LIBRARY, values={"implementation": "mpich", "flavour": "upstream",
+    lib = Evidence(id=evidence.LIBRARY, values={"implementation": "mpich", "flavour": "upstream",
                                          "version": "5.0.2", "cma_enable_default": enable,
                                          "threshold_default_bytes": threshold,
                                          "defaults_source": "mpivars"})
-    sib = Evidence(id=EV.SIBLING, values={"kind": "siblings", "result": "ok", "errno": 0})
+    sib = Evidence(id=evidence.SIBLING, values={"kind": "siblings", "result": "ok", "errno": 0})
     return [lib, sib]
 
 
@@ -68,7 +69,7 @@ def paired_evidence(truth: dict[int, float], *, rounds: int = 16, noise: float =
                                                               samples=list(n / off)))
     sers = [Series(name=k, unit="s" if k.startswith("latency") else "bytes/s", points=v)
             for k, v in sorted(series.items())]
-    return Evidence(id=EV.PAIRED, series=sers, values={"paired": True, "rounds": rounds})
+    return Evidence(id=evidence.PAIRED, series=sers, values={"paired": True, "rounds": rounds})
 
 
 def sweep_evidence(truth: dict[int, float], *, launches: int = 3, seed: int = 2) -> Evidence:
@@ -88,7 +89,7 @@ def sweep_evidence(truth: dict[int, float], *, launches: int = 3, seed: int = 2)
                         Point(x=n, label=f"run{rnd}", samples=list(vals)))
     sers = [Series(name=k, unit="s" if k.startswith("latency") else "bytes/s", points=v)
             for k, v in sorted(series.items())]
-    return Evidence(id=EV.SWEEP, series=sers, values={"rounds": launches})
+    return Evidence(id=evidence.SWEEP, series=sers, values={"rounds": launches})
 
 
 def _rec(adv, rid="cma-threshold"):
@@ -100,10 +101,10 @@ def _rec(adv, rid="cma-threshold"):
 def test_default_beaten_small_and_cma_losing_largest_gives_minimax_threshold():
     """(a) Default 8 KiB loses at 8-16 KiB, CMA loses only at 16 MiB: advice = 64 KiB (worst
     ratio 0.85, at 16 MiB) over the default (worst 0.8, at 8-16 KiB), not 'no advice'."""
-    adv = RC.recommend(_library() + [paired_evidence(LOSES_SMALL_AND_LARGEST)], FACTS_5)
+    adv = recommend.recommend(_library() + [paired_evidence(LOSES_SMALL_AND_LARGEST)], FACTS_5)
     rec = _rec(adv)
-    assert dict(all_settings(adv))[K.CMA_THRESHOLD] == 64 * KiB
-    assert env_lines(adv) == [f"{K.CMA_THRESHOLD}={64 * KiB}"]
+    assert dict(all_settings(adv))[knobs.CMA_THRESHOLD] == 64 * KiB
+    assert env_lines(adv) == [f"{knobs.CMA_THRESHOLD}={64 * KiB}"]
     assert rec.confidence == "high" and "stability 1.00" in rec.title
     left = [f for f in adv.findings if f.id == "cma-regret-left"]
     assert left and "16 MiB" in left[0].message and "no upper CMA threshold" in left[0].message
@@ -111,8 +112,8 @@ def test_default_beaten_small_and_cma_losing_largest_gives_minimax_threshold():
 
 
 def test_regret_of_default_and_advice_are_recorded_per_size():
-    d = DC.decision_of([paired_evidence(LOSES_SMALL_AND_LARGEST)],
-                      EV.library_of(_library(), FACTS_5))
+    d = decision.decision_of([paired_evidence(LOSES_SMALL_AND_LARGEST)],
+                      evidence.library_of(_library(), FACTS_5))
     v = d.as_values()
     assert v["advice_threshold_bytes"] == 64 * KiB and v["default_threshold_bytes"] == 8 * KiB
     assert v["regret_default"] == pytest.approx(0.2, abs=0.03)
@@ -120,24 +121,24 @@ def test_regret_of_default_and_advice_are_recorded_per_size():
     assert v["ratio_default:default:8192"] == pytest.approx(0.8, abs=0.03)
     assert v["ratio_advice:default:8192"] == 1.0 and v["stability"] == 1.0
     assert all(isinstance(x, (int, float, bool, str)) for x in v.values())  # Evidence.values
-    Evidence(id=EV.DECISION, values=v)  # valid as recorded
+    Evidence(id=evidence.DECISION, values=v)  # valid as recorded
 
 
 def test_separate_launch_sweep_without_a_single_threshold_still_gets_advice():
     """The defect of issue 13: the old rule said 'no single threshold holds, keep the default'
     although the default is beaten; the rounds of the sweep now go through minimax regret."""
     sweep = sweep_evidence(LOSES_SMALL_AND_LARGEST)
-    assert TH.threshold_from(TH.analyse_sweep(sweep)).nbytes is None  # the old rule gives up
-    adv = RC.recommend(_library() + [sweep], FACTS_5)
-    assert dict(all_settings(adv))[K.CMA_THRESHOLD] == 64 * KiB
+    assert threshold_from(analyse_sweep(sweep)).nbytes is None  # the old rule gives up
+    adv = recommend.recommend(_library() + [sweep], FACTS_5)
+    assert dict(all_settings(adv))[knobs.CMA_THRESHOLD] == 64 * KiB
     assert any(f.id == "cma-no-threshold" and f.severity == "info" for f in adv.findings)
 
 
 def test_stability_is_one_on_clean_data_and_confidence_high():
     """(b) clean paired data: every resample gives the same advice."""
-    d = DC.decision_of([paired_evidence(CLEAN)], EV.library_of(_library(), FACTS_5))
+    d = decision.decision_of([paired_evidence(CLEAN)], evidence.library_of(_library(), FACTS_5))
     assert d.advice == 64 * KiB and d.stability == 1.0 and not d.losses
-    rec = _rec(RC.recommend(_library() + [paired_evidence(CLEAN)], FACTS_5))
+    rec = _rec(recommend.recommend(_library() + [paired_evidence(CLEAN)], FACTS_5))
     assert rec.confidence == "high"
 
 
@@ -148,10 +149,10 @@ def test_a_tie_within_noise_gives_the_member_nearest_the_default_and_names_the_b
     no longer flips on noise, and the profile names the tie band.  (Low stability -> low
     confidence is tested on a constructed decision in test_cma_story.)"""
     ev = paired_evidence(TIE)
-    d = DC.decision_of([ev], EV.library_of(_library(), FACTS_5))
+    d = decision.decision_of([ev], evidence.library_of(_library(), FACTS_5))
     assert d.advice in (64 * KiB, 1 * MiB) and not d.kept_default  # the default loses 20 %
     assert set(d.tie) == {64 * KiB, 1 * MiB} and d.advice == 64 * KiB == d.tie[0]
-    adv = RC.recommend(_library() + [ev], FACTS_5)
+    adv = recommend.recommend(_library() + [ev], FACTS_5)
     rec = _rec(adv)
     assert f"stability {d.stability:.2f}" in rec.title and "Tie band" in rec.rationale
     assert "threshold 64 KiB" in rec.rationale and "threshold 1 MiB" in rec.rationale
@@ -160,24 +161,24 @@ def test_a_tie_within_noise_gives_the_member_nearest_the_default_and_names_the_b
 def test_default_within_noise_of_the_best_is_kept():
     """Default 8 KiB vs a 16 KiB threshold that is better by less than the noise: keep it."""
     truth = {4 * KiB: 0.8, 8 * KiB: 0.995, 16 * KiB: 1.5, 1 * MiB: 2.0}
-    d = DC.decision_of([paired_evidence(truth, noise=0.05)], EV.library_of(_library(), FACTS_5))
+    d = decision.decision_of([paired_evidence(truth, noise=0.05)], evidence.library_of(_library(), FACTS_5))
     assert d.advice == 8 * KiB
     assert d.kept_default or d.best == 8 * KiB
-    assert d.stability >= R.STABLE_SHARE
+    assert d.stability >= STABLE_SHARE
 
 
 def test_candidates_collapse_thresholds_that_route_every_size_alike():
     p = Paired("", (4096, 65536), ((1.0,),) * 2, ((1.0,),) * 2, ((1.0,),) * 2, ((1.0,),) * 2)
-    assert R.candidates([p], 8192) == [8192, 4096, None]  # 8192 == 65536 here; default first
-    assert R.candidates([p], None) == [None, 4096, 65536]
+    assert minimax.candidates([p], 8192) == [8192, 4096, None]  # 8192 == 65536 here; default first
+    assert minimax.candidates([p], None) == [None, 4096, 65536]
 
 
 def test_decision_is_pure_and_deterministic():
     evs = _library() + [paired_evidence(TIE)]
-    assert RC.recommend(evs, FACTS_5) == RC.recommend(list(reversed(evs)), FACTS_5)
+    assert recommend.recommend(evs, FACTS_5) == recommend.recommend(list(reversed(evs)), FACTS_5)
 
 
 def test_recorded_sweep_still_decided_by_the_issue_4_rule():
     """Recorded separate-launch evidence where the old rule finds a threshold is unchanged."""
-    adv = RC.recommend(load_evidence("sweep-5.0.2"), FACTS_5)
+    adv = recommend.recommend(load_evidence("sweep-5.0.2"), FACTS_5)
     assert "cma-threshold" in {r.id for r in adv.recommendations}

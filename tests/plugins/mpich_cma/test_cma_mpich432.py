@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma import knobs
 from advisor_mpich_cma.identity import cvar_defaults
 from support import REPO, project_venv
 
@@ -46,27 +46,27 @@ import json, sys, time
 from advisor.models import Facts
 from advisor.probe import MeasureContext
 from advisor_mpich_cma.plugin import CmaProbe
-from advisor_mpich_cma import decision as DC
-from advisor_mpich_cma import evidence as EV
-from advisor_mpich_cma import threshold as TH
+from advisor_mpich_cma import decision
+from advisor_mpich_cma import evidence
+from advisor_mpich_cma import threshold
 p = CmaProbe(); f = Facts()
 a = p.check(f)
 out = {"usable": a.usable, "reason": a.reason,
-       "library": [e.values for e in a.evidence if e.id == EV.LIBRARY][0]}
+       "library": [e.values for e in a.evidence if e.id == evidence.LIBRARY][0]}
 if a.usable and "measure" in sys.argv:
     ctx = MeasureContext(facts=f, deadline=time.monotonic() + 20, quick=True,
                          options={"sizes": "262144,1048576", "repeats": "3",
                                   "target_s": "0.01"})
     ev = p.measure(ctx)
     adv = p.recommend(a.evidence + ev, f)
-    paired = [e for e in ev if e.id.startswith(EV.PAIRED)]
+    paired = [e for e in ev if e.id.startswith(evidence.PAIRED)]
     if paired:  # MPI_T switched in one launch: the minimax decision is what was advised
-        d = DC.decision_of(paired, EV.library_of(a.evidence, f))
+        d = decision.decision_of(paired, evidence.library_of(a.evidence, f))
         out.update(paired=True, threshold=d.advice, any_win=True, any_loss=True)
     else:
-        sweep = [e for e in ev if e.id.startswith(EV.SWEEP)][0]
-        vs = TH.analyse_sweep(sweep)
-        t = TH.threshold_from(vs)
+        sweep = [e for e in ev if e.id.startswith(evidence.SWEEP)][0]
+        vs = threshold.analyse_sweep(sweep)
+        t = threshold.threshold_from(vs)
         out.update(threshold=t.nbytes, any_win=t.any_win, any_loss=t.any_loss)
     out.update(
                settings=[(s.name, s.value, s.is_default) for r in adv.recommendations
@@ -94,11 +94,11 @@ def test_mpich432_defaults_read_from_the_library(mpich432):
     lib = res["library"]
     assert lib["version"] == VERSION
     assert lib["defaults_source"] == "mpivars"
-    assert lib["cma_enable_default"] == int(cvars[K.CMA_ENABLE])
-    assert lib["threshold_default_bytes"] == int(cvars[K.CMA_THRESHOLD])
+    assert lib["cma_enable_default"] == int(cvars[knobs.CMA_ENABLE])
+    assert lib["threshold_default_bytes"] == int(cvars[knobs.CMA_THRESHOLD])
     # the library agrees with the published facts the knob table carries (background.md)
-    assert lib["cma_enable_default"] == K.knob(K.CMA_ENABLE).default_for(VERSION) == 0
-    assert lib["threshold_default_bytes"] == K.knob(K.CMA_THRESHOLD).default_for(VERSION)
+    assert lib["cma_enable_default"] == knobs.knob(knobs.CMA_ENABLE).default_for(VERSION) == 0
+    assert lib["threshold_default_bytes"] == knobs.knob(knobs.CMA_THRESHOLD).default_for(VERSION)
 
 
 def test_mpich432_advice_matches_measurement(mpich432):
@@ -108,14 +108,14 @@ def test_mpich432_advice_matches_measurement(mpich432):
     settings = {n: (v, d) for n, v, d in res["settings"]}
     if res["threshold"] is not None and "cma-emitted-form-differs" not in res["findings"]:
         # CMA is off by default in 4.3: a measured win means an explicit enable + threshold
-        assert settings.get(K.CMA_ENABLE) == (1, False), res
-        assert settings.get(K.CMA_THRESHOLD, (None,))[0] == res["threshold"], res
+        assert settings.get(knobs.CMA_ENABLE) == (1, False), res
+        assert settings.get(knobs.CMA_THRESHOLD, (None,))[0] == res["threshold"], res
     elif res["threshold"] is not None:
         # the emitted form routed otherwise than measured: the threshold advice is withdrawn
-        assert K.CMA_THRESHOLD not in settings, res
+        assert knobs.CMA_THRESHOLD not in settings, res
     else:
         # nothing to gain measurably: no enable is recommended
-        assert (1, False) != settings.get(K.CMA_ENABLE), res
+        assert (1, False) != settings.get(knobs.CMA_ENABLE), res
         if not res["any_win"] and not res["any_loss"]:
             assert "cma-no-effect" in res["findings"]
 
@@ -124,12 +124,12 @@ _TRACE = r"""
 import json, time
 from advisor.models import Facts, MpiFacts
 from advisor.probe import MeasureContext
-from advisor_mpich_cma import emitted as EM, trust as T
+from advisor_mpich_cma import emitted, trust
 ctx = MeasureContext(facts=Facts(), deadline=time.monotonic() + 60)
 mpi = MpiFacts(implementation="mpich", flavour="upstream")
-sw = T.run_trace_check(ctx, mpi)
-vf = T.run_trace_check(ctx, mpi, (16384, 8192))  # what verify writes for advice 16 KiB
-em = EM.run_route_check(ctx, mpi, 16384)
+sw = trust.run_trace_check(ctx, mpi)
+vf = trust.run_trace_check(ctx, mpi, (16384, 8192))  # what verify writes for advice 16 KiB
+em = emitted.run_route_check(ctx, mpi, 16384)
 print(json.dumps({"switch": sw.values if sw else None, "verify": vf.values if vf else None,
                   "emitted": em.values}))
 """

@@ -10,10 +10,10 @@ import pytest
 
 from advisor.measure import run_mpi
 from advisor.models import Facts
-from advisor_mpich_cma import evidence as EV
-from advisor_mpich_cma import launch as LN
+from advisor_mpich_cma import evidence
+from advisor_mpich_cma import launch
 from advisor_mpich_cma.workers import RANK
-from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma import minimax
 from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor.measure.mpi.loops import THRESHOLD_OFF, THRESHOLD_ON
 from support import tool
@@ -26,7 +26,7 @@ ROUNDS = 6
 
 def test_paired_worker_switches_through_mpi_t_in_one_launch():
     tool("mpiexec")
-    env = LN.config_env("upstream", EV.ON, 0)
+    env = launch.config_env("upstream", evidence.ON, 0)
     res = run_mpi(RANK, ["paired", "--sizes", ",".join(map(str, SIZES)),
                              "--target-s", "0.01", "--rounds", str(ROUNDS)],
                   env=env, timeout_s=60)
@@ -50,5 +50,5 @@ def test_paired_worker_switches_through_mpi_t_in_one_launch():
     for j in range(len(SIZES)):
         lat, bw = p.pair_ratios(j)
         assert len(lat) == len(bw) == ROUNDS
-    d = R.decide([p], 8192)
+    d = minimax.decide([p], 8192)
     assert 0 <= d.stability <= 1 and d.pairs == ROUNDS

@@ -10,11 +10,11 @@ import pytest
 from cma_support import all_settings, env_lines, load_evidence
 
 from advisor.models import Evidence, Facts
-from advisor_mpich_cma import evidence as EV
-from advisor_mpich_cma import lint as LT
-from advisor_mpich_cma import recommend as RC
-from advisor_mpich_cma import threshold as TH
-from advisor_mpich_cma import knobs as K
+from advisor_mpich_cma.evidence import BW, LAT, LIBRARY, OFF, ON, SIBLING, SWEEP
+from advisor_mpich_cma import lint
+from advisor_mpich_cma import recommend
+from advisor_mpich_cma import threshold
+from advisor_mpich_cma import knobs
 
 FACTS_5 = Facts.model_validate({"mpi": {"implementation": "mpich", "flavour": "upstream",
                                         "version": "5.0.2"}})
@@ -33,26 +33,26 @@ def _hand_verdict(ev: Evidence, n: int) -> tuple[bool, bool]:
     configuration, floor = their max/min - 1 (A/A), and ask that the ratio of the medians of the
     kept runs' medians exceed 1 + floor on latency and on bandwidth.  Returns (lat, bw)."""
     wins = []
-    for metric, hib in ((EV.LAT, False), (EV.BW, True)):
+    for metric, hib in ((LAT, False), (BW, True)):
         res = {}
-        for config in (EV.ON, EV.OFF):
+        for config in (ON, OFF):
             meds = sorted(_hand_runs(ev, metric, config, n), reverse=hib)
             kept = meds[:max(2, math.ceil(len(meds) / 2))]
             res[config] = (float(np.median(kept)), max(kept) / min(kept) - 1)
-        floor = max(res[EV.ON][1], res[EV.OFF][1])
-        ratio = (res[EV.ON][0] / res[EV.OFF][0]) if hib else (res[EV.OFF][0] / res[EV.ON][0])
+        floor = max(res[ON][1], res[OFF][1])
+        ratio = (res[ON][0] / res[OFF][0]) if hib else (res[OFF][0] / res[ON][0])
         wins.append(ratio > 1 + floor)
     return wins[0], wins[1]
 
 
 def test_threshold_on_recorded_5_0_2_is_hand_checkable():
     evidence = load_evidence("sweep-5.0.2")
-    adv = RC.recommend(evidence, FACTS_5)
+    adv = recommend.recommend(evidence, FACTS_5)
     rec = [r for r in adv.recommendations if r.id == "cma-threshold"]
     assert rec, [f.message for f in adv.findings]
-    thr = dict(all_settings(adv))[K.CMA_THRESHOLD]
+    thr = dict(all_settings(adv))[knobs.CMA_THRESHOLD]
     assert isinstance(thr, int)
-    sweep = [e for e in evidence if e.id == EV.SWEEP][0]
+    sweep = [e for e in evidence if e.id == SWEEP][0]
     sizes = sorted({int(p.x) for s in sweep.series for p in s.points})
     # by hand: CMA wins on both at the threshold, and does not at the size just below it
     assert _hand_verdict(sweep, thr) == (True, True)
@@ -60,16 +60,16 @@ def test_threshold_on_recorded_5_0_2_is_hand_checkable():
     if below:
         assert _hand_verdict(sweep, below[-1]) != (True, True)
     # the CI and the evidence travel with the recommendation
-    assert "95 % CI" in rec[0].rationale and EV.SWEEP in rec[0].evidence
-    setting = [s for s in rec[0].settings if s.name == K.CMA_THRESHOLD][0]
+    assert "95 % CI" in rec[0].rationale and SWEEP in rec[0].evidence
+    setting = [s for s in rec[0].settings if s.name == knobs.CMA_THRESHOLD][0]
     assert setting.default == 8192 and setting.unit == "bytes"
     assert rec[0].confidence in ("medium", "high")
 
 
 def test_threshold_rule_on_recorded_verdicts():
-    sweep = [e for e in load_evidence("sweep-5.0.2") if e.id == EV.SWEEP][0]
-    vs = TH.analyse_sweep(sweep)
-    t = TH.threshold_from(vs)
+    sweep = [e for e in load_evidence("sweep-5.0.2") if e.id == SWEEP][0]
+    vs = threshold.analyse_sweep(sweep)
+    t = threshold.threshold_from(vs)
     # CMA loses below 8 KiB here (the POSIX path's 8192-byte cell), as OSU 7.2 showed
     assert all(v.loses for v in vs if v.nbytes < 8192)
     above = [v for v in vs if v.nbytes >= t.nbytes]
@@ -81,51 +81,51 @@ def test_threshold_rule_on_recorded_verdicts():
 
 def test_recommend_is_pure_and_deterministic():
     evidence = load_evidence("sweep-5.0.2")
-    a = RC.recommend(evidence, FACTS_5)
-    b = RC.recommend(list(reversed(evidence)), FACTS_5)
+    a = recommend.recommend(evidence, FACTS_5)
+    b = recommend.recommend(list(reversed(evidence)), FACTS_5)
     assert a == b
 
 
 def test_default_threshold_confirmed_is_not_emitted_as_a_change():
     evidence = load_evidence("sweep-5.0.2")
-    adv = RC.recommend(evidence, FACTS_5)
-    thr = dict(all_settings(adv))[K.CMA_THRESHOLD]
-    lib = [e for e in evidence if e.id == EV.LIBRARY][0]
+    adv = recommend.recommend(evidence, FACTS_5)
+    thr = dict(all_settings(adv))[knobs.CMA_THRESHOLD]
+    lib = [e for e in evidence if e.id == LIBRARY][0]
     if thr == lib.values["threshold_default_bytes"]:
         assert env_lines(adv) == []  # the defaults are right: nothing to set
     else:
-        assert env_lines(adv) == [f"{K.CMA_THRESHOLD}={thr}"]
+        assert env_lines(adv) == [f"{knobs.CMA_THRESHOLD}={thr}"]
 
 
 def test_same_sweep_on_4_3_needs_an_explicit_enable():
     """With CMA off by default (4.3), the same measured win needs the enable as well."""
-    evidence = [e for e in load_evidence("sweep-5.0.2") if e.id != EV.LIBRARY]
-    adv = RC.recommend(evidence, FACTS_43)
+    evidence = [e for e in load_evidence("sweep-5.0.2") if e.id != LIBRARY]
+    adv = recommend.recommend(evidence, FACTS_43)
     settings = dict(all_settings(adv))
-    assert settings[K.CMA_ENABLE] == 1
-    assert f"{K.CMA_ENABLE}=1" in env_lines(adv)
+    assert settings[knobs.CMA_ENABLE] == 1
+    assert f"{knobs.CMA_ENABLE}=1" in env_lines(adv)
 
 
 def test_recorded_4_3_2_advice_matches_its_measurement():
     evidence = load_evidence("sweep-4.3.2")
-    lib = [e for e in evidence if e.id == EV.LIBRARY][0].values
+    lib = [e for e in evidence if e.id == LIBRARY][0].values
     assert (lib["cma_enable_default"], lib["threshold_default_bytes"]) == (0, 16384)
     assert lib["defaults_source"] == "mpivars"
-    adv = RC.recommend(evidence, FACTS_43)
-    sweep = [e for e in evidence if e.id == EV.SWEEP][0]
-    t = TH.threshold_from(TH.analyse_sweep(sweep))
+    adv = recommend.recommend(evidence, FACTS_43)
+    sweep = [e for e in evidence if e.id == SWEEP][0]
+    t = threshold.threshold_from(threshold.analyse_sweep(sweep))
     if t.nbytes is None:
-        assert f"{K.CMA_ENABLE}=1" not in env_lines(adv)
+        assert f"{knobs.CMA_ENABLE}=1" not in env_lines(adv)
         assert {f.id for f in adv.findings} & {"cma-no-effect", "cma-slower", "cma-no-threshold"}
     else:
-        assert dict(all_settings(adv))[K.CMA_THRESHOLD] == t.nbytes
+        assert dict(all_settings(adv))[knobs.CMA_THRESHOLD] == t.nbytes
 
 
 def test_recorded_seccomp_failure_gives_explicit_disable():
     smoke = load_evidence("smoke-seccomp-5.0.2")
-    lib = [e for e in load_evidence("sweep-5.0.2") if e.id in (EV.LIBRARY, EV.SIBLING)]
-    adv = RC.recommend(lib + smoke, FACTS_5)
-    assert env_lines(adv) == [f"{K.CMA_ENABLE}=0"]
+    lib = [e for e in load_evidence("sweep-5.0.2") if e.id in (LIBRARY, SIBLING)]
+    adv = recommend.recommend(lib + smoke, FACTS_5)
+    assert env_lines(adv) == [f"{knobs.CMA_ENABLE}=0"]
     blocked = [f for f in adv.findings if f.id == "cma-blocked"][0]
     assert "seccomp" in blocked.message and blocked.severity == "error"
     assert "MPIR_CVAR_CH4_CMA_ENABLE=0" in blocked.remedy
@@ -135,19 +135,19 @@ def test_recorded_seccomp_failure_gives_explicit_disable():
 
 def test_no_effect_is_reported_not_recommended():
     """Identical on/off runs (the 'off' runs relabelled as 'on'): no measurable effect."""
-    sweep = [e for e in load_evidence("sweep-5.0.2") if e.id == EV.SWEEP][0]
-    off = [s for s in sweep.series if s.name.endswith(EV.OFF)]
+    sweep = [e for e in load_evidence("sweep-5.0.2") if e.id == SWEEP][0]
+    off = [s for s in sweep.series if s.name.endswith(OFF)]
     same = sweep.model_copy(update={"series": off + [
-        s.model_copy(update={"name": s.name.replace(EV.OFF, EV.ON)}) for s in off]})
-    sib = [e for e in load_evidence("sweep-5.0.2") if e.id == EV.SIBLING]
-    adv = RC.recommend(sib + [same], FACTS_43)
+        s.model_copy(update={"name": s.name.replace(OFF, ON)}) for s in off]})
+    sib = [e for e in load_evidence("sweep-5.0.2") if e.id == SIBLING]
+    adv = recommend.recommend(sib + [same], FACTS_43)
     assert env_lines(adv) == []
     assert any(f.id == "cma-no-effect" for f in adv.findings)
 
 
 @pytest.mark.parametrize("value,ok", [("8192", True), ("8K", False), ("-1", False), ("0x2000", False)])
 def test_lint_threshold_is_plain_integer_bytes(value, ok):
-    found = LT.lint_env({K.CMA_THRESHOLD: value}, FACTS_5)
+    found = lint.lint_env({knobs.CMA_THRESHOLD: value}, FACTS_5)
     assert (found == []) is ok
 
 
@@ -157,13 +157,13 @@ def test_knob_records_are_complete():
 
     reg = collect(make_plugin_manager(entry_points=False, plugins=[("mpich-cma", plugin)]))
     names = {k.name for k in reg.knobs}
-    assert {K.CMA_ENABLE, K.CMA_THRESHOLD, K.CRAY_MODE, K.CRAY_SIZE, K.CRAY_GPU} <= names
+    assert {knobs.CMA_ENABLE, knobs.CMA_THRESHOLD, knobs.CRAY_MODE, knobs.CRAY_SIZE, knobs.CRAY_GPU} <= names
     for k in reg.knobs:
         assert k.source and k.type
         if k.name.startswith("MPIR_CVAR_"):
             base = k.name[len("MPIR_CVAR_"):]
             assert set(k.aliases) == {f"MPICH_{base}", f"MPIR_PARAM_{base}"}
-    enable = K.knob(K.CMA_ENABLE)
+    enable = knobs.knob(knobs.CMA_ENABLE)
     assert (enable.default_for("4.3.2"), enable.default_for("5.0.2")) == (0, 1)
     assert not enable.valid_for("4.2.0")
     assert "mpich-cma" in reg.probes and "mpich-cma" in reg.fact_detectors
@@ -181,19 +181,19 @@ def test_numa_pairs_from_facts():
 def test_threshold_holds_for_every_rank_pair():
     """Two pairs (as on a 2-NUMA machine): the threshold is the larger of the two."""
     evidence = load_evidence("sweep-5.0.2")
-    sweep = [e for e in evidence if e.id == EV.SWEEP][0]
+    sweep = [e for e in evidence if e.id == SWEEP][0]
     # a library with CMA off by default (as 4.3.x): the pair rule alone decides; with CMA on by
     # default, sizes left unmeasured below 32 KiB would not justify moving them off CMA (see
     # test_raising_the_threshold_over_sizes_where_cma_is_ahead_keeps_the_default)
     base = [e.model_copy(update={"values": {**e.values, "cma_enable_default": 0}})
             if e.id == "cma-library" else e
-            for e in evidence if not e.id.startswith(EV.SWEEP)]
+            for e in evidence if not e.id.startswith(SWEEP)]
     # the second pair: the same runs with everything below 32 KiB left out
-    cut = sweep.model_copy(update={"id": EV.SWEEP + ".cross-numa", "series": [
+    cut = sweep.model_copy(update={"id": SWEEP + ".cross-numa", "series": [
         s.model_copy(update={"points": [p for p in s.points if p.x >= 32768]})
         for s in sweep.series]})
-    one = dict(all_settings(RC.recommend(base + [sweep], FACTS_5)))[K.CMA_THRESHOLD]
-    both = dict(all_settings(RC.recommend(base + [sweep, cut], FACTS_5)))[K.CMA_THRESHOLD]
+    one = dict(all_settings(recommend.recommend(base + [sweep], FACTS_5)))[knobs.CMA_THRESHOLD]
+    both = dict(all_settings(recommend.recommend(base + [sweep, cut], FACTS_5)))[knobs.CMA_THRESHOLD]
     assert both == max(one, 32768)
 
 
@@ -202,18 +202,18 @@ def test_raising_the_threshold_over_sizes_where_cma_is_ahead_keeps_the_default()
     KiB is better on latency and worse on nothing, moving those sizes to the POSIX path makes
     them slower (advisor verify measured exactly this as a regression): keep the default."""
     evidence = load_evidence("sweep-5.0.2")
-    sweep = [e for e in evidence if e.id == EV.SWEEP][0]
-    base = [e for e in evidence if not e.id.startswith(EV.SWEEP)]
-    vs = {v.nbytes: v for v in TH.analyse_sweep(sweep)}
+    sweep = [e for e in evidence if e.id == SWEEP][0]
+    base = [e for e in evidence if not e.id.startswith(SWEEP)]
+    vs = {v.nbytes: v for v in threshold.analyse_sweep(sweep)}
     default = 8192
     ahead = [n for n, v in vs.items() if default <= n < 32768 and not v.loses
              and "better" in (v.lat_verdict, v.bw_verdict)]
     assert ahead, "the recorded sweep shows CMA ahead between 8 and 32 KiB"
     # the cross-NUMA pair is measured only from 32 KiB: the pair rule alone would say 32 KiB
-    cut = sweep.model_copy(update={"id": EV.SWEEP + ".cross-numa", "series": [
+    cut = sweep.model_copy(update={"id": SWEEP + ".cross-numa", "series": [
         s.model_copy(update={"points": [p for p in s.points if p.x >= 32768]})
         for s in sweep.series]})
-    advice = RC.recommend(base + [sweep, cut], FACTS_5)
+    advice = recommend.recommend(base + [sweep, cut], FACTS_5)
     settings = dict(all_settings(advice))
-    assert settings[K.CMA_THRESHOLD] == default
+    assert settings[knobs.CMA_THRESHOLD] == default
     assert any(f.id == "cma-threshold-keep-default" for f in advice.findings)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from advisor_mpich_cma import evidence as EV
-from advisor_mpich_cma import states as S
-from advisor_mpich_cma import threshold as TH
+from advisor_mpich_cma import evidence
+from advisor_mpich_cma import states
+from advisor_mpich_cma import threshold
 
 GB = 1e9
 
@@ -28,7 +28,7 @@ def _two_state(rounds: int = 24, slow_share: float = 0.4, seed: int = 3) -> np.n
 
 def test_a_bimodal_state_series_is_recognised():
     x = _two_state()
-    b = S.bimodality(x)
+    b = states.bimodality(x)
     assert b.testable and b.bimodal
     assert 7.3 * GB <= b.low_center <= 7.8 * GB and 12 * GB <= b.high_center <= 13 * GB
     assert 1.5 < b.mode_ratio < 1.8 and b.separation > 1
@@ -42,7 +42,7 @@ def test_a_bimodal_state_series_is_recognised():
 def test_per_launch_medians_switching_state_are_bimodal():
     """Across launches: 6 per-launch medians, 2 of them in the slow state."""
     meds = [12.4 * GB, 7.5 * GB, 12.8 * GB, 12.1 * GB, 7.6 * GB, 12.6 * GB]
-    b = S.bimodality(meds)
+    b = states.bimodality(meds)
     assert b.bimodal and b.low_share == pytest.approx(2 / 6)
 
 
@@ -57,25 +57,25 @@ def test_a_unimodal_series_is_not(kind):
         x = np.append(rng.uniform(12 * GB, 13 * GB, 23), 6 * GB)
     else:
         x = 12.5 * GB * rng.lognormal(0, 0.1, 48)
-    b = S.bimodality(x)
+    b = states.bimodality(x)
     assert b.testable and not b.bimodal, b
 
 
 def test_too_few_values_are_not_testable():
-    b = S.bimodality([7.5 * GB, 12.5 * GB, 12.4 * GB])
+    b = states.bimodality([7.5 * GB, 12.5 * GB, 12.4 * GB])
     assert not b.testable and not b.bimodal
-    assert S.bimodality([float("nan"), -1.0, 0.0, 1.0, 2.0]).n == 2
+    assert states.bimodality([float("nan"), -1.0, 0.0, 1.0, 2.0]).n == 2
     with pytest.raises(ValueError):
-        S.bimodality([1.0] * 8, level=1.0)
+        states.bimodality([1.0] * 8, level=1.0)
 
 
 def test_state_of_paired_summarises_sizes():
-    vals, notes = S.state_of_paired([(65536, _two_state(seed=1)), (1 << 20, _two_state(seed=2)),
-                                     (4096, [1.0, 2.0])])
+    vals, notes = states.state_of_paired([(65536, _two_state(seed=1)), (1 << 20, _two_state(seed=2)),
+                                          (4096, [1.0, 2.0])])
     assert vals["state.bimodal"] is True and vals["state.sizes_bimodal"] == 2
     assert vals["state.sizes_tested"] == 2 and vals["state.bimodal:65536"] is True
     assert "bimodal at 2 of 2 sizes" in notes["machine_state"]
-    vals, notes = S.state_of_paired([(65536, np.full(16, 12 * GB))])
+    vals, notes = states.state_of_paired([(65536, np.full(16, 12 * GB))])
     assert vals["state.bimodal"] is False and "one mode" in notes["machine_state"]
 
 
@@ -84,15 +84,15 @@ def test_bimodal_state_is_a_condition_not_a_verdict():
     is reported as an info finding."""
     from test_cma_minimax import CLEAN, FACTS_5, _library, paired_evidence
 
-    from advisor_mpich_cma import recommend as RC
+    from advisor_mpich_cma import recommend
 
     ev = paired_evidence(CLEAN, rounds=24)
     off = {p.x: p.samples for s in ev.series if s.name == "bandwidth:cma-off" for p in s.points}
-    vals, _ = S.state_of_paired(sorted(off.items()))
+    vals, _ = states.state_of_paired(sorted(off.items()))
     assert vals["state.bimodal"] is True  # the constructed machine flips between 12 and 7.5 GB/s
     flagged = ev.model_copy(update={"values": {**ev.values, **vals}})
-    a = RC.recommend(_library() + [flagged], FACTS_5)
-    b = RC.recommend(_library() + [ev], FACTS_5)
+    a = recommend.recommend(_library() + [flagged], FACTS_5)
+    b = recommend.recommend(_library() + [ev], FACTS_5)
     assert [r.settings for r in a.recommendations] == [r.settings for r in b.recommendations]
     f = [x for x in a.findings if x.id == "cma-machine-state"]
     assert f and f[0].severity == "info" and "x1.6" in f[0].message
@@ -113,7 +113,7 @@ def _launch_sweep(states_gbps, rho: float = 1.1, seed: int = 5):
                 Point(x=65536, label=f"run{i}", samples=list(bw)))
             series.setdefault(f"latency:{cfg}", []).append(
                 Point(x=65536, label=f"run{i}", samples=list(65536 / bw)))
-    return Evidence(id=EV.SWEEP, series=[
+    return Evidence(id=evidence.SWEEP, series=[
         Series(name=k, unit="s" if k.startswith("lat") else "bytes/s", points=v)
         for k, v in series.items()])
 
@@ -124,10 +124,10 @@ def test_separate_launches_in_two_states_widen_the_noise_floor():
     becomes the floor, so no verdict is made from launches that differ by state, not setting.
     With the kept half in one state the floor is the A/A spread and the 10 % is found."""
 
-    (v,) = TH.analyse_sweep(_launch_sweep([7.5, 12.5, 7.5, 12.5, 7.5, 7.5]))
+    (v,) = threshold.analyse_sweep(_launch_sweep([7.5, 12.5, 7.5, 12.5, 7.5, 7.5]))
     assert v.state_swing == pytest.approx(12.5 / 7.5 - 1, rel=0.05)
     assert min(v.bw_floor, v.lat_floor) >= v.state_swing * (1 - 1e-3)
     assert v.bw_verdict == v.lat_verdict == "indistinguishable"
     # most launches fast: the kept half is all fast, the comparison is within one state
-    (w,) = TH.analyse_sweep(_launch_sweep([12.5, 7.5, 12.5, 12.5, 7.5, 12.5]))
+    (w,) = threshold.analyse_sweep(_launch_sweep([12.5, 7.5, 12.5, 12.5, 7.5, 12.5]))
     assert w.state_swing == 0.0 and w.bw_verdict == w.lat_verdict == "better"

@@ -19,12 +19,12 @@ from test_cma_minimax import (CLEAN, FACTS_5, LOSES_SMALL_AND_LARGEST, TIE, KiB,
                               paired_evidence)
 
 from advisor.models import Evidence, Facts, Point, Series
-from advisor_mpich_cma import decision as DC
-from advisor_mpich_cma import evidence as EV
-from advisor_mpich_cma import minimax as R
+from advisor_mpich_cma import decision
+from advisor_mpich_cma import evidence
+from advisor_mpich_cma import minimax
 from advisor_mpich_cma.pairs import paired_from_evidence
-from advisor_mpich_cma import recommend as RC
-from advisor_mpich_cma import story as ST
+from advisor_mpich_cma import recommend
+from advisor_mpich_cma import story
 
 ROOT = Path(__file__).resolve().parents[3]
 RECORDED = ROOT / "profiles" / "x86_64-icelake-2core-vm-2026-12-01.toml"
@@ -55,7 +55,7 @@ def split_evidence(lat: dict[int, float], bw: dict[int, float], *, rounds: int =
                                                                     samples=list(off)))
     sers = [Series(name=k, unit="s" if k.startswith("latency") else "bytes/s", points=v)
             for k, v in sorted(series.items())]
-    return Evidence(id=EV.PAIRED, series=sers, values={"paired": True, "rounds": rounds})
+    return Evidence(id=evidence.PAIRED, series=sers, values={"paired": True, "rounds": rounds})
 
 
 def _texts(adv) -> list[str]:
@@ -96,13 +96,13 @@ def contradictions(adv, values: dict) -> list[str]:
 
 def _values(evs: list[Evidence], facts: Facts) -> dict:
     """The ``cma-decision`` values ``records.decision_evidence`` records for ``evs``."""
-    lib, bad = EV.sane_library(EV.library_of(evs, facts), facts)
-    used, _ = EV.usable_kinds(EV.paired(evs))
-    return DC.record_of(used, lib, bad).as_values()
+    lib, bad = evidence.sane_library(evidence.library_of(evs, facts), facts)
+    used, _ = evidence.usable_kinds(evidence.paired(evs))
+    return decision.record_of(used, lib, bad).as_values()
 
 
 def _check(evs: list[Evidence], facts: Facts = FACTS_5):
-    adv = RC.recommend(evs, facts)
+    adv = recommend.recommend(evs, facts)
     values = _values(evs, facts)
     assert contradictions(adv, values) == [], _texts(adv)
     return adv, values
@@ -111,7 +111,7 @@ def _check(evs: list[Evidence], facts: Facts = FACTS_5):
 def _recorded() -> tuple[list[Evidence], Facts]:
     prof = tomllib.loads(RECORDED.read_text())
     res = [r for r in prof["results"] if r["probe"] == "mpich-cma"][0]
-    evs = [Evidence.model_validate(e) for e in res["evidence"] if e["id"] != EV.DECISION]
+    evs = [Evidence.model_validate(e) for e in res["evidence"] if e["id"] != evidence.DECISION]
     return evs, Facts.model_validate(prof["facts"])
 
 
@@ -157,10 +157,10 @@ def test_regret_left_beside_a_default_kept_within_noise_does_not_say_nothing_fix
     """The observed contradiction, constructed: the default is kept within noise of a better
     threshold and still measurably beaten somewhere.  The regret finding names the better
     threshold instead of claiming no threshold fixes it."""
-    d = R.decide([paired_from_evidence(paired_evidence(NEAR_DEFAULT, noise=0.05))], 8 * KiB)
+    d = minimax.decide([paired_from_evidence(paired_evidence(NEAR_DEFAULT, noise=0.05))], 8 * KiB)
     assert d.kept_default and d.best == 16 * KiB
     d = dataclasses.replace(d, losses=(("", 8 * KiB, 0.97, 0.99),))
-    rec = ST.DecisionRecord(d)
+    rec = story.DecisionRecord(d)
     left = [f.message for f in rec.findings([]) if f.id == "cma-regret-left"][0]
     assert "no threshold fixes" not in left and "threshold 16 KiB loses less" in left
     assert rec.title().startswith("Keep the default") and rec.as_values()["kept_default"]
@@ -185,10 +185,10 @@ def test_latency_and_bandwidth_disagreeing_names_who_serves_which_traffic():
 
 
 def test_unstable_decision_has_low_confidence_and_says_it_flips():
-    d = R.decide([paired_from_evidence(paired_evidence(CLEAN))], 8 * KiB)
-    rec = ST.DecisionRecord(dataclasses.replace(d, stability=0.6))
+    d = minimax.decide([paired_from_evidence(paired_evidence(CLEAN))], 8 * KiB)
+    rec = story.DecisionRecord(dataclasses.replace(d, stability=0.6))
     assert rec.confidence == "low" and "flips on noise" in rec.rationale(
-        EV.library_of(_library(), FACTS_5))
+        evidence.library_of(_library(), FACTS_5))
     assert "cma-advice-unstable" in {f.id for f in rec.findings([])}
     assert "stability 0.60" in rec.title()
 
@@ -199,7 +199,7 @@ def test_default_not_measured_as_itself_lowers_confidence():
     Cray default mode it does not switch (XPMEM): the second advice says so and is less sure."""
     ev = paired_evidence(CLEAN)
     adv_ok, v_ok = _check(_library() + [ev])
-    sib = [e for e in _library() if e.id == EV.SIBLING]
+    sib = [e for e in _library() if e.id == evidence.SIBLING]
     adv_tab, v_tab = _check(sib + [ev])  # no cma-library record: the knob table stands in
     conf = {a: [r.confidence for r in x.recommendations if r.id == "cma-threshold"][0]
             for a, x in (("ok", adv_ok), ("table", adv_tab))}
@@ -208,12 +208,12 @@ def test_default_not_measured_as_itself_lowers_confidence():
     found = [f for f in adv_tab.findings if f.id == "cma-default-not-measured"]
     assert found and "not measured as itself" in found[0].message
     assert "not measured as itself" in [r.rationale for r in adv_tab.recommendations][0]
-    cray = EV.Library("mpich", "cray", "8.1.28", None, 8192, "mpivars", "XPMEM")
-    ok, why = ST.default_measured(cray)
+    cray = evidence.Library("mpich", "cray", "8.1.28", None, 8192, "mpivars", "XPMEM")
+    ok, why = story.default_measured(cray)
     assert not ok and "XPMEM" in why
-    d = R.decide([paired_from_evidence(ev)], None)
-    assert ST.DecisionRecord(d, default_ok=False, default_note=why).confidence == "medium"
-    assert ST.DecisionRecord(d).confidence == "high"
+    d = minimax.decide([paired_from_evidence(ev)], None)
+    assert story.DecisionRecord(d, default_ok=False, default_note=why).confidence == "medium"
+    assert story.DecisionRecord(d).confidence == "high"
 
 
 def test_the_checker_catches_the_observed_contradictions():

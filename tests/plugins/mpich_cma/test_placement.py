@@ -3,7 +3,7 @@
 from advisor.models import Advice, Evidence, Recommendation
 
 from advisor.measure.mpi.rank import placement_values
-from advisor_mpich_cma import placement as P
+from advisor_mpich_cma import placement
 
 
 def smoke(**values) -> Evidence:
@@ -28,22 +28,22 @@ def test_values_from_a_worker_result():
 
 def test_one_cpu_lowers_confidence_and_names_the_fix():
     rec = Recommendation(id="cma-threshold", title="t", rationale="r", confidence="high")
-    adv = P.apply(Advice(recommendations=[rec]),
-                  [smoke(ranks_one_node=True, ranks_share_one_cpu=True, rank_cpus="0/0")])
+    adv = placement.apply(Advice(recommendations=[rec]),
+                          [smoke(ranks_one_node=True, ranks_share_one_cpu=True, rank_cpus="0/0")])
     assert [r.confidence for r in adv.recommendations] == ["low"]
-    f = next(f for f in adv.findings if f.id == P.SHARE_ONE_CPU)
+    f = next(f for f in adv.findings if f.id == placement.SHARE_ONE_CPU)
     assert "--cpus-per-task=2" in f.remedy
 
 
 def test_two_cpus_one_node_changes_nothing():
     rec = Recommendation(id="cma-threshold", title="t", rationale="r", confidence="high")
     adv = Advice(recommendations=[rec])
-    assert P.apply(adv, [smoke(ranks_one_node=True, ranks_share_one_cpu=False)]) == adv
+    assert placement.apply(adv, [smoke(ranks_one_node=True, ranks_share_one_cpu=False)]) == adv
 
 
 def test_not_colocated_and_launcher_failed_findings():
-    ids = {f.id for f in P.placement_findings([smoke(ranks_one_node=False, rank_hosts="a,b")])}
-    assert ids == {P.NOT_COLOCATED}
+    ids = {f.id for f in placement.placement_findings([smoke(ranks_one_node=False, rank_hosts="a,b")])}
+    assert ids == {placement.NOT_COLOCATED}
     failed = Evidence(id="cma-mpi-smoke", values={"ok": False, "launch_failed": True,
                                                   "error": "cannot start mpiexec"})
-    assert [f.id for f in P.placement_findings([failed])] == [P.LAUNCHER_FAILED]
+    assert [f.id for f in placement.placement_findings([failed])] == [placement.LAUNCHER_FAILED]

@@ -27,7 +27,7 @@ from advisor.models import (Facts, KernelFacts, MpiFacts, PluginResult, Profile,
                             Recommendation, SecurityFacts, Setting)
 from advisor.plugins import collect, make_plugin_manager
 from advisor.specs.selection import EmitOptions
-from advisor_openmpi import mca_params as F
+from advisor_openmpi import mca_params
 from openmpi_support import OPENMPI_5, ompi_env, openmpi_venv
 
 #: Values Open MPI's file syntax carries byte for byte (checked live below): '#', quotes,
@@ -76,7 +76,7 @@ REGISTRY = collect(make_plugin_manager(entry_points=False))
 
 
 def render(settings, **opts) -> str:
-    return F.render(select(profile(settings), REGISTRY, EmitOptions(**opts), F.NAME))
+    return mca_params.render(select(profile(settings), REGISTRY, EmitOptions(**opts), mca_params.NAME))
 
 
 # --- pure -----------------------------------------------------------------------------------
@@ -107,15 +107,15 @@ def test_no_comments_keeps_only_the_header_and_settings():
 
 def test_parse_reads_back_what_render_wrote():
     text = render(STANDARD)
-    got = {e.name: e.value for e in F.parse(text, "site.conf")}
+    got = {e.name: e.value for e in mca_params.parse(text, "site.conf")}
     want = {s.name: str(s.value) for s in STANDARD if s.library in ("openmpi", "ucx")}
     want["OMPI_MCA_mca_base_env_list"] = "UCX_RNDV_THRESH=16k;UCX_TLS=sm,self"
     assert got == want
-    entries = F.parse(text, "site.conf")
+    entries = mca_params.parse(text, "site.conf")
     lines = text.splitlines()
     for e in entries:
         assert e.path == "site.conf" and e.problem is None
-        short = e.name[len(F.PREFIX):] if e.name.startswith(F.PREFIX) else F.ENV_LIST
+        short = e.name[len(mca_params.PREFIX):] if e.name.startswith(mca_params.PREFIX) else mca_params.ENV_LIST
         assert lines[e.line - 1].startswith(f"{short} = "), (e, lines[e.line - 1])
 
 
@@ -124,7 +124,7 @@ def test_profile_env_list_and_delimiter_are_merged_with_the_ucx_items():
                    ompi("OMPI_MCA_mca_base_env_list_delimiter", "|"), ucx("UCX_TLS", "sm;self")])
     assert "mca_base_env_list = OMP_NUM_THREADS=1|UCX_TLS=sm;self\n" in text
     assert "mca_base_env_list_delimiter = |\n" in text
-    got = {e.name: e.value for e in F.parse(text, "f.conf")}
+    got = {e.name: e.value for e in mca_params.parse(text, "f.conf")}
     assert got["UCX_TLS"] == "sm;self" and got["OMP_NUM_THREADS"] == "1"
 
 
@@ -158,7 +158,7 @@ def test_parse_reads_comments_flags_and_env_lists_as_open_mpi_does():
             "mca_base_env_list = A=1, B\n"
             "pml_ucx_tls = any /* kept */\n"
             "btl =\n")
-    got = [(e.name, e.value, e.line) for e in F.parse(text, "p.conf")]
+    got = [(e.name, e.value, e.line) for e in mca_params.parse(text, "p.conf")]
     assert got == [("OMPI_MCA_smsc", "^cma", 4), ("OMPI_MCA_btl_sm_max_send_size", "16k", 5),
                    ("OMPI_MCA_btl_sm_eager_limit", "8192", 6), ("UCX_TLS", "sm", 7),
                    ("UCX_LOG_LEVEL", None, 8), ("OMPI_MCA_mca_base_env_list_delimiter", ",", 9),
@@ -171,12 +171,12 @@ def test_parse_reads_comments_flags_and_env_lists_as_open_mpi_does():
                                   "export OMPI_MCA_pml=ob1"])
 def test_junk_line_is_bad_input_naming_file_and_line(line):
     with pytest.raises(BadInputError) as err:
-        F.parse(f"# ok\n{line}\n", "site.conf")
+        mca_params.parse(f"# ok\n{line}\n", "site.conf")
     assert str(err.value).startswith("site.conf:2: not an MCA parameter line")
 
 
 def test_a_name_that_is_no_variable_name_is_an_unreadable_entry():
-    (entry,) = F.parse("btl_sm.eager_limit = 1\n", "p.conf")
+    (entry,) = mca_params.parse("btl_sm.eager_limit = 1\n", "p.conf")
     assert entry.problem and entry.line == 1
 
 
@@ -206,10 +206,10 @@ def test_ompi_info_reads_every_parameter_with_its_value_and_line(ompi_bin, tmp_p
     conf = tmp_path / "site.conf"
     conf.write_text(render(STANDARD))
     info = _ompi_info(ompi_bin, conf)
-    params = [e for e in F.parse(conf.read_text(), str(conf)) if e.name.startswith(F.PREFIX)]
+    params = [e for e in mca_params.parse(conf.read_text(), str(conf)) if e.name.startswith(mca_params.PREFIX)]
     assert len(params) == 5
     for e in params:
-        name = e.name[len(F.PREFIX):]
+        name = e.name[len(mca_params.PREFIX):]
         assert _param(info, name, "value") == e.value, name
         assert _param(info, name, "source") == f"file ({conf}:{e.line})", name
 

@@ -20,12 +20,12 @@ import pytest
 from advisor.libraries.ompi_info import components
 from advisor.models import Evidence, Facts, MpiFacts, SecurityFacts
 from advisor.measure.mpi.usability import sibling_evidence
-from advisor_openmpi import lint as L
+from advisor_openmpi import lint
 from openmpi_support import OPENMPI_5, ompi_env, openmpi_venv
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "openmpi"
 BUILT = {fw: c for fw, c in components((DATA / "ompi_info-5.0.11-parsable.txt").read_text())
-         .items() if fw in L.FRAMEWORKS}
+         .items() if fw in lint.FRAMEWORKS}
 NO_IB = lambda: []  # noqa: E731 - this VM: /sys/class/infiniband absent
 #: The issue's must-show lines, plus a badly typed value.
 MUST_SHOW = ("OMPI_MCA_btl_sm_eager_limt=8192\n"
@@ -42,7 +42,7 @@ def facts(version: str = OPENMPI_5, **extra) -> Facts:
 
 
 def ids(env, fx=None, built=BUILT, ib=NO_IB) -> list[str]:
-    return [f.id for f in L.lint_env(env, fx or facts(), built=built, ib=ib)]
+    return [f.id for f in lint.lint_env(env, fx or facts(), built=built, ib=ib)]
 
 
 def sibling(kind: str) -> Evidence:
@@ -68,16 +68,16 @@ def test_component_the_build_lacks(env, bad):
 
 
 def test_component_finding_names_the_setting_the_built_list_and_the_effect():
-    (f,) = L.lint_env({"OMPI_MCA_smsc": "xpmem"}, facts(), built=BUILT, ib=NO_IB)
+    (f,) = lint.lint_env({"OMPI_MCA_smsc": "xpmem"}, facts(), built=BUILT, ib=NO_IB)
     assert f.severity == "error" and f.message.startswith("OMPI_MCA_smsc=xpmem:")
     assert "(built: cma)" in f.message and "A requested component was not found" in f.message
 
 
 def test_components_come_from_the_fact_detector_keys_first():
     fx = facts(components_smsc="cma,xpmem", components_pml="ob1", components_btl="self,sm")
-    assert L.built_components(fx) == {"smsc": ["cma", "xpmem"], "pml": ["ob1"],
-                                      "btl": ["self", "sm"]}
-    assert L.lint_env({"OMPI_MCA_smsc": "xpmem"}, fx, ib=NO_IB) == []
+    assert lint.built_components(fx) == {"smsc": ["cma", "xpmem"], "pml": ["ob1"],
+                                         "btl": ["self", "sm"]}
+    assert lint.lint_env({"OMPI_MCA_smsc": "xpmem"}, fx, ib=NO_IB) == []
 
 
 @pytest.mark.parametrize("name, value, remedy", [
@@ -88,7 +88,7 @@ def test_components_come_from_the_fact_detector_keys_first():
 ])
 def test_single_copy_names_on_5_get_the_smsc_value_where_a_rename_would_be_wrong(name, value,
                                                                                 remedy):
-    (f,) = L.lint_env({name: value}, facts(), built=BUILT, ib=NO_IB)
+    (f,) = lint.lint_env({name: value}, facts(), built=BUILT, ib=NO_IB)
     assert f.id == "openmpi-single-copy-moved" and f.message.startswith(f"{name}={value}:")
     assert f.remedy.startswith(remedy), f.remedy
 
@@ -101,7 +101,7 @@ def test_single_copy_rename_the_core_already_gets_right_is_not_repeated():
 def test_vader_single_copy_is_fine_on_41():
     built41 = {"btl": ["self", "sm", "tcp", "vader"], "pml": ["ob1", "ucx"]}
     env = {"OMPI_MCA_btl_vader_single_copy_mechanism": "cma"}
-    assert L.lint_env(env, facts("4.1.8"), built=built41, ib=NO_IB) == []
+    assert lint.lint_env(env, facts("4.1.8"), built=built41, ib=NO_IB) == []
 
 
 @pytest.mark.parametrize("tls, no_shm", [("tcp", True), ("tcp,self", True), ("^sm", True),
@@ -115,7 +115,7 @@ def test_ucx_pml_without_shared_memory(tls, no_shm):
 
 def test_ucx_pml_forced_with_default_transports_declines_without_infiniband():
     env = {"OMPI_MCA_pml": "ucx"}
-    (f,) = L.lint_env(env, facts(), built=BUILT, ib=NO_IB)
+    (f,) = lint.lint_env(env, facts(), built=BUILT, ib=NO_IB)
     assert f.id == "openmpi-ucx-declines" and f.severity == "error"
     assert "OMPI_MCA_pml_ucx_tls=any" in f.remedy
     assert ids(env, ib=lambda: ["mlx5_0"]) == []
@@ -123,8 +123,8 @@ def test_ucx_pml_forced_with_default_transports_declines_without_infiniband():
 
 
 def test_settings_inert_on_the_chosen_path_are_notes():
-    (f,) = L.lint_env({"OMPI_MCA_pml": "ob1", "UCX_RNDV_THRESH": "16k"}, facts(), built=BUILT,
-                      ib=NO_IB)
+    (f,) = lint.lint_env({"OMPI_MCA_pml": "ob1", "UCX_RNDV_THRESH": "16k"}, facts(), built=BUILT,
+                         ib=NO_IB)
     assert (f.id, f.severity) == ("openmpi-inert-on-path", "info")
     assert f.message.startswith("UCX_RNDV_THRESH:")
     env = {"OMPI_MCA_pml": "ucx", "OMPI_MCA_pml_ucx_tls": "any",
@@ -141,20 +141,20 @@ def test_settings_inert_on_the_chosen_path_are_notes():
     ({"UCX_TLS": "sm,cma"}, None),  # which PML carries messages is not said
 ])
 def test_cma_selection(env, assignment):
-    assert L.cma_selection(env) == assignment
+    assert lint.cma_selection(env) == assignment
 
 
 def test_cma_selected_where_the_sibling_test_fails_is_the_fallback_warning():
-    f = L.cma_unusable_finding("OMPI_MCA_smsc=cma", sibling("denied"), facts())
+    f = lint.cma_unusable_finding("OMPI_MCA_smsc=cma", sibling("denied"), facts())
     assert f.id == "openmpi-cma-unusable" and f.severity == "warning"
     assert "CMA unusable: Open MPI will use copy-in/copy-out" in f.message
     assert "seccomp" in f.message and f.evidence == ["cma-sibling"]
     assert "OMPI_MCA_smsc=^cma" in f.remedy and "MPIR_CVAR" not in f.remedy
-    assert L.cma_unusable_finding("OMPI_MCA_smsc=cma", sibling("allowed"), facts()) is None
+    assert lint.cma_unusable_finding("OMPI_MCA_smsc=cma", sibling("allowed"), facts()) is None
 
 
 def test_lint_hook_ignores_environments_without_open_mpi_settings():
-    assert L.lint({"MPIR_CVAR_CH4_CMA_ENABLE": "1"}, facts()) == []
+    assert lint.lint({"MPIR_CVAR_CH4_CMA_ENABLE": "1"}, facts()) == []
 
 
 # --- the real library -----------------------------------------------------------------------

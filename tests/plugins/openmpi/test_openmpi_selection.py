@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor_openmpi import paths as P
+from advisor_openmpi import paths
 from advisor_openmpi.identity import parse_identity
 from advisor_openmpi.limits import variants
 from advisor_openmpi.selection import INF, parse_verbose, transport_at, ucx_bytes
@@ -59,28 +59,28 @@ COMPONENTS = {"components_smsc": "cma", "components_pml": "cm,monitoring,ob1,ucx
 
 
 def test_candidates_skip_the_default_and_blocked_cma():
-    todo, skip = P.candidates(COMPONENTS, True, "ob1+sm+smsc/cma", "5.0.11")
+    todo, skip = paths.candidates(COMPONENTS, True, "ob1+sm+smsc/cma", "5.0.11")
     assert todo == ["default", "ob1-sm-copy", "ucx"] and "ob1-sm-cma" in skip
-    todo, skip = P.candidates(COMPONENTS, False, "ob1+sm+smsc/cma", "5.0.11")
+    todo, skip = paths.candidates(COMPONENTS, False, "ob1+sm+smsc/cma", "5.0.11")
     assert "ob1-sm-cma" not in todo and "copy-in/copy-out" in skip["ob1-sm-cma"]
-    todo, _ = P.candidates({"components_pml": "ob1"}, True, None, "5.0.11")
+    todo, _ = paths.candidates({"components_pml": "ob1"}, True, None, "5.0.11")
     assert todo == ["default", "ob1-sm-copy"]
 
 
 def test_overlays_clear_the_other_paths_variables():
-    ov = P.overlay("ucx", "5.0.11")
+    ov = paths.overlay("ucx", "5.0.11")
     assert ov["OMPI_MCA_pml"] == "ucx" and ov["OMPI_MCA_smsc"] is None
-    assert P.overlay("ob1-sm-copy", "5.0.11")["OMPI_MCA_smsc"] == "^cma"
+    assert paths.overlay("ob1-sm-copy", "5.0.11")["OMPI_MCA_smsc"] == "^cma"
 
 
 def test_open_mpi_41_names():
-    assert P.settings_of("ob1-sm-cma", "4.1.8") == {
+    assert paths.settings_of("ob1-sm-cma", "4.1.8") == {
         "OMPI_MCA_pml": "ob1", "OMPI_MCA_btl_vader_single_copy_mechanism": "cma"}
-    assert P.settings_of("ob1-sm-copy", "4.1.8")[
+    assert paths.settings_of("ob1-sm-copy", "4.1.8")[
         "OMPI_MCA_btl_vader_single_copy_mechanism"] == "none"
     assert variants("ob1-sm-cma", "4.1.8", True) == ("OMPI_MCA_btl_vader_eager_limit", 4096,
                                                      [16384])
     assert variants("ob1-sm-cma", "5.0.11", False)[0] == "OMPI_MCA_btl_sm_eager_limit"
     # 4.1 has no smsc framework: single copy is a vader parameter, always a candidate
-    todo, _ = P.candidates({"components_pml": "ob1"}, True, None, "4.1.8")
+    todo, _ = paths.candidates({"components_pml": "ob1"}, True, None, "4.1.8")
     assert "ob1-sm-cma" in todo
