@@ -60,8 +60,9 @@ class BriefShow:
     :ivar verifications: ``"<verdict> <ratio> [CI] <probe:recommendation> (<reason>)"`` lines.
     :ivar evidence: one line per evidence (``evidence_line``), then one line naming the
         value-only records.
-    :ivar findings: ``("[severity] probe: message", lines)``: the lines it may take, one; two
-        for a finding whose per-size list was summarised.
+    :ivar findings: ``("[severity] probe: message", lines)``, warnings first
+        (``SEVERITY_ORDER``): the lines it may take, one; two for a finding whose per-size
+        list was summarised.
     """
 
     heading: str
@@ -146,6 +147,8 @@ def _reason(reason: str) -> str:
 
 #: An aside that explains how to read figures (``(ratio > 1: ...; 95 % CI; ...)``).
 _ASIDE = re.compile(r" \((?=[^()]{30,}\))[^()]*; [^()]*\)")
+#: Findings in this order in the brief view (then any other severity).
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}  # models.Severity
 #: A why shorter than this takes the next sentence too.
 SHORT_WHY = 80
 
@@ -282,9 +285,11 @@ def brief_show(prof: "Profile", width: int = 120) -> BriefShow:
     if names:
         evidence.append("values recorded (--details): " + ", ".join(names))
     findings = []
-    for r in prof.results:
-        for f in r.findings:
-            text = f"[{f.severity}] {r.probe}: {short_text(f.message)}"
-            summarised = sum(1 for _m in _ITEM.finditer(sizes_in_text(f.message))) >= MIN_ITEMS
-            findings.append((text, 2 if summarised else 1))
+    # warnings first (what needs acting on), each severity in probe order
+    ranked = sorted(((r, f) for r in prof.results for f in r.findings),
+                    key=lambda rf: SEVERITY_ORDER.get(rf[1].severity, len(SEVERITY_ORDER)))
+    for r, f in ranked:
+        text = f"[{f.severity}] {r.probe}: {short_text(f.message)}"
+        summarised = sum(1 for _m in _ITEM.finditer(sizes_in_text(f.message))) >= MIN_ITEMS
+        findings.append((text, 2 if summarised else 1))
     return BriefShow(heading, probes, settings, whys, verifications, evidence, findings)

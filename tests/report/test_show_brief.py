@@ -49,6 +49,8 @@ def test_show_of_a_shipped_profile_fits_a_screen_and_names_every_setting(shipped
         assert re.search(rf"^\s+\d+ {re.escape(rec.id)}: ", out, re.M), rec.id  # one why each
         assert out.count(f" {rec.id}: ") == 1
     assert "Findings" in out and "Evidence" in out and "--details" in out
+    severities = re.findall(r"^  \[(\w+)\] ", out.split("\nFindings\n")[1], re.M)
+    assert severities == sorted(severities, key=["error", "warning", "info"].index)
 
 
 def test_show_speaks_human_units_not_raw_fields(shipped):
