@@ -1,6 +1,7 @@
 """``advisor show``, ``plugins``, ``facts`` and ``schema``: render the rows of
-``advisor.report.tables`` (rich tables, or JSON with ``--json``); ``show --plot`` adds the
-probes' curve figures drawn as text (``advisor.report.terminal``)."""
+``advisor.report.brief`` (``show``'s default) and ``advisor.report.tables`` (``show --details``
+and the others), as rich tables or JSON with ``--json``; ``show --plot`` adds the probes' curve
+figures drawn as text (``advisor.report.terminal``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import typer
 
 from advisor.cli import common
 from advisor.cli.boundary import boundary, out, warn
-from advisor.cli.render import console, print_line, print_table, rich_table
+from advisor.cli.render import (console, print_compact, print_line, print_table, print_wrapped,
+                                 rich_table)
 from advisor.errors import BadInputError
 
 #: What to install when plotext (or matplotlib, whose tick locators it uses) is missing.
@@ -50,27 +52,62 @@ def _plots(prof) -> None:
             out(f"\n{probe}: {spec.id}\n" + render(spec, width=width))
 
 
-@boundary
-def show(profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonOpt,
-         plot: bool = PlotOpt) -> None:
-    """Show a profile: recommendations, verifications (of the advice and of your own commands,
-    verify --app), evidence summaries and findings."""
+DetailsOpt = typer.Option(False, "--details", help="Print everything stored: every probe, "
+                          "the full rationales with their per-size figures, each evidence "
+                          "series and value, every remedy (the default is a one-screen brief).")
+
+
+def _settings(con, table) -> None:
+    """The brief settings table, one row per setting when it fits the console; else, per
+    recommendation, a ``# probe, confidence`` line and its settings as wrapped lines, so a name
+    or value is never cut."""
+    if print_compact(con, table):
+        return
+    con.print(table.title, style="italic", markup=False, highlight=False)
+    for number, setting, replaces, confidence, probe in table.rows:
+        if number:
+            print_wrapped(con, f"{number:>2} {probe}, {confidence} confidence:")
+        was = {"": "", "= default": "  (the default)"}.get(replaces, f"  (replaces {replaces})")
+        print_wrapped(con, f"{setting}{was}", indent="    ", hang="        ")
+
+
+def _brief(con, prof) -> None:
+    """The default view (``advisor.report.brief``): what to set, one why each, verdicts,
+    evidence and findings one line each."""
+    from advisor.report.brief import brief_show
     from advisor.report.tables import show_report
 
-    if plot:
-        if json_:
-            raise BadInputError("--plot draws text: it cannot be combined with --json")
-        _need_plotext()
-    from advisor.measure.artefacts import relabel_profile
+    rep = brief_show(prof, width=con.width)
+    print_wrapped(con, rep.heading)
+    print_wrapped(con, rep.probes, max_lines=2)
+    if rep.settings.rows:
+        _settings(con, rep.settings)
+    else:
+        con.print("Recommendations: none", style="italic", markup=False, highlight=False)
+    # (text, the lines it may take): a why two, a summarised per-size finding two, others one
+    sections = (("Why", [(w, 2) for w in rep.whys]),
+                ("Verifications (ratio = advised / baseline, > 1 is better)",
+                 [(v, 1) for v in rep.verifications]),
+                ("Evidence (median ranges)", [(e, 1) for e in rep.evidence]),
+                ("Findings", rep.findings))
+    for title, lines in sections:
+        if lines:
+            con.print(title, style="italic", markup=False, highlight=False)
+        for line, most in lines:
+            print_wrapped(con, line, indent="  ", hang="      ", max_lines=most)
+    full = show_report(prof)
+    if print_table(con, full.app_verifications):
+        for line in full.app_details:
+            print_line(con, line, soft_wrap=True)
+    print_wrapped(con, "advisor show --details: full rationales, per-size figures, every "
+                  "evidence series and value, remedies")
 
-    # artefact labels re-derived from the recorded conditions: a profile written before a rule
-    # existed is shown with the label, never with the figure as a bandwidth
-    prof = relabel_profile(common.load(profile))
-    if json_:
-        out(prof.model_dump_json(indent=2, exclude_none=True) + "\n")
-        return
+
+def _details(con, prof) -> None:
+    """Everything ``show_report`` holds: tables and lines, nothing cut."""
+    from advisor.report.tables import show_report
+
     rep = show_report(prof)
-    con = console(soft_wrap=False)
     print_line(con, rep.heading)
     con.print(rich_table(rep.probes))
     if print_table(con, rep.recommendations):
@@ -93,6 +130,28 @@ def show(profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonO
         print_line(con, line, soft_wrap=True)
         if remedy:
             print_line(con, f"    remedy: {remedy}", soft_wrap=True)
+
+
+@boundary
+def show(profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonOpt,
+         plot: bool = PlotOpt, details: bool = DetailsOpt) -> None:
+    """Show a profile: what to set and why, verdicts, an evidence summary and the findings, in
+    one screen; --details: everything stored (full rationales, every evidence series, the
+    verifications of your own commands with verify --app, remedies)."""
+    if plot:
+        if json_:
+            raise BadInputError("--plot draws text: it cannot be combined with --json")
+        _need_plotext()
+    from advisor.measure.artefacts import relabel_profile
+
+    # artefact labels re-derived from the recorded conditions: a profile written before a rule
+    # existed is shown with the label, never with the figure as a bandwidth
+    prof = relabel_profile(common.load(profile))
+    if json_:
+        out(prof.model_dump_json(indent=2, exclude_none=True) + "\n")
+        return
+    con = console(soft_wrap=False)
+    (_details if details else _brief)(con, prof)
     if plot:
         con.file.flush()
         _plots(prof)

@@ -16,8 +16,12 @@ profiles_app = typer.Typer(help="Profiles shipped with hpc-advisor, measured on 
 
 @profiles_app.command("list")
 @boundary
-def list_(json_: bool = common.JsonOpt) -> None:
-    """List the shipped profiles: name, machine, how and when probed, probes and their status."""
+def list_(json_: bool = common.JsonOpt,
+          details: bool = typer.Option(False, "--details", help="A table of everything: "
+                                       "machine, provenance (how and when probed), probes and "
+                                       "their status, fingerprint.")) -> None:
+    """List the shipped profiles, one line each: name, date probed, machine (cut to the
+    terminal); --details: with provenance, probes and fingerprint."""
     from advisor.report.tables import Table
     from advisor.shipped import list_shipped
 
@@ -27,8 +31,17 @@ def list_(json_: bool = common.JsonOpt) -> None:
 
         out(json.dumps([s.as_dict() for s in shipped], indent=2) + "\n")
         return
-    from advisor.cli.render import console, print_table
+    from advisor.cli.render import console, print_compact, print_table
 
+    if not details:
+        brief = Table("", ("--profile @NAME", "probed", "machine"),
+                      [(f"@{s.name}", s.created[:10], " ".join(s.machine.split()))
+                       for s in shipped])
+        con = console(soft_wrap=False)
+        if not print_compact(con, brief, cut="machine", rule=False):  # too narrow even for the names
+            for name, created, _machine in brief.rows:
+                out(f"{name} {created}\n")
+        return
     rows = [(f"@{s.name}", s.machine,
              f"{s.created}, {s.duration_s:.0f} s on {s.hostname or '?'}, advisor "
              f"{s.advisor_version}: {s.command}\n{s.how}",

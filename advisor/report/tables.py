@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from advisor.plugins import Registry
 
 __all__ = ["Table", "ShowReport", "show_report", "PLUGIN_HEADERS", "plugin_rows", "plugin_table",
-           "fact_table", "fleet_tables"]
+           "fact_table", "fleet_tables", "setting_value"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def _fixed(value, digits: int = 3) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
-def _setting_value(value, type_: str) -> str:
+def setting_value(value, type_: str) -> str:
     """A setting's value as stored (copyable), with the human-readable size after a ``bytes``
     value of 1 KiB or more: ``1073741824 (1 GiB)``."""
     from advisor.specs.units import format_bytes
@@ -108,8 +108,8 @@ def show_report(prof: "Profile") -> ShowReport:
         for rec in r.recommendations:
             for s in rec.settings:
                 replaces = ("(is the default)" if s.is_default else
-                            "" if s.default is None else _setting_value(s.default, s.type))
-                recs.rows.append((r.probe, s.name, _setting_value(s.value, s.type), replaces,
+                            "" if s.default is None else setting_value(s.default, s.type))
+                recs.rows.append((r.probe, s.name, setting_value(s.value, s.type), replaces,
                                   rec.confidence, sizes_in_text(rec.title)))
             if not rec.settings:
                 recs.rows.append((r.probe, "", "", "", rec.confidence, sizes_in_text(rec.title)))

@@ -254,7 +254,8 @@ def test_verify_reports_a_joint_verdict_for_every_plugin(tmp_path, advisor_home)
 
 def test_show_prints_each_rationale_as_lines(tmp_path):
     """The rationale holds what a title cannot (per-size figures, what a stability share
-    means): show prints it in full under the table, never folded into a cell."""
+    means): show --details prints it in full under the table, never folded into a cell (the
+    default view gives one short why per recommendation: tests/report/test_show_brief.py)."""
     prof = sample_profile()
     rec = prof.results[0].recommendations[0]
     long = ("Per size: 8 KiB: default x0.61, advice x1.00; 16 KiB: default x0.64, advice x1.00. "
@@ -262,6 +263,6 @@ def test_show_prints_each_rationale_as_lines(tmp_path):
     res = prof.results[0].model_copy(update={"recommendations": [
         rec.model_copy(update={"rationale": long})]})
     path = save_profile(prof.model_copy(update={"results": [res]}), tmp_path / "p.toml")
-    out = run("show", "--profile", str(path), env={"COLUMNS": "80"}).stdout
+    out = run("show", "--details", "--profile", str(path), env={"COLUMNS": "80"}).stdout
     assert "Why" in out
     assert f"mpich-cma: cma-threshold: {long}" in " ".join(out.split())
