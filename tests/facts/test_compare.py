@@ -33,7 +33,8 @@ def test_differences_are_ordered_cpu_mpi_then_os_then_memory_and_capped():
     f = p.facts
     here = _vary(f, memory={"total_bytes": f.memory.total_bytes // 2, "thp_enabled": "never"},
                  kernel={"release": "9.9.9"},
-                 cpu={"vendor": "AuthenticAMD", "model_name": "AMD EPYC", "cache_l3_bytes": 1 << 25},
+                 cpu={"vendor": "AuthenticAMD", "model_name": "AMD EPYC",
+                      "cache_l3_bytes": 1 << 25},
                  mpi={"version": "9.9"})
     lines = machine_mismatch(p, here, LIBS)
     names = [ln.split(":", 1)[0] for ln in lines[1:]]
