@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from advisor.cli import common
+from advisor.cli import common, outpath
 from advisor.cli.boundary import boundary, err, out, warn
 from advisor.errors import BadInputError
 
@@ -31,11 +31,14 @@ def emit(
                                 "or other library versions."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",
                                           help="Write to this file (atomically) instead of stdout "
-                                               "('-': stdout)."),
+                                               "('-': stdout); its directory must exist."),
+    mkdir: bool = outpath.MkdirOpt,
 ) -> None:
     """Print the profile's settings in a format sites load (env, csh, fish, lmod, tcl, ...)."""
     if output is not None and str(output) == "-":
         output = None
+    if output is not None:
+        outpath.check_output(output, mkdir=mkdir)  # nothing else is read before a refusal
     from advisor.facts import detect_fingerprint_facts
     from advisor.plugins import collect
     from advisor.steps import start_step

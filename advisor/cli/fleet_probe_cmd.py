@@ -25,7 +25,7 @@ from typing import List, Optional
 
 import typer
 
-from advisor.cli import common
+from advisor.cli import common, outpath
 from advisor.cli.boundary import boundary, err, exit_with, signals_interrupt, warn
 from advisor.cli.fleet_cmd import fleet_app
 from advisor.errors import BadInputError, ExitCode
@@ -53,7 +53,9 @@ def _progress():
 @boundary
 def probe(
     out_dir: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Shared directory "
-                                           "every node writes DIR/<node>.toml into (required)."),
+                                           "every node writes DIR/<node>.toml into (required; "
+                                           "created, its parent must exist)."),
+    mkdir: bool = outpath.MkdirOpt,
     partition: Optional[str] = typer.Option(None, "--partition", metavar="P",
                                             help="Slurm partition."),
     nodes: Optional[int] = typer.Option(None, "--nodes", metavar="N", min=1,
@@ -102,8 +104,9 @@ def probe(
     req = submit.Request(nodes=nodes, nodelist=nodelist, partition=partition,
                          time_limit_min=time_limit, account=account)
     out_dir = out_dir.resolve()
+    outpath.check_output(out_dir, mkdir=mkdir, flag="--out")  # DIR is created, not its parents
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        out_dir.mkdir(exist_ok=True)
     except OSError as exc:
         raise BadInputError(f"--out {out_dir}: cannot create: {exc.strerror or exc}") from None
     if not os.access(out_dir, os.W_OK | os.X_OK):

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from advisor.cli import common
+from advisor.cli import common, outpath
 from advisor.cli.boundary import boundary, err, exit_with, out, signals_interrupt, warn
 from advisor.errors import BadInputError, ExitCode
 
@@ -32,7 +32,10 @@ def probe(
                                                help="Probe option KEY=VALUE, e.g. "
                                                "alloc-size=8MiB (repeatable)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",
-                                          help="Where to write the profile."),
+                                          help="Where to write the profile (its directory "
+                                          "must exist; default: this host's profile in "
+                                          "$ADVISOR_HOME/profiles, created)."),
+    mkdir: bool = outpath.MkdirOpt,
     seed: int = typer.Option(12345, "--seed", metavar="N", help="Seed for fills and bootstrap."),
     thin: bool = typer.Option(False, "--thin", help="Fleet profile: thin the samples of each "
                               "point until the profile fits 64 KiB (advisor.fleet.thin), and write "
@@ -53,6 +56,8 @@ def probe(
     if not reg.probes:
         raise BadInputError("no probe to run (all plugins skipped or disabled)")
     target = common.profile_path(output, write=True)
+    if output is not None:  # the store (no -o) is advisor's own and is created
+        outpath.check_output(target, mkdir=mkdir)
     check_writable(target)  # fail now, not after minutes of measuring
     facts = detect(reg.fact_detectors)
     for w in facts.warnings:

@@ -4,12 +4,13 @@ one PNG/SVG file per figure."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from advisor.cli import common
+from advisor.cli import common, outpath
 from advisor.cli.boundary import boundary, err, out, warn
 from advisor.errors import BadInputError
 
@@ -46,8 +47,10 @@ def report(
     format: str = typer.Option("html", "--format", "-f", metavar="FORMAT", help="html (one "
                                "file), png or svg (one file per figure in the -o directory)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",
-                                          help="The HTML file ('-' or none: stdout); for png "
-                                          "and svg a directory (created), required."),
+                                          help="The HTML file ('-' or none: stdout, "
+                                          "refused on a terminal); for png and svg a "
+                                          "directory (created), required."),
+    mkdir: bool = outpath.MkdirOpt,
 ) -> None:
     """Draw the measurements: an HTML report (facts, each probe's figures, verify, findings,
     fleet) or the figures as PNG/SVG files, whose paths are printed one per line."""
@@ -55,8 +58,14 @@ def report(
         raise BadInputError(f"--format {format!r}: expected one of {', '.join(FORMATS)}")
     if format != "html" and (output is None or str(output) == "-"):
         raise BadInputError(f"--format {format}: -o DIR is required (one file per figure)")
-    if output is not None and str(output) == "-":
+    dash = output is not None and str(output) == "-"
+    if dash:
         output = None
+    elif output is None and sys.stdout.isatty():  # 700 KB of HTML is no terminal's business
+        raise BadInputError("advisor report writes HTML: give -o FILE.html (or pipe it; "
+                            "'-o -' forces stdout)")
+    if output is not None:  # for png/svg the directory itself is created, not its parents
+        outpath.check_output(output, mkdir=mkdir)
     _need_matplotlib()
     from advisor.plugins import load
     from advisor.report.collect import Figures, collect_figures

@@ -95,7 +95,7 @@ def verify(
     the floor or breaks the command (its breaking settings bisected)."""
 
     from advisor.facts import detect
-    from advisor.facts.compare import machine_mismatch
+    from advisor.facts.compare import machine_mismatch, warning_lines
     from advisor.report.tables import Table
     from advisor.save import check_writable, save_or_rescue
     from advisor.report.verify import joint_rows, table_rows, to_json
@@ -132,8 +132,8 @@ def verify(
     reg = common.load_registry(None, None)
     common.check_profile_plugins(prof, plugin)
     facts = detect(reg.fact_detectors, opencl=False)
-    for d in machine_mismatch(prof, facts, reg.libraries):
-        warn(f"profile from another machine: {d}")
+    for line in warning_lines(machine_mismatch(prof, facts, reg.libraries)):
+        warn(line)
     updated, outcomes = verify_profile(
         prof, reg.probes, facts=facts, knobs=reg.knobs, plugins=set(plugin) if plugin else None,
         time_budget_s=time_budget, quick=quick, joint=not alone,

@@ -80,15 +80,15 @@ def plan(profile: "Profile", registry: "Registry", config: "Config", facts: Opti
     :raises EmitError: a setting no format may write (``advisor.emit.decide.select``).
     """
     from advisor.config.apply import apply_config, knob_entries
-    from advisor.facts.compare import machine_mismatch
+    from advisor.facts.compare import machine_mismatch, warning_lines
 
     emitter = emitter_of(registry, fmt)
     tell = say or (lambda _level, _text: None)
     diffs = machine_mismatch(profile, facts, registry.libraries) if facts is not None else []
     if diffs and strict:
         raise BadInputError(f"{label}: profile is for another machine: " + "; ".join(diffs))
-    for d in diffs:
-        tell("warning", f"profile from another machine: {d}")
+    for line in warning_lines(diffs):
+        tell("warning", line)
     applied = apply_config(profile, config, knob_entries(registry), registry.libraries)
     for note in applied.notes:  # docs/config.md
         tell("note", note)

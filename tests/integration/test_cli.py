@@ -127,7 +127,8 @@ def test_emit_to_unwritable_path_says_only_that(tmp_path):
     proc = run("emit", "--profile", str(here), "-o", "/proc/no-such-dir/site.sh", check=False)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.splitlines() == [
-        "advisor: error: /proc/no-such-dir/site.sh: cannot write here: No such file or directory"]
+        "advisor: error: -o /proc/no-such-dir/site.sh: no directory /proc/no-such-dir; "
+        "--mkdir creates it"]  # issue 27: a missing directory is refused before any writing
 
 
 def test_emit_dash_is_stdout_and_symlinks_are_written_through(tmp_path):

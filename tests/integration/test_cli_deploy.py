@@ -107,7 +107,8 @@ def test_emit_list_json_and_facts_json_fingerprint():
 def test_emit_output_leaves_no_visible_lock(tmp_path):
     mods = tmp_path / "modules" / "advisor"
     out = mods / "1.0.lua"
-    run("emit", "-f", "lmod", "-p", str(SHIPPED_PROFILE), "-o", str(out))
+    # --mkdir: a new module tree (issue 27: -o creates no missing directory without it)
+    run("emit", "-f", "lmod", "-p", str(SHIPPED_PROFILE), "-o", str(out), "--mkdir")
     assert [p.name for p in mods.iterdir() if not p.name.startswith(".")] == ["1.0.lua"]
     from advisor.save import lock_path
 
