@@ -1,6 +1,6 @@
 """Fault isolation: a probe that raises, exits, hangs past its budget, loses an MPI rank, finds
 no mpiexec, or whose OpenCL platform fails is recorded as ``failed`` with its reason in a valid
-partial profile; the other probes complete; ``advisor probe`` exits with ``EXIT_PARTIAL``; no
+partial profile; the other probes complete; ``advisor probe`` exits with ``ExitCode.PARTIAL``; no
 process is left behind.  Faults are real (test plugins in tests/reliability/fault_plugins run
 through the real CLI, real MPICH, real pyopencl); nothing is mocked."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.errors import EXIT_PARTIAL
+from advisor.errors import ExitCode
 from advisor.profile import load_profile
 from reliability_support import (kill_leftovers, leftovers, need_fault_plugins, one_line_error,
                                  run_advisor)
@@ -34,7 +34,7 @@ def _probe_args(out: Path, kinds, *extra) -> list[str]:
 
 
 def _check_partial(proc, out: Path):
-    assert proc.returncode == EXIT_PARTIAL, proc.stderr
+    assert proc.returncode == ExitCode.PARTIAL, proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stdout.strip() == str(out)
     prof = load_profile(out)
@@ -149,7 +149,7 @@ def test_faults_real_mpich_cma_missing_launcher_not_blamed_on_cma(tmp_path):
     out = tmp_path / "p.toml"
     proc, marker = run_advisor(["probe", "-o", str(out), "--plugin", "mpich-cma", "--quick",
                                 "--launcher", "/nonexistent/mpiexec -n 2"], timeout=120)
-    assert proc.returncode in (0, EXIT_PARTIAL), proc.stderr
+    assert proc.returncode in (0, ExitCode.PARTIAL), proc.stderr
     res = load_profile(out).results[0]
     assert leftovers(marker) == []
     assert res.status in ("failed", "not-applicable")

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import advisor.models
 import advisor.profile as store
 from advisor.cli import app
-from advisor.errors import EXIT_BAD_INPUT, ProfileError
+from advisor.errors import ExitCode, ProfileError
 from advisor.models import SCHEMA_VERSION
 from support import DATA
 
@@ -32,7 +32,7 @@ def test_schema_newer_refused_with_needed_version(tmp_path, command, ahead):
     path = _with_version(tmp_path, version)
     args = [*command, path] if command == ["lint"] else [*command, "-p", path]
     res = CliRunner().invoke(app, args)
-    assert res.exit_code == EXIT_BAD_INPUT, res.stderr
+    assert res.exit_code == ExitCode.BAD_INPUT, res.stderr
     (line,) = [l for l in res.stderr.splitlines() if "warning:" not in l]
     assert path in line and f"needs schema {version}" in line
     assert f"reads up to {SCHEMA_VERSION}" in line and "upgrade" in line

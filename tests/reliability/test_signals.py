@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from advisor.errors import EXIT_PARTIAL
+from advisor.errors import ExitCode
 from advisor.profile import load_profile
 from reliability_support import advisor_cmd, kill_leftovers, leftovers, need_fault_plugins
 
@@ -40,7 +40,7 @@ def test_signal_keeps_completed_probes(tmp_path, sig):
             time.sleep(0.1)
         proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=60)
-        assert proc.returncode == EXIT_PARTIAL, stderr
+        assert proc.returncode == ExitCode.PARTIAL, stderr
         assert "Traceback" not in stderr and stdout.strip() == str(out)
         res = {r.probe: r for r in load_profile(out).results}
         assert res["fault-early"].status == "ok" and res["fault-early"].recommendations
