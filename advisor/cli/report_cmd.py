@@ -105,7 +105,8 @@ def report(
     if format == "html":
         from advisor.report.html import report_html
 
-        text = report_html(prof, figs, view)
+        text = report_html(prof, figs, view, registry=reg,
+                           source=str(profile) if profile is not None else None)
         if output is None:
             out(text)
         else:

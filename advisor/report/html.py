@@ -7,24 +7,30 @@ meta (``default-src 'none'; style-src 'unsafe-inline'; img-src data:``) makes a 
 fetch the page might still try.  Every text from the profile (host names, plugin messages,
 setting values) is HTML-escaped.
 
-Sections: Facts (summary and machine class, provenance), one per probe result (status,
-recommendations with the defaults they replace, figures with captions), Verify (verdicts and
-their figure), Application verification (each ``verify --app`` record: verdict, the figure of
-its runs, CI and floor, both environments, bisection, attribution), Findings and remedies, Fleet
-(when given), and the figures left out with why.
+The top (``advisor.report.top``): the machine, what to set, the deploy command, what is left
+out and why, one verdict per probe.  Then the sections: Facts (summary and machine class,
+provenance), one per probe result (status, recommendations with the defaults they replace,
+figures with captions), Verify (verdicts and their figure), Application verification (each
+``verify --app`` record: verdict, the figure of its runs, CI and floor, both environments,
+bisection, attribution), Findings and remedies, Fleet (when given), and the figures left out
+with why.
 
 Public API: :func:`report_html`, :data:`CSP`.
 """
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING, Optional
 
+from advisor.report.markup import escape as _e
+from advisor.report.markup import shown as _shown
+from advisor.report.markup import table as _table
+from advisor.report.top import CSS as TOP_CSS
 from advisor.specs.units import format_bytes, sizes_in_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile
+    from advisor.plugins import Registry
     from advisor.report.collect import Figures
     from advisor.report.fleet import FleetView
 
@@ -60,16 +66,6 @@ table{max-width:100%}
 .verdict-regression,.verdict-breaks{color:#b2182b;font-weight:bold}
 .verdict-no-difference,.verdict-inconclusive{color:#555;font-weight:bold}
 """
-
-
-def _e(value) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
-
-
-def _table(headers, rows) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _figure(probe: str, spec, warnings: list[str]) -> str:
@@ -118,15 +114,6 @@ def _facts(prof: "Profile") -> str:
     return ("<h2 id=\"facts\">Facts</h2>"
             + _table(("fact", "value"), [(_e(k), _e(v if v not in (None, "") else "unknown"))
                                          for k, v in rows]))
-
-
-def _shown(s, v) -> str:
-    """A setting's value (or default) as written, with a byte count also in KiB/MiB/GiB."""
-    if v is None:
-        return "library default unknown"
-    if s.type == "bytes" and isinstance(v, int) and not isinstance(v, bool):
-        return f"{v} ({format_bytes(v)})"
-    return str(v)
 
 
 def _recommendation(rec) -> str:
@@ -283,10 +270,15 @@ def _fleet(view: "FleetView", warnings: list[str]) -> str:
 
 
 def report_html(profile: Optional["Profile"], figures: "Figures",
-                fleet: Optional["FleetView"] = None, *, title: Optional[str] = None) -> str:
+                fleet: Optional["FleetView"] = None, *, title: Optional[str] = None,
+                registry: Optional["Registry"] = None, source: Optional[str] = None) -> str:
     """The complete HTML document of the report (a ``str``; the CLI writes it).
 
     :param profile: the profile to report on; None for a fleet-only report.
+    :param registry: the plugin registry the top's "what to set" selection reads
+        (``advisor.report.top``); None: ``advisor.plugins.load()``.
+    :param source: the profile as ``--profile`` names it (path or ``@NAME``), for the deploy
+        command at the top; None: omitted (this host's profile).
     :param figures: ``advisor.report.collect.collect_figures``; its warnings are listed in the
         page, and a figure the drawing refuses is added to them (``figures.warnings``).
     :param fleet: ``advisor.report.fleet.fleet_view`` of a fleet report directory, or None.
@@ -295,9 +287,15 @@ def report_html(profile: Optional["Profile"], figures: "Figures",
     warnings = figures.warnings
     body: list[str] = []
     if profile is not None:
+        from advisor.report.top import page_title, top_html
+
+        if registry is None:
+            from advisor.plugins import load
+
+            registry = load()
         p = profile.provenance
-        heading = title or f"hpc-advisor report: {p.hostname or profile.facts.hostname or '?'}"
-        body += [f"<h1>{_e(heading)}</h1>",
+        body += [f"<h1>{_e(title or page_title(profile))}</h1>",
+                 top_html(profile, registry, source),
                  f"<p class=\"note\">Profile fingerprint {_e(profile.fingerprint)}, measured "
                  f"{_e(p.created)} by advisor {_e(p.advisor_version)}.</p>", _facts(profile)]
         body += [_result(r, figures, warnings) for r in profile.results]
@@ -314,6 +312,6 @@ def report_html(profile: Optional["Profile"], figures: "Figures",
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{heading_text}</title><style>{CSS}</style></head>\n<body>\n"
+            f"<title>{heading_text}</title><style>{CSS}{TOP_CSS}</style></head>\n<body>\n"
             + "\n".join(body) + "\n</body></html>\n")
 
