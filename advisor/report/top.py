@@ -37,7 +37,7 @@ CSS = """
 .top h2{margin-top:.6em;border:none;font-size:1.1em}
 .machine{margin:.2em 0;font-size:.95em}
 .top td code{overflow-wrap:normal}
-.top table{font-size:.85em}
+.top table{font-size:.8em}
 code.set-name,.top .nw{white-space:nowrap}
 pre.deploy{background:#1f2933;color:#f5f7fa;padding:.5em .8em;margin:.3em 0;
 white-space:pre-wrap;font-size:1em}
@@ -145,7 +145,7 @@ def _what_to_set(sel: "Selection", kinds: tuple[str, ...]) -> str:
     if not rows:
         return "<p>Nothing to set: every measured setting is left out (below).</p>"
     return table(("setting", "value", "default it replaces",
-                  "measured gain (advised / default, 95 % CI)", "confidence", "probe"), rows)
+                  "gain (advised / default, 95 % CI)", "confidence", "probe"), rows)
 
 
 def _deploy(source: Optional[str]) -> str:
