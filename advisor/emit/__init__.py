@@ -86,7 +86,11 @@ def plan(profile: "Profile", registry: "Registry", config: "Config", facts: Opti
     tell = say or (lambda _level, _text: None)
     diffs = machine_mismatch(profile, facts, registry.libraries) if facts is not None else []
     if diffs and strict:
-        raise BadInputError(f"{label}: profile is for another machine: " + "; ".join(diffs))
+        items = [d for d in diffs[1:] if not d.startswith("and ")] or diffs[:1]
+        more = sum(int(d.split()[1]) for d in diffs[1:] if d.startswith("and "))
+        raise BadInputError(
+            f"{label}: profile is for another machine ({len(items) + more} fact(s) differ, "
+            f"first {items[0]}); without --strict emit writes it with the list as a warning")
     for line in warning_lines(diffs):
         tell("warning", line)
     applied = apply_config(profile, config, knob_entries(registry), registry.libraries)
