@@ -124,6 +124,7 @@ def test_probe_thin_writes_the_sidecar_the_report_uses(tmp_path, advisor_home):
     """A real (quick) probe with --thin writes X.toml and X.summary.json naming its bytes; the
     report reads the node as ok."""
     out = tmp_path / "fleet" / "n1.toml"
+    out.parent.mkdir()  # a fleet directory exists before its nodes write (probe -o makes no parent)
     proc = subprocess.run([sys.executable, "-m", "advisor", "probe", "--plugin", "memory-pool-host",
                            "--quick", "--thin", "--time-budget", "30", "-o", str(out)],
                           capture_output=True, text=True, timeout=300)
