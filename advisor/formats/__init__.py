@@ -80,6 +80,11 @@ SNIFF_BEFORE_SUFFIX = ("spack-modules", "easybuild-hooks", "reframe")
 SNIFF_AFTER_SUFFIX = ("tcl", "spack", "easybuild", "json", "lmod", "toml")
 
 
+#: The write-only formats (no ``parse``) whose own output ``sniff`` recognises, so that
+#: ``advisor lint`` can say what such a file is instead of reading it as a shell file.
+SNIFF_WRITE_ONLY = ("cxx-header", "cupy")
+
+
 def _by_name() -> dict[str, ModuleType]:
     return {mod.NAME: mod for mod in builtin_modules()}
 
@@ -110,3 +115,9 @@ def sniff_content(text: str) -> Optional[str]:
     """The built-in format ``text`` reads as when no suffix decided
     (:data:`SNIFF_AFTER_SUFFIX`); None when none."""
     return _sniffed(text, SNIFF_AFTER_SUFFIX)
+
+
+def sniff_write_only(text: str) -> Optional[str]:
+    """The write-only built-in format that wrote ``text`` (:data:`SNIFF_WRITE_ONLY`); None when
+    none."""
+    return _sniffed(text, SNIFF_WRITE_ONLY)

@@ -70,6 +70,19 @@ def detect_format(text: str, path: str = "",
     return sniff_content(text) or "sh"
 
 
+def _refuse_write_only(text: str, path: str) -> None:
+    """Raise ``BadInputError`` (one line naming the format) when ``text`` is the output of a
+    write-only format (``advisor.formats.SNIFF_WRITE_ONLY``): read as a shell file it would
+    only give an "unreadable line" error that hides what the file is."""
+    from advisor.formats import sniff_write_only
+
+    written = sniff_write_only(text)
+    if written:
+        raise BadInputError(f"{path}: a {written} file (advisor emit --format {written}), which "
+                            "lint does not read; lint a form that sets the environment (env, "
+                            "csh, fish, lmod, tcl, spack, easybuild, toml, json, ...)")
+
+
 def parse_env_text(text: str, *, path: str = "<text>", fmt: str = "auto",
                    emitters: Optional[Mapping[str, "Emitter"]] = None) -> list[EnvEntry]:
     """Assignments in ``text``, in file order, read by the parser of format ``fmt``.
@@ -81,6 +94,7 @@ def parse_env_text(text: str, *, path: str = "<text>", fmt: str = "auto",
         (the format and plugin named).
     """
     if fmt == "auto":
+        _refuse_write_only(text, path)
         fmt = detect_format(text, path, emitters)
     table = parsers(emitters)
     if fmt not in table:
@@ -109,6 +123,7 @@ def read_env_text(text: str, path: str, fmt: str = "auto",
     lint cannot read would be a false all-clear.  The structured formats refuse what they cannot
     read instead, and an easyconfig without ``modextravars`` truly sets nothing."""
     if fmt == "auto":
+        _refuse_write_only(text, path)
         fmt = detect_format(text, path, emitters)
     entries = parse_env_text(text, path=path, fmt=fmt, emitters=emitters)
     if fmt in _STRUCTURED:

@@ -144,3 +144,22 @@ def test_cupy_snippet_runs_in_python(tmp_path, registry):
         assert "CupyUnavailable: configure_cupy: CuPy is not importable" in proc.stderr
     else:  # pragma: no cover - a machine with CuPy and a device
         assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("fmt", ["cxx-header", "cupy"])
+def test_lint_names_a_snippet_file_instead_of_reading_it_as_shell(fmt, registry, tmp_path):
+    """A file a write-only format wrote is one line from ``advisor lint`` naming that format
+    (exit 2), not an "unreadable line" error of its text read as sh (a new user's report)."""
+    from advisor.errors import BadInputError
+    from advisor.lint import read_env_file
+
+    prof = _cupy_profile() if fmt == "cupy" else load_profile(SHIPPED_PROFILE)
+    path = tmp_path / "snippet"
+    path.write_text(render(prof, fmt, registry, EmitOptions()))
+    with pytest.raises(BadInputError) as err:
+        read_env_file(path)
+    assert str(err.value).startswith(f"{path}: a {fmt} file (advisor emit --format {fmt})")
+    res = subprocess.run([tool("advisor"), "lint", str(path)], capture_output=True, text=True)
+    assert res.returncode == 2 and res.stdout == ""
+    assert [ln for ln in res.stderr.splitlines() if "error" in ln] == [
+        f"advisor: error: {err.value}"]
