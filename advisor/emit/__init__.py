@@ -80,17 +80,14 @@ def plan(profile: "Profile", registry: "Registry", config: "Config", facts: Opti
     :raises EmitError: a setting no format may write (``advisor.emit.decide.select``).
     """
     from advisor.config.apply import apply_config, knob_entries
-    from advisor.facts.compare import machine_mismatch, warning_lines
+    from advisor.facts.compare import error_line, machine_mismatch, warning_lines
 
     emitter = emitter_of(registry, fmt)
     tell = say or (lambda _level, _text: None)
     diffs = machine_mismatch(profile, facts, registry.libraries) if facts is not None else []
     if diffs and strict:
-        items = [d for d in diffs[1:] if not d.startswith("and ")] or diffs[:1]
-        more = sum(int(d.split()[1]) for d in diffs[1:] if d.startswith("and "))
-        raise BadInputError(
-            f"{label}: profile is for another machine ({len(items) + more} fact(s) differ, "
-            f"first {items[0]}); without --strict emit writes it with the list as a warning")
+        raise BadInputError(f"{label}: {error_line(diffs)}; without --strict emit writes it "
+                            "with the list as a warning")
     for line in warning_lines(diffs):
         tell("warning", line)
     applied = apply_config(profile, config, knob_entries(registry), registry.libraries)

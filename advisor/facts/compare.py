@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from advisor.libraries import Library
     from advisor.models import Facts, Profile
 
-__all__ = ["MEMORY_TOLERANCE", "MAX_LISTED", "machine_mismatch", "warning_lines"]
+__all__ = ["MEMORY_TOLERANCE", "MAX_LISTED", "machine_mismatch", "warning_lines", "error_line"]
 
 #: MemTotal differences up to this fraction of the larger value are reservations, not another
 #: machine: not listed, and alone they make no mismatch.  Identical nodes differ in MemTotal by
@@ -31,6 +31,11 @@ MEMORY_TOLERANCE = 0.02
 
 #: At most this many differing facts are listed one per line; the rest are named on one line.
 MAX_LISTED = 8
+#: How the lines of :func:`machine_mismatch` that are not one fact begin (read back by
+#: :func:`error_line`).
+_HEAD = "fingerprint:"
+_NOT_OWN = "the profile's recorded fingerprint"
+_MORE = "and "
 
 #: Fingerprinted facts that have their own line (compared even when the fingerprint is not).
 _OWN_LABEL = {"mpi.implementation": "MPI implementation", "mpi.flavour": "MPI flavour",
@@ -159,11 +164,11 @@ def machine_mismatch(profile: "Profile", current: "Facts",
         cls_p, cls_here = a_f.class_fingerprint(), b_f.class_fingerprint()
         cls = (f"same machine class ({cls_here})" if cls_p == cls_here else
                f"another machine class (profile {cls_p}, this machine {cls_here})")
-        head.append(f"fingerprint: the profile was made on {host} ({profile.fingerprint}), "
+        head.append(f"{_HEAD} the profile was made on {host} ({profile.fingerprint}), "
                     f"this machine is {current.hostname or 'unknown host'} "
                     f"({current.fingerprint()}); {cls}")
         if not own:
-            head.append("the profile's recorded fingerprint does not match its own facts "
+            head.append(f"{_NOT_OWN} does not match its own facts "
                         "(edited, or made by another advisor version)")
         for k, a, b in differ:
             facts[_OWN_LABEL.get(k, k)] = _line(k, a, b)
@@ -189,8 +194,21 @@ def machine_mismatch(profile: "Profile", current: "Facts",
     ordered = [facts[label] for label in sorted(facts, key=_rank)]
     if len(ordered) > MAX_LISTED:
         rest = sorted(facts, key=_rank)[MAX_LISTED - 1:]
-        ordered = ordered[:MAX_LISTED - 1] + [f"and {len(rest)} more: {', '.join(rest)}"]
+        ordered = ordered[:MAX_LISTED - 1] + [f"{_MORE}{len(rest)} more: {', '.join(rest)}"]
     return head + ordered
+
+
+def error_line(differences: list[str]) -> str:
+    """``differences`` (:func:`machine_mismatch`, not empty) as one line for an error
+    (``advisor emit --strict``): how many facts differ and the first of them, or the head line
+    when only the fingerprint record differs."""
+    items = [d for d in differences if not d.startswith((_HEAD, _NOT_OWN))]
+    listed = [d for d in items if not d.startswith(_MORE)]
+    more = sum(int(d[len(_MORE):].split()[0]) for d in items if d.startswith(_MORE))
+    if not listed:
+        return f"profile is for another machine: {differences[0]}"
+    return (f"profile is for another machine ({len(listed) + more} fact(s) differ, first "
+            f"{listed[0]})")
 
 
 def warning_lines(differences: list[str]) -> list[str]:

@@ -4,7 +4,8 @@ first, sizes in binary units, MemTotal within the firmware-reservation tolerance
 
 from __future__ import annotations
 
-from advisor.facts.compare import MAX_LISTED, MEMORY_TOLERANCE, machine_mismatch, warning_lines
+from advisor.facts.compare import (MAX_LISTED, MEMORY_TOLERANCE, error_line, machine_mismatch,
+                                    warning_lines)
 from advisor.libraries import builtin_libraries
 from advisor.profile import load_profile
 from support import SHIPPED_PROFILE
@@ -50,3 +51,15 @@ def test_differences_are_ordered_cpu_mpi_then_os_then_memory_and_capped():
     lines = machine_mismatch(p, many, LIBS)
     assert len(lines) == 1 + MAX_LISTED and lines[-1].startswith("and ")
     assert "memory.total_bytes" in lines[-1]
+
+
+def test_error_line_counts_every_fact_with_or_without_the_fingerprint_head():
+    """``emit --strict``'s one line: the count and the first fact, also when the fingerprint
+    agrees and only facts outside it (security) differ, so no head line comes first."""
+    assert error_line(["seccomp mode: profile 0, this machine 2",
+                       "container: profile none, this machine docker"]) == (
+        "profile is for another machine (2 fact(s) differ, first seccomp mode: profile 0, "
+        "this machine 2)")
+    assert error_line(["fingerprint: the profile was made on a", "cpu.vendor: profile A, "
+                       "this machine B", "and 3 more: x, y, z"]).startswith(
+        "profile is for another machine (4 fact(s) differ, first cpu.vendor: profile A")
