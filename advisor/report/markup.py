@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import html
 
-from advisor.specs.units import format_bytes
-
 __all__ = ["escape", "shown", "table"]
 
 
@@ -25,10 +23,9 @@ def table(headers, rows) -> str:
 
 
 def shown(s, v) -> str:
-    """A setting's value (or default) ``v`` as written, with a byte count also in
-    KiB/MiB/GiB; None is "library default unknown"."""
-    if v is None:
-        return "library default unknown"
-    if s.type == "bytes" and isinstance(v, int) and not isinstance(v, bool):
-        return f"{v} ({format_bytes(v)})"
-    return str(v)
+    """A setting's value (or default) ``v`` as ``advisor show`` writes it
+    (``advisor.report.tables.setting_value``: a byte count of 1 KiB or more also in
+    KiB/MiB/GiB); None is "library default unknown"."""
+    from advisor.report.tables import setting_value
+
+    return "library default unknown" if v is None else setting_value(v, s.type)
