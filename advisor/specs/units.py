@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 __all__ = ["BINARY_PREFIXES", "DECIMAL_PREFIXES", "TIME_PREFIXES", "format_number",
            "format_bytes", "format_seconds", "format_bandwidth", "format_ratio",
-           "format_count", "format_value", "readable_bytes", "sizes_in_text"]
+           "format_count", "format_value", "readable_bytes", "sizes_in_text", "AxisScale",
+           "axis_scale"]
 
 #: (factor, suffix) for sizes, largest first: IEC binary multiples.
 BINARY_PREFIXES = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"),
@@ -137,3 +139,83 @@ def sizes_in_text(text: str) -> str:
     :func:`readable_bytes` (``"threshold 268435456 bytes"`` -> ``"threshold 256 MiB"``); the
     rest of the text unchanged.  Sizes below 1 KiB stay as ``"<n> B"``."""
     return _BYTES_IN_TEXT.sub(lambda m: readable_bytes(int(m.group(1))), text)
+
+
+#: Prefix of each binary multiple written alone on a byte axis' ticks (the unit, ``B``, is in
+#: the axis label): ``64 Ki``, ``16 Mi``.
+BINARY_TICK_PREFIXES = ((1 << 40, "Ti"), (1 << 30, "Gi"), (1 << 20, "Mi"), (1 << 10, "Ki"),
+                        (1, ""))
+#: A byte axis whose span reaches this ratio cannot show every tick in one binary unit as a
+#: short number (1 KiB to 16 MiB is 1 to 16384 KiB): its ticks carry a binary prefix instead.
+BYTE_PREFIX_SPAN = 1024.0
+
+
+@dataclass(frozen=True)
+class AxisScale:
+    """The one unit an axis is read in: the unit its label names and every tick label's
+    number is in.  A tick reads ``value / factor`` (``GB/s`` axis: ``12.5``), or, for a byte
+    axis spanning ``BYTE_PREFIX_SPAN`` or more (``prefixed``), the number with a binary prefix
+    of the label's ``B`` (``64 Ki``, ``16 Mi``).
+
+    :ivar unit: the unit written in the axis label (``"GB/s"``, ``"µs"``, ``"MiB"``, ``"B"``,
+        ``"x"``), ``""`` for a count or a unit-less axis.
+    :ivar factor: base units per label unit (``1e9`` for ``GB/s``, ``1e-6`` for ``µs``).
+    :ivar prefixed: ticks carry a binary prefix (byte axes only).
+    """
+
+    unit: str
+    factor: float = 1.0
+    prefixed: bool = False
+
+    def tick(self, value: float) -> str:
+        """The tick label of ``value`` (in the project's base unit): a number in ``unit``."""
+        if self.prefixed and value:
+            factor, prefix = next(((f, p) for f, p in BINARY_TICK_PREFIXES if abs(value) >= f),
+                                  BINARY_TICK_PREFIXES[-1])
+            return f"{format_number(value / factor)} {prefix}".rstrip()
+        return format_number(value / self.factor)
+
+    def label(self, name: str) -> str:
+        """The axis label: ``"bandwidth (GB/s)"``; ``name`` alone when there is no unit or the
+        unit is the name."""
+        return name if not self.unit or self.unit == name else f"{name} ({self.unit})"
+
+
+def _prefix_for(mag: float, prefixes) -> tuple[float, str]:
+    return next(((f, s) for f, s in prefixes if mag >= f), prefixes[-1])
+
+
+def axis_scale(unit: str, lo: float, hi: float, scale: str = "linear") -> AxisScale:
+    """The unit an axis showing ``lo .. hi`` (the project's base ``unit``) is read in.
+
+    The multiple is chosen at the axis' typical magnitude: its largest absolute end on a
+    linear axis (ticks up to a few hundred), the geometric middle of its ends on a log axis
+    (a 1 µs - 1 ms latency axis reads 1 .. 1000 µs, a 500 MB/s - 20 GB/s one 0.5 .. 20 GB/s).
+    Bandwidths take decimal multiples (MB/s, GB/s), sizes binary ones (KiB, MiB), durations
+    ns/µs/ms/s, as ``format_value`` writes them; a ``ratio`` axis is read as ``x``, a
+    ``count`` axis has no unit; any other unit is written as given with factor 1.  Never
+    raises: a NaN or empty range gives the base unit.
+    """
+    u = unit.strip()
+    ends = [abs(v) for v in (lo, hi) if math.isfinite(v) and v != 0]
+    if not ends:
+        mag = 0.0
+    elif scale == "log" and len(ends) == 2:
+        mag = math.sqrt(ends[0] * ends[1])
+    else:
+        mag = max(ends)
+    if u in ("bytes", "byte", "B"):
+        if len(ends) == 2 and max(ends) / min(ends) >= BYTE_PREFIX_SPAN:
+            return AxisScale("B", 1.0, prefixed=True)
+        factor, suffix = _prefix_for(max(ends) if ends else 0.0, BINARY_PREFIXES)
+        return AxisScale(suffix, float(factor))
+    for names, prefixes in ((("bytes/s", "B/s"), DECIMAL_PREFIXES),
+                            (("s", "seconds"), TIME_PREFIXES)):
+        if u in names:
+            factor, suffix = _prefix_for(mag, prefixes)
+            return AxisScale(suffix, float(factor))
+    if u in ("ratio", "x"):
+        return AxisScale("x")
+    if u == "count":
+        return AxisScale("")
+    return AxisScale(u)
