@@ -93,7 +93,8 @@ def report(
         if issue.plugin in measured:
             warn(f"plugin {issue.plugin} ({issue.stage}): {issue.error}; its figures are "
                  "left out")
-    figs = collect_figures(prof, reg.probes) if prof is not None else Figures()
+    figs = (collect_figures(prof, reg.probes, str(profile) if profile is not None else None)
+            if prof is not None else Figures())
     view = None
     if fleet is not None:
         view = fleet_view(fleet, reg.probes)
@@ -124,7 +125,7 @@ def report(
 def _files(figs, view, fmt: str, directory: Path, warnings: list[str]) -> None:
     """One file per figure, ``<probe>-<id>.<fmt>`` in ``directory``; paths on stdout."""
     from advisor.report.draw import render
-    from advisor.report.fleet import FLEET_PROBE
+    from advisor.report.fleet import FLEET_PROBE, fleet_footer
 
     if directory.exists() and not directory.is_dir():
         raise BadInputError(f"-o {directory}: not a directory (png and svg write one file per "
@@ -139,7 +140,8 @@ def _files(figs, view, fmt: str, directory: Path, warnings: list[str]) -> None:
     written = 0
     for probe, spec in items:
         try:
-            data = render(spec, fmt, salt=f"{probe}-{spec.id}")
+            footer = fleet_footer(view) if probe == FLEET_PROBE and view else figs.footer
+            data = render(spec, fmt, salt=f"{probe}-{spec.id}", footer=footer)
         except ImportError:
             raise
         except Exception as exc:  # noqa: BLE001 - a plugin's spec the drawing refuses

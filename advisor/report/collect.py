@@ -27,7 +27,8 @@ from advisor.steps import StepRunner, fault_text
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile
 
-__all__ = ["Figures", "collect_figures", "verify_figure", "VERIFY_PROBE"]
+__all__ = ["Figures", "collect_figures", "figure_footer", "profile_date", "verify_figure",
+           "VERIFY_PROBE"]
 
 #: The name under which the core's own figures are filed (files ``verify-<id>.png``).
 VERIFY_PROBE = "verify"
@@ -41,10 +42,27 @@ class Figures:
 
     by_probe: dict[str, list[FigureSpec]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: the line under every drawn figure (:func:`figure_footer`), "" for none
+    footer: str = ""
 
     def items(self) -> list[tuple[str, FigureSpec]]:
         """``(probe, spec)`` pairs, probes in report order."""
         return [(p, s) for p, specs in self.by_probe.items() for s in specs]
+
+
+def profile_date(prof: "Profile") -> str:
+    """The day the profile was measured (``YYYY-MM-DD`` of ``provenance.created``), or
+    ``"undated"``."""
+    return (prof.provenance.created or "")[:10] or "undated"
+
+
+def figure_footer(prof: "Profile", source: Optional[str] = None) -> str:
+    """The line every saved figure carries, so a PNG or SVG found alone says what it shows:
+    ``<machine class> · <host> · probed <date> · profile <source>`` (``source``: the profile as
+    ``--profile`` named it; else its fingerprint)."""
+    host = prof.provenance.hostname or prof.facts.hostname or "?"
+    return (f"{prof.facts.class_fingerprint()} · {host} · probed {profile_date(prof)} · "
+            f"profile {source or prof.fingerprint}")
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -83,7 +101,8 @@ def _probe_figures(probe: Any, name: str, result, facts, warnings: list[str],
     return specs
 
 
-def collect_figures(profile: "Profile", probes: Mapping[str, Any]) -> Figures:
+def collect_figures(profile: "Profile", probes: Mapping[str, Any],
+                    source: Optional[str] = None) -> Figures:
     """The figures of ``profile``: for each result with evidence, its probe's ``figures``
     (``probes``: probe name -> probe, e.g. ``advisor.plugins.load().probes``), then the verify
     figure when the profile holds verdicts with ratios, then each ``verify --app`` record's
@@ -97,7 +116,7 @@ def collect_figures(profile: "Profile", probes: Mapping[str, Any]) -> Figures:
     from advisor.measure.artefacts import relabel_profile
 
     profile = relabel_profile(profile)  # artefact labels from the record, whenever written
-    figs = Figures()
+    figs = Figures(footer=figure_footer(profile, source))
     with StepRunner() as runner:
         for r in profile.results:
             if not r.evidence:

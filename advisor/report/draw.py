@@ -21,12 +21,16 @@ Public API: :func:`render` (``"svg"`` -> UTF-8 bytes, ``"png"`` -> bytes), :func
 from __future__ import annotations
 
 import io
-from typing import Literal
+import math
+import re
+import textwrap
+from typing import Callable, Literal
 
-from advisor.specs.figures import FigureSpec
-from advisor.specs.units import format_value
+from advisor.report.markers import draw_markers
+from advisor.specs.figures import FigureMarker, FigureSpec
+from advisor.specs.units import AxisScale, axis_scale, format_value
 
-__all__ = ["FIGSIZE_IN", "DPI", "render", "svg_text"]
+__all__ = ["FIGSIZE_IN", "DPI", "axis_scale_of", "figure", "render", "svg_text"]
 
 #: Figure size in inches (width, height): readable at 100 % in a page 900 px wide and on a
 #: 16:9 slide; with :data:`DPI` a PNG is 1200 x 720 pixels.
@@ -53,8 +57,6 @@ SERIES_STYLES = {
 #: left to the default/advised roles).
 CYCLE = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#bcbd22")
 BAND_COLOURS = ("#fdb863", "#b2abd2", "#a6dba0", "#f4a582")
-#: Units whose ticks are formatted by ``advisor.specs.units`` (others: plain numbers).
-HUMAN_UNITS = ("bytes", "B", "s", "bytes/s", "B/s", "ratio", "count")
 
 
 #: Half the width (in x units: categories are 1 apart) over which a strip's dots are spread; the
@@ -73,12 +75,48 @@ GOLDEN = (5 ** 0.5 - 1) / 2
 CROSS_Y = 0.04
 CROSS_ROOM = 0.12
 
+#: Characters of category names one line of the x axis holds (all names side by side, at the
+#: tick labels' 10 pt font, in the axes left beside the legend at ``FIGSIZE_IN``).
+CATEGORY_CHARS = 60
+
+#: A number and its unit (``1 GiB``, ``16 B``): kept on one line when a name is wrapped.
+UNBROKEN = re.compile(r"(\d) (B|KiB|MiB|GiB|TiB|s|ms|µs|ns|x|%)\b")
+
 #: A log axis spanning less than this ratio (two decades) gets ticks at 1, 2 and 5 of each decade
 #: (under one decade: linear "nice" steps); wider ones at the powers of ten.
 NARROW_LOG_SPAN = 100.0
 
 
-def _axis(ax, which: str, spec: FigureSpec) -> None:
+def _values(spec: FigureSpec, which: str) -> list[float]:
+    """Every finite value the series put on axis ``which`` (CI bounds included for y)."""
+    if which == "x":
+        vals = [v for s in spec.series for v in s.x]
+    else:
+        vals = [v for s in spec.series for v in s.y + (s.lo or []) + (s.hi or [])]
+        vals += [m.y for m in spec.marks if m.y is not None]
+    return [v for v in vals if math.isfinite(v)]
+
+
+def axis_scale_of(spec: FigureSpec, which: str) -> AxisScale:
+    """The unit axis ``which`` of ``spec`` is read in (``advisor.specs.units.axis_scale`` of
+    the range its data spans); the terminal plot uses the same."""
+    unit = spec.x_unit if which == "x" else spec.y_unit
+    scale = spec.x_scale if which == "x" else spec.y_scale
+    vals = _values(spec, which)
+    if scale == "log":
+        vals = [v for v in vals if v > 0]
+    return axis_scale(unit, min(vals), max(vals), scale) if vals else axis_scale(unit, 0, 0)
+
+
+def _power_of_two_step(span: float) -> float:
+    """The power of two (bytes) that cuts ``span`` into 3 to 8 steps."""
+    step = 2.0 ** math.floor(math.log2(span / 3)) if span > 0 else 1.0
+    return max(step, 1.0)
+
+
+def _axis(ax, which: str, spec: FigureSpec) -> AxisScale:
+    """Ticks of axis ``which``: categories by name, else numbers in the axis' one unit
+    (``axis_scale_of``), power-of-two steps on byte axes.  Returns that unit."""
     from matplotlib import ticker
 
     unit = spec.x_unit if which == "x" else spec.y_unit
@@ -87,17 +125,21 @@ def _axis(ax, which: str, spec: FigureSpec) -> None:
     if which == "x" and spec.names:
         keys = sorted(spec.names)
         axis.set_major_locator(ticker.FixedLocator(keys))
-        axis.set_major_formatter(ticker.FixedFormatter([spec.names[k] for k in keys]))
+        # names too wide for their share of the axis are wrapped at spaces and hyphens (never
+        # inside a word, nor between a number and its unit) and never rotated (a rotated name
+        # runs off the page's left edge)
+        width = max(CATEGORY_CHARS // len(keys), 12)
+        axis.set_major_formatter(ticker.FixedFormatter(
+            ["\n".join(textwrap.fill(UNBROKEN.sub("\\1\u00a0\\2", ln), width,
+                                      break_long_words=False)
+                       for ln in spec.names[k].split("\n")) for k in keys]))
         axis.set_minor_locator(ticker.NullLocator())
-        # the widest line of each (multi-line) tick label, summed: too wide for the axis?
-        if sum(max(len(ln) for ln in n.split("\n")) for n in spec.names.values()) > 60:
-            for label in ax.get_xticklabels():
-                label.set_rotation(20)
-                label.set_horizontalalignment("right")
-        return
+        return AxisScale("")
+    shown = axis_scale_of(spec, which)
+    lo, hi = ax.get_xlim() if which == "x" else ax.get_ylim()
+    byte_axis = unit in ("bytes", "byte", "B")
     if scale == "log":
-        lo, hi = ax.get_xlim() if which == "x" else ax.get_ylim()
-        if unit in ("bytes", "B"):  # powers of two: 1 KiB, 64 KiB, 1 MiB, never 1e+05
+        if byte_axis:  # powers of two: 1 Ki, 64 Ki, 1 Mi, never 1e+05
             axis.set_major_locator(ticker.LogLocator(base=2, numticks=9))
         elif lo > 0 and hi / lo < 10.0:
             # within one decade a log axis may have no power of ten at all (a 1.6-2.7 us
@@ -106,8 +148,10 @@ def _axis(ax, which: str, spec: FigureSpec) -> None:
         elif lo > 0 and hi / lo < NARROW_LOG_SPAN:  # 1, 2, 5 of each decade
             axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         axis.set_minor_formatter(ticker.NullFormatter())
-    if unit in HUMAN_UNITS:
-        axis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: format_value(v, unit)))
+    elif byte_axis:  # 0, 256 MiB, 512 MiB ... not 191/381/572 MiB
+        axis.set_major_locator(ticker.MultipleLocator(_power_of_two_step(abs(hi - lo))))
+    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: shown.tick(v)))
+    return shown
 
 
 def _series(ax, spec: FigureSpec) -> None:
@@ -121,7 +165,14 @@ def _series(ax, spec: FigureSpec) -> None:
             measured += 1
         colour = style["color"]
         has_ci = s.lo is not None and s.hi is not None
-        if s.kind == "bar":
+        if s.kind == "bar" and spec.y_scale == "log":
+            # a bar on a log axis has no zero to stand on (its length says nothing): drawn as
+            # dot-and-whisker at the bar's place
+            i = bars.index(s)
+            xs = [x + (i - (len(bars) - 1) / 2) * width for x in s.x] if spec.names else s.x
+            ax.plot(xs, s.y, linestyle="none", marker="o", markersize=6, color=colour,
+                    label=s.label, zorder=3)
+        elif s.kind == "bar":
             i = bars.index(s)
             xs = [x + (i - (len(bars) - 1) / 2) * width for x in s.x] if spec.names else s.x
             ax.bar(xs, s.y, width=width if spec.names else 0.8, color=colour, alpha=0.85,
@@ -151,21 +202,16 @@ def _series(ax, spec: FigureSpec) -> None:
                   if s.kind == "bar" and spec.names else s.x)
             err = [[max(y - lo, 0.0) for y, lo in zip(s.y, s.lo)],
                    [max(hi - y, 0.0) for y, hi in zip(s.y, s.hi)]]
-            ax.errorbar(xs, s.y, yerr=err, fmt="none", ecolor="#333333" if s.kind == "bar"
-                        else colour, elinewidth=1.2, capsize=4, zorder=4)
+            on_bar = s.kind == "bar" and spec.y_scale != "log"
+            ax.errorbar(xs, s.y, yerr=err, fmt="none", ecolor="#333333" if on_bar else colour,
+                        elinewidth=1.2, capsize=4, zorder=4)
 
 
-def _overlays(ax, spec: FigureSpec) -> None:
+def _bands(ax, spec: FigureSpec) -> None:
     for i, b in enumerate(spec.bands):
         span = ax.axvspan if b.axis == "x" else ax.axhspan
         span(b.low, b.high, color=BAND_COLOURS[i % len(BAND_COLOURS)], alpha=0.3, linewidth=0,
              zorder=0, label=b.label)
-    for m in spec.markers:
-        unit = spec.x_unit if m.axis == "x" else spec.y_unit
-        where = (spec.names or {}).get(m.value) if m.axis == "x" else None
-        label = f"{m.label} ({where or format_value(m.value, unit)})"
-        line = ax.axvline if m.axis == "x" else ax.axhline
-        line(m.value, label=label, zorder=5, **MARKER_STYLES[m.role])
 
 
 def _marks(ax, spec: FigureSpec) -> None:
@@ -199,50 +245,93 @@ def _marks(ax, spec: FigureSpec) -> None:
         ax.set_xlim(min(spec.names) - 0.5, last + room)
 
 
-#: Units whose tick labels carry the unit themselves (``64 KiB``, ``368 ms``, ``1.2x``): the axis
-#: label then names the quantity alone, so label and ticks never disagree ("(s)" over ms ticks).
-TICKS_CARRY_UNIT = ("bytes", "B", "s", "bytes/s", "B/s", "ratio")
+def _fit_ranges(ax, spec: FigureSpec) -> None:
+    """The x range fits the data (matplotlib's margins around the series' points, never
+    stretched by a marker or a band); the y range also takes in every y marker (a ceiling is
+    part of what the figure says)."""
+    ax.autoscale_view()
+    if spec.names:  # half a category each side
+        ax.set_xlim(min(spec.names) - 0.5, max(spec.names) + 0.5)
+    else:
+        ax.set_xlim(*ax.get_xlim())
+    ys = [m.value for m in spec.markers if m.axis == "y"]
+    if ys:
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(min([lo] + ys), max([hi] + ys))
 
 
-def _axis_label(label: str, unit: str) -> str:
-    """``"power (W)"``; the label alone when the unit is empty, is the label, or is written in
-    every tick (``TICKS_CARRY_UNIT``: ``"message size"`` over ticks ``64 KiB``)."""
-    return label if not unit or unit == label or unit in TICKS_CARRY_UNIT else f"{label} ({unit})"
+def _legend(fig, ax) -> None:
+    """One entry per label, outside the axes on the right (never over the data); a series and
+    its CI band share one entry (line over shaded patch)."""
+    from matplotlib.legend_handler import HandlerTuple
+
+    handles, labels = ax.get_legend_handles_labels()
+    first: dict = {}  # series sharing a label share one entry: the first one's
+    for handle, label in zip(handles, labels):
+        first.setdefault(label, handle)
+    bands = {label[:-3]: first.pop(label) for label in list(first)
+             if label.endswith(" CI") and label[:-3] in first}
+    if not first:
+        return
+    entries = [(bands[k], h) if k in bands else h for k, h in first.items()]
+    title = "shaded: 95 % CI" if bands else None
+    fig.legend(entries, list(first), loc="outside right upper", fontsize=7.5,
+               title=title, title_fontsize=7.5, handler_map={tuple: HandlerTuple(ndivide=1)},
+               frameon=False)
 
 
-def _figure(spec: FigureSpec):
+def _marker_label(spec: FigureSpec) -> Callable[[FigureMarker], str]:
+    def label(m: FigureMarker) -> str:
+        unit = spec.x_unit if m.axis == "x" else spec.y_unit
+        where = (spec.names or {}).get(m.value) if m.axis == "x" else None
+        return f"{m.label} ({where or format_value(m.value, unit)})"
+    return label
+
+
+def figure(spec: FigureSpec, footer: str = ""):
+    """``spec`` drawn on a ``matplotlib.figure.Figure`` of ``FIGSIZE_IN`` at ``DPI`` with an Agg
+    canvas, laid out once and frozen (what is saved is what a test measures).  ``footer``: a
+    line under everything (machine, date, profile).
+
+    :raises ValueError: the spec has no point to draw.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     if spec.is_empty():
         raise ValueError(f"figure {spec.id}: no series has a point to draw")
     fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     if spec.x_scale == "log" and not spec.names:
         ax.set_xscale("log", base=2 if spec.x_unit in ("bytes", "B") else 10)
     if spec.y_scale == "log":
         ax.set_yscale("log", base=2 if spec.y_unit in ("bytes", "B") else 10)
     _series(ax, spec)
-    _overlays(ax, spec)
+    _fit_ranges(ax, spec)
+    _bands(ax, spec)
     _marks(ax, spec)
-    _axis(ax, "x", spec)
-    _axis(ax, "y", spec)
-    ax.set_xlabel(_axis_label(spec.x_label, spec.x_unit))
-    ax.set_ylabel(_axis_label(spec.y_label, spec.y_unit))
+    x_unit = _axis(ax, "x", spec)
+    y_unit = _axis(ax, "y", spec)
+    ax.set_xlabel(x_unit.label(spec.x_label))
+    ax.set_ylabel(y_unit.label(spec.y_label))
     ax.set_title(spec.title, fontsize=11)
     ax.grid(True, which="major", color="#dddddd", linewidth=0.6, zorder=0)
-    handles, labels = ax.get_legend_handles_labels()
-    first: dict = {}  # series sharing a label share one entry: the first one's
-    for handle, label in zip(handles, labels):
-        first.setdefault(label, handle)
-    if first:
-        ax.legend(list(first.values()), list(first), fontsize=7.5, loc="best", framealpha=0.85)
-    if spec.notes:
+    _legend(fig, ax)
+    under = list(spec.notes) + ([footer] if footer else [])
+    if under:
         fig.get_layout_engine().set(h_pad=0.06)
-        fig.supxlabel("\n".join(spec.notes), fontsize=7.5, x=0.01, ha="left", color="#333333")
+        fig.supxlabel("\n".join(under), fontsize=7.5, x=0.01, ha="left", color="#333333")
+    renderer = fig.canvas.get_renderer()
+    fig.get_layout_engine().execute(fig)
+    if draw_markers(ax, spec, MARKER_STYLES, _marker_label(spec), renderer):
+        fig.get_layout_engine().execute(fig)  # the headroom may have widened the tick labels
+    fig.set_layout_engine("none")
     return fig
 
 
-def render(spec: FigureSpec, fmt: Literal["svg", "png"], *, salt: str = "") -> bytes:
+def render(spec: FigureSpec, fmt: Literal["svg", "png"], *, salt: str = "",
+           footer: str = "") -> bytes:
     """The figure of ``spec`` as an SVG document (UTF-8) or a PNG file, ``FIGSIZE_IN`` at
     ``DPI``.  ``salt`` seeds the SVG element ids (use the figure's ``<probe>-<id>``); the
     caption is stored as the file's ``Description`` metadata, the title as its ``Title``.
@@ -257,7 +346,7 @@ def render(spec: FigureSpec, fmt: Literal["svg", "png"], *, salt: str = "") -> b
     rc = {"svg.hashsalt": f"advisor-report-{salt or spec.id}", "svg.fonttype": "path",
           "font.family": "DejaVu Sans", "axes.unicode_minus": False}
     with matplotlib.rc_context(rc):
-        fig = _figure(spec)
+        fig = figure(spec, footer)
         buf = io.BytesIO()
         meta = ({"Date": None, "Title": spec.title, "Description": spec.caption}
                 if fmt == "svg" else {"Title": spec.title, "Description": spec.caption})
@@ -265,7 +354,7 @@ def render(spec: FigureSpec, fmt: Literal["svg", "png"], *, salt: str = "") -> b
     return buf.getvalue()
 
 
-def svg_text(spec: FigureSpec, *, salt: str = "") -> str:
+def svg_text(spec: FigureSpec, *, salt: str = "", footer: str = "") -> str:
     """The ``<svg>`` element of ``spec`` alone (no XML prolog or doctype), to inline in HTML."""
-    text = render(spec, "svg", salt=salt).decode("utf-8")
+    text = render(spec, "svg", salt=salt, footer=footer).decode("utf-8")
     return text[text.index("<svg"):]

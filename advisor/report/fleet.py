@@ -19,7 +19,8 @@ from typing import Any, Mapping, Optional
 
 from advisor.specs.figures import FigureBand, FigureMarker, FigureSeries, FigureSpec
 
-__all__ = ["FLEET_PROBE", "FleetView", "fleet_view", "class_of_profile", "headline_unit"]
+__all__ = ["FLEET_PROBE", "FleetView", "fleet_view", "class_of_profile", "headline_unit",
+           "fleet_footer"]
 
 #: Name under which fleet figures are filed (files ``fleet-<id>.png``).
 FLEET_PROBE = "fleet"
@@ -141,3 +142,10 @@ def class_of_profile(path: Path, profile) -> Optional[tuple[Path, str]]:
     if not any(directory.glob("*.toml")):
         return None
     return directory, host[len("class "):]
+
+
+def fleet_footer(view: FleetView) -> str:
+    """The line under every fleet figure: ``fleet <directory> · <count> <state>, ...`` (the
+    counts of ``view``), so a saved figure says which fleet run it shows."""
+    counts = ", ".join(f"{n} {state}" for state, n in view.counts.items())
+    return f"fleet {view.directory}" + (f" · {counts}" if counts else "")

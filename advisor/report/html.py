@@ -68,11 +68,11 @@ table{max-width:100%}
 """
 
 
-def _figure(probe: str, spec, warnings: list[str]) -> str:
+def _figure(probe: str, spec, warnings: list[str], footer: str = "") -> str:
     from advisor.report.draw import svg_text
 
     try:
-        svg = svg_text(spec, salt=f"{probe}-{spec.id}")
+        svg = svg_text(spec, salt=f"{probe}-{spec.id}", footer=footer)
     except ImportError:
         raise
     except Exception as exc:  # noqa: BLE001 - a plugin's spec the drawing refuses
@@ -137,7 +137,7 @@ def _result(r, figs: "Figures", warnings: list[str]) -> str:
     specs = figs.by_probe.get(r.probe, [])
     if specs:
         parts.append("<h3>Figures</h3>")
-        parts += [_figure(r.probe, s, warnings) for s in specs]
+        parts += [_figure(r.probe, s, warnings, figs.footer) for s in specs]
     if r.recommendations:
         parts.append("<h3>Recommendations</h3>")
         parts += [_recommendation(rec) for rec in r.recommendations]
@@ -163,7 +163,8 @@ def _verify(prof: "Profile", figs: "Figures", warnings: list[str]) -> str:
     out = ["<h2 id=\"verify\">Verify</h2>",
            _table(("recommendation", "verdict", "ratio", "CI", "A/A floor", "reason",
                    "machine class"), rows)]
-    out += [_figure(VERIFY_PROBE, s, warnings) for s in figs.by_probe.get(VERIFY_PROBE, [])]
+    out += [_figure(VERIFY_PROBE, s, warnings, figs.footer)
+            for s in figs.by_probe.get(VERIFY_PROBE, [])]
     return "\n".join(out)
 
 
@@ -181,7 +182,7 @@ def _app_record(i: int, rec, figs: "Figures", warnings: list[str]) -> str:
     out = [f"<h3 id=\"app-{_e(fid)}\">#{i + 1}: <code>{_e(command_text(rec.command))}</code></h3>",
            f"<p><span class=\"verdict-{_e(rec.verdict)}\">{_e(rec.verdict.upper())}</span>: "
            f"{_e(_without_verdict(rec.reason or '', rec.verdict))}</p>"]
-    out += [_figure(APP_PROBE, s, warnings) for s in figs.by_probe.get(APP_PROBE, [])
+    out += [_figure(APP_PROBE, s, warnings, figs.footer) for s in figs.by_probe.get(APP_PROBE, [])
             if s.id == fid]
     rows = [("metric", f"{metric_label(rec)} ({direction} is better)"
              + (f", read from {rec.metric_file}" if rec.metric_file else "")
@@ -254,7 +255,7 @@ def _findings(prof: "Profile") -> str:
 
 
 def _fleet(view: "FleetView", warnings: list[str]) -> str:
-    from advisor.report.fleet import FLEET_PROBE
+    from advisor.report.fleet import FLEET_PROBE, fleet_footer
 
     out = [f"<h2 id=\"fleet\">Fleet</h2><p>Directory <code>{_e(view.directory)}</code>: "
            + _e(", ".join(f"{n} {s}" for s, n in view.counts.items())) + ".</p>"]
@@ -265,7 +266,7 @@ def _fleet(view: "FleetView", warnings: list[str]) -> str:
         out.append(f"<p>Hostlist of the flagged nodes: <code>{_e(view.hostlist)}</code></p>")
     else:
         out.append("<p>No node is flagged.</p>")
-    out += [_figure(FLEET_PROBE, s, warnings) for s in view.figures]
+    out += [_figure(FLEET_PROBE, s, warnings, fleet_footer(view)) for s in view.figures]
     return "\n".join(out)
 
 

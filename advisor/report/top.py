@@ -19,6 +19,7 @@ import shlex
 from typing import TYPE_CHECKING, Optional
 
 from advisor.errors import EmitError
+from advisor.report.collect import profile_date
 from advisor.report.markup import escape as _e
 from advisor.report.markup import shown, table
 
@@ -58,14 +59,10 @@ _CAUSE_HEAD = {
 }
 
 
-def _date(prof: "Profile") -> str:
-    return (prof.provenance.created or "")[:10] or "undated"
-
-
 def page_title(prof: "Profile") -> str:
     """``hpc-advisor report: <machine class> (<host>), <date of the profile>``."""
     host = prof.provenance.hostname or prof.facts.hostname or "?"
-    return f"hpc-advisor report: {prof.facts.class_fingerprint()} ({host}), {_date(prof)}"
+    return f"hpc-advisor report: {prof.facts.class_fingerprint()} ({host}), {profile_date(prof)}"
 
 
 def _machine(prof: "Profile") -> str:

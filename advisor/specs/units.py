@@ -145,17 +145,15 @@ def sizes_in_text(text: str) -> str:
 #: the axis label): ``64 Ki``, ``16 Mi``.
 BINARY_TICK_PREFIXES = ((1 << 40, "Ti"), (1 << 30, "Gi"), (1 << 20, "Mi"), (1 << 10, "Ki"),
                         (1, ""))
-#: A byte axis whose span reaches this ratio cannot show every tick in one binary unit as a
-#: short number (1 KiB to 16 MiB is 1 to 16384 KiB): its ticks carry a binary prefix instead.
-BYTE_PREFIX_SPAN = 1024.0
 
 
 @dataclass(frozen=True)
 class AxisScale:
     """The one unit an axis is read in: the unit its label names and every tick label's
-    number is in.  A tick reads ``value / factor`` (``GB/s`` axis: ``12.5``), or, for a byte
-    axis spanning ``BYTE_PREFIX_SPAN`` or more (``prefixed``), the number with a binary prefix
-    of the label's ``B`` (``64 Ki``, ``16 Mi``).
+    number is in.  A tick reads ``value / factor`` (``GB/s`` axis: ``12.5``), or, for a log
+    byte axis whose ends fall in different binary multiples (``prefixed``: 64 KiB to 16 MiB
+    would read 0.0625 .. 16 MiB), the number with a binary prefix of the label's ``B``
+    (``64 Ki``, ``16 Mi``).
 
     :ivar unit: the unit written in the axis label (``"GB/s"``, ``"µs"``, ``"MiB"``, ``"B"``,
         ``"x"``), ``""`` for a count or a unit-less axis.
@@ -191,7 +189,8 @@ def axis_scale(unit: str, lo: float, hi: float, scale: str = "linear") -> AxisSc
     The multiple is chosen at the axis' typical magnitude: its largest absolute end on a
     linear axis (ticks up to a few hundred), the geometric middle of its ends on a log axis
     (a 1 µs - 1 ms latency axis reads 1 .. 1000 µs, a 500 MB/s - 20 GB/s one 0.5 .. 20 GB/s).
-    Bandwidths take decimal multiples (MB/s, GB/s), sizes binary ones (KiB, MiB), durations
+    Bandwidths take decimal multiples (MB/s, GB/s), sizes binary ones (KiB, MiB; a log axis
+    from one multiple into another is ``prefixed``, see :class:`AxisScale`), durations
     ns/µs/ms/s, as ``format_value`` writes them; a ``ratio`` axis is read as ``x``, a
     ``count`` axis has no unit; any other unit is written as given with factor 1.  Never
     raises: a NaN or empty range gives the base unit.
@@ -205,10 +204,10 @@ def axis_scale(unit: str, lo: float, hi: float, scale: str = "linear") -> AxisSc
     else:
         mag = max(ends)
     if u in ("bytes", "byte", "B"):
-        if len(ends) == 2 and max(ends) / min(ends) >= BYTE_PREFIX_SPAN:
+        top = _prefix_for(max(ends) if ends else 0.0, BINARY_PREFIXES)
+        if scale == "log" and len(ends) == 2 and _prefix_for(min(ends), BINARY_PREFIXES) != top:
             return AxisScale("B", 1.0, prefixed=True)
-        factor, suffix = _prefix_for(max(ends) if ends else 0.0, BINARY_PREFIXES)
-        return AxisScale(suffix, float(factor))
+        return AxisScale(top[1], float(top[0]))
     for names, prefixes in ((("bytes/s", "B/s"), DECIMAL_PREFIXES),
                             (("s", "seconds"), TIME_PREFIXES)):
         if u in names:

@@ -119,12 +119,9 @@ def test_a_named_group_names_the_axis(prof):
 
 
 def _drawn(spec):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
     from advisor.report import draw
 
-    fig = draw._figure(spec)
-    FigureCanvasAgg(fig)
+    fig = draw.figure(spec)
     fig.canvas.draw()
     return fig, fig.axes[0], fig.canvas.get_renderer()
 
@@ -144,7 +141,7 @@ def test_labels_stay_clear_of_each_other_and_of_the_legend(prof):
             assert page.x0 <= b.x0 and b.x1 <= page.x1 and page.y0 <= b.y0 and b.y1 <= page.y1
         for j, b in enumerate(boxes):
             assert not any(b.overlaps(c) for c in boxes[j + 1:]), rec.command
-        legend = ax.get_legend().get_window_extent(r)
+        legend = fig.legends[0].get_window_extent(r)
         assert not any(legend.overlaps(b) for b in boxes), (i, [t.get_text() for t in texts])
         assert all(t.get_rotation() == 0 for t in ax.get_xticklabels())
         assert "(s)" not in ax.get_ylabel()
@@ -153,8 +150,8 @@ def test_labels_stay_clear_of_each_other_and_of_the_legend(prof):
 def test_the_legend_has_one_entry_per_label(prof):
     from advisor.report.appfigure import app_figure
 
-    _, ax, _ = _drawn(app_figure(prof.app_verifications[1], 1))
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    fig, ax, _ = _drawn(app_figure(prof.app_verifications[1], 1))
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels == ["warm-up run (discarded, hollow)", "A/A floor: A's median ±5.1 %"]
 
 

@@ -1,0 +1,207 @@
+"""Draw a figure's markers (thresholds, crossovers, ceilings) so that each one can be told apart.
+
+A probe's markers often coincide: the crossover, the library default and the advice all at
+8 KiB.  Drawn as plain lines at one x they cover each other and only the last one shows; named
+only in a legend the reader has to match dash patterns.  Here:
+
+* markers closer than :data:`MERGE_PT` on the page form one group; the group's lines are drawn
+  side by side, :data:`LINE_GAP_PT` apart (each keeps its role's dash pattern and colour from
+  ``draw.MARKER_STYLES``), so every one of them shows;
+* every marker is named where it is drawn: one label per marker at the top of its group, in its
+  role's colour, stacked under the group's earlier labels, moved down a row at a time until it
+  overlaps no label placed before it (nor a mark's label);
+* a marker outside the x range the data spans is not drawn as a line (the range fits the data)
+  but labelled at that edge with an arrow, ``◂ default threshold (8 KiB)``;
+* the y axis gets headroom so no curve or CI band runs under a label.
+
+Public API: :func:`draw_markers` (called by ``advisor.report.draw`` with a laid-out figure),
+:data:`MARKER_LABEL_GID` (the ``gid`` of every label drawn here, for tests).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from advisor.specs.figures import FigureMarker, FigureSpec
+
+__all__ = ["MARKER_LABEL_GID", "draw_markers"]
+
+#: ``gid`` of the label texts drawn here (``advisor.report.draw`` tests find them by it).
+MARKER_LABEL_GID = "marker-label"
+#: Markers nearer than this on the page (points) are one group: 4 pt is about a line's width
+#: plus the gap at which two 1.6 pt lines read as two (at 100 % in a 900 px page).
+MERGE_PT = 4.0
+#: Distance between the lines of one group, points: wider than the widest marker line (1.8 pt).
+LINE_GAP_PT = 2.6
+#: Gap between a group's lines and its labels, and between a label and the axes edge, points.
+PAD_PT = 3.0
+#: Font size of the labels, points (the legend's and the marks' size).
+FONT_PT = 7.5
+#: Fraction of the axes height kept free between the highest data and the lowest label.
+HEADROOM_PAD = 0.03
+
+
+def _to_points(fig) -> float:
+    return fig.dpi / 72.0
+
+
+def _groups(ax, markers: list[FigureMarker], axis: str) -> list[list[FigureMarker]]:
+    """Markers on ``axis`` sorted by value, those within ``MERGE_PT`` of the previous one in
+    a group with it."""
+    trans = ax.transData
+    fig = ax.figure
+
+    def pos(m: FigureMarker) -> float:
+        xy = (m.value, 1.0) if axis == "x" else (1.0, m.value)
+        return trans.transform(xy)[0 if axis == "x" else 1] / _to_points(fig)
+
+    out: list[list[FigureMarker]] = []
+    last = -math.inf
+    for m in sorted(markers, key=lambda m: m.value):
+        p = pos(m)
+        if out and p - last < MERGE_PT:
+            out[-1].append(m)
+        else:
+            out.append([m])
+        last = p
+    return out
+
+
+def _inside(ax, axis: str, value: float) -> int:
+    """-1 below the axis' range, 0 inside, 1 above it."""
+    lo, hi = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
+    return -1 if value < lo else (1 if value > hi else 0)
+
+
+def _line(ax, m: FigureMarker, offset_pt: float, styles: dict) -> None:
+    from matplotlib import transforms
+
+    shifted = transforms.offset_copy(ax.transData, fig=ax.figure,
+                                     x=offset_pt if m.axis == "x" else 0.0,
+                                     y=offset_pt if m.axis == "y" else 0.0, units="points")
+    if m.axis == "x":
+        trans = transforms.blended_transform_factory(shifted, ax.transAxes)
+        ax.plot([m.value, m.value], [0, 1], transform=trans, zorder=5, **styles[m.role])
+    else:
+        trans = transforms.blended_transform_factory(ax.transAxes, shifted)
+        ax.plot([0, 1], [m.value, m.value], transform=trans, zorder=5, **styles[m.role])
+
+
+def _place(ax, text, taken: list, renderer) -> None:
+    """Move ``text`` down (in points) until its box overlaps none of ``taken``; add its box."""
+    box = text.get_window_extent(renderer)
+    step_pt = (box.height + 1.0) / _to_points(ax.figure)
+    for _ in range(40):  # 40 rows: far more than any figure's markers
+        if not any(box.overlaps(t) for t in taken):
+            break
+        text.xyann = (text.xyann[0], text.xyann[1] - step_pt)
+        box = text.get_window_extent(renderer)
+    taken.append(box)
+
+
+def _label_x_group(ax, group: list[FigureMarker], label: Callable[[FigureMarker], str],
+                   styles: dict, taken: list, renderer) -> list:
+    """The labels of one x group, at the top of the axes beside its lines (left of them when
+    the group is in the right third, so the text stays inside the axes)."""
+    from matplotlib import transforms
+
+    side = _inside(ax, "x", group[0].value)
+    lo, hi = ax.get_xlim()
+    value = group[0].value if side == 0 else (lo if side < 0 else hi)
+    frac = ax.transAxes.inverted().transform(ax.transData.transform((value, 1.0)))[0]
+    right = side > 0 or (side == 0 and frac > 2 / 3)
+    half = (len(group) - 1) / 2 * LINE_GAP_PT if side == 0 else 0.0
+    dx = -(half + PAD_PT) if right else half + PAD_PT
+    trans = transforms.blended_transform_factory(ax.transData, ax.transAxes)
+    texts = []
+    for i, m in enumerate(group):
+        arrow = "◂ " if side < 0 else ""
+        tail = " ▸" if side > 0 else ""
+        t = ax.annotate(f"{arrow}{label(m)}{tail}", (value, 1.0), xycoords=trans,
+                        xytext=(dx, -PAD_PT - i * (FONT_PT + 1.5)), textcoords="offset points",
+                        ha="right" if right else "left", va="top", fontsize=FONT_PT,
+                        color=styles[m.role]["color"], zorder=7, annotation_clip=False,
+                        bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none",
+                              "alpha": 0.8})
+        t.set_gid(MARKER_LABEL_GID)
+        _keep_inside(ax, t, renderer)
+        _place(ax, t, taken, renderer)
+        texts.append(t)
+    return texts
+
+
+def _keep_inside(ax, text, renderer) -> None:
+    """Flip ``text`` to the other side of its anchor when it runs past the axes' left or right
+    edge on its side (a long label near the middle of a narrow axes)."""
+    box, frame = text.get_window_extent(renderer), ax.get_window_extent(renderer)
+    left = text.get_horizontalalignment() == "left"
+    if (left and box.x1 > frame.x1) or (not left and box.x0 < frame.x0):
+        text.set_horizontalalignment("right" if left else "left")
+        text.xyann = (-text.xyann[0], text.xyann[1])
+
+
+def _label_y_group(ax, group: list[FigureMarker], label: Callable[[FigureMarker], str],
+                   styles: dict, taken: list, renderer) -> list:
+    """The labels of one y group, right-aligned at the right edge, just above its lines."""
+    from matplotlib import transforms
+
+    trans = transforms.blended_transform_factory(ax.transAxes, ax.transData)
+    texts = []
+    half = (len(group) - 1) / 2 * LINE_GAP_PT
+    for i, m in enumerate(reversed(group)):
+        t = ax.annotate(label(m), (1.0, group[0].value), xycoords=trans,
+                        xytext=(-PAD_PT, half + PAD_PT + i * (FONT_PT + 1.5)),
+                        textcoords="offset points", ha="right", va="bottom", fontsize=FONT_PT,
+                        color=styles[m.role]["color"], zorder=7,
+                        bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none",
+                              "alpha": 0.8})
+        t.set_gid(MARKER_LABEL_GID)
+        _place(ax, t, taken, renderer)
+        texts.append(t)
+    return texts
+
+
+def _data_top(spec: FigureSpec) -> float:
+    ys = [v for s in spec.series for v in (s.hi or []) + s.y if math.isfinite(v)]
+    return max(ys) if ys else math.nan
+
+
+def _headroom(ax, spec: FigureSpec, texts: list, renderer) -> None:
+    """Raise the top of the y axis so the highest value (or CI bound) sits below the lowest
+    x-marker label (``HEADROOM_PAD`` between)."""
+    top = _data_top(spec)
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    if not boxes or not math.isfinite(top):
+        return
+    inv = ax.transAxes.inverted()
+    bottom = min(inv.transform((b.x0, b.y0))[1] for b in boxes) - HEADROOM_PAD
+    lo, hi = ax.get_ylim()
+    log = ax.get_yscale() == "log" and lo > 0 and top > 0
+    f = (lambda v: math.log(v)) if log else (lambda v: v)
+    g = (lambda v: math.exp(v)) if log else (lambda v: v)
+    if (f(top) - f(lo)) / (f(hi) - f(lo)) <= bottom or bottom <= 0.2:
+        return  # the data already stays below, or too little room would be left for it
+    ax.set_ylim(lo, g(f(lo) + (f(top) - f(lo)) / bottom))
+
+
+def draw_markers(ax, spec: FigureSpec, styles: dict, label: Callable[[FigureMarker], str],
+                 renderer) -> list:
+    """Draw ``spec.markers`` on ``ax`` (limits final, figure laid out) with ``styles[role]``
+    (line keyword arguments with a ``color``) and one label per marker (``label(marker)``);
+    returns the label texts.  Existing texts of ``ax`` (marks' labels) are kept clear of."""
+    taken = [t.get_window_extent(renderer) for t in ax.texts if t.get_text()]
+    x_texts: list = []
+    y_texts: list = []
+    for axis in ("x", "y"):
+        for group in _groups(ax, [m for m in spec.markers if m.axis == axis], axis):
+            if _inside(ax, axis, group[0].value) == 0:
+                half = (len(group) - 1) / 2
+                for i, m in enumerate(group):
+                    _line(ax, m, (i - half) * LINE_GAP_PT, styles)
+            if axis == "x":
+                x_texts += _label_x_group(ax, group, label, styles, taken, renderer)
+            else:  # the y range takes in every y marker (draw.py), so each is inside
+                y_texts += _label_y_group(ax, group, label, styles, taken, renderer)
+    _headroom(ax, spec, x_texts, renderer)
+    return x_texts + y_texts
