@@ -7,7 +7,8 @@ evidence is there:
   tunables (``default``) vs the tuned non-temporal threshold (``tuned``), medians with their
   95 % CIs; markers: glibc's non-temporal threshold in effect and the tuned one; the cliff
   (``cliff.find_cliff``, the rule ``recommend`` uses) as a band, or a marker when it is one
-  swept size.
+  swept size; the sizes where both runs take the same copy path shaded, with the tuned /
+  default ratio measured there as a note (:func:`same_path`).
 * ``zero-page-memcpy``, ``zero-page-opencl``, ``zero-page-cuda``: bandwidth per source fill (and
   direction), bars with CIs; artefact points (zero page, above the copy ceiling) as their own
   series, never as a bandwidth; the copy ceiling of the run as a horizontal marker; the
