@@ -36,7 +36,8 @@ def advisor_register_probes(register):
         ``recommend(evidence, facts) -> Advice``.  A duplicate name or a missing method raises
         ``PluginContractError`` inside ``register``, which is recorded against the plugin.
         Optional methods: ``verify``, ``lint``, ``headline`` (``advisor.probe``,
-        ``advisor.specs.headline``) and ``figures(evidence, facts) -> list[FigureSpec]``
+        ``advisor.specs.headline``; with the optional attribute ``headline_titles``, figure
+        name -> human title) and ``figures(evidence, facts) -> list[FigureSpec]``
         (``advisor.probe.FigureMaker``): pure, no I/O and no matplotlib import; an exception or
         a bad return leaves the figure out with a warning in the report, never a crash.
     :return: ignored.

@@ -5,10 +5,14 @@ It reads what ``advisor fleet report`` reads (``advisor.fleet.report.build_repor
 node directory, ``DIR/<node>.toml`` and their summary sidecars; no class profile is written
 here) and draws the robust rule's band (``advisor.fleet.outliers.robust_band``: median ± k·MAD
 per class and figure).  A headline's unit is the end of its name (``advisor.specs.headline``:
-``..._bytes_per_s``, ``..._s``, ``..._bytes``).
+``..._bytes_per_s``, ``..._s``, ``..._bytes``); its figure is titled with the human name its
+probe declares (``headline_titles``, read as data, never called), else one derived from the
+name (``advisor.specs.headline.headline_title``); the name itself stays in the caption, as
+``advisor fleet report --floor`` takes it.
 
 Public API: :class:`FleetView`, :func:`fleet_view`, :func:`class_of_profile`,
-:data:`FLEET_PROBE`.
+:func:`probe_titles`, :data:`FLEET_PROBE` (``headline_unit`` is re-exported from
+``advisor.specs.headline``, its home).
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from advisor.specs.figures import FigureBand, FigureMarker, FigureSeries, FigureSpec
+from advisor.specs.headline import headline_quantity, headline_title, headline_unit
 
 __all__ = ["FLEET_PROBE", "FleetView", "fleet_view", "class_of_profile", "headline_unit",
-           "fleet_footer"]
+           "fleet_footer", "probe_titles"]
 
 #: Name under which fleet figures are filed (files ``fleet-<id>.png``).
 FLEET_PROBE = "fleet"
@@ -42,26 +47,24 @@ class FleetView:
     warnings: list[str] = field(default_factory=list)
 
 
-def headline_unit(name: str) -> str:
-    """The unit of a headline figure from its name's end: ``bytes/s``, ``s``, ``bytes``, else
-    ``""``."""
-    if name.endswith("_bytes_per_s"):
-        return "bytes/s"
-    if name.endswith("_bytes"):
-        return "bytes"
-    if name.endswith("_s"):
-        return "s"
-    return ""
-
-
 def _figure_id(class_id: str, figure: str) -> str:
     import re
 
     return re.sub(r"[^a-z0-9-]+", "-", f"{class_id}-{figure}".lower()).strip("-") or "figure"
 
 
+def probe_titles(probe: Any) -> Optional[Mapping[str, str]]:
+    """A probe's ``headline_titles`` (figure name -> human title) when it declares them as a
+    mapping; read without running plugin code (``inspect.getattr_static``: a property is
+    not evaluated), so a node file's figure names only ever index a plain mapping."""
+    import inspect
+
+    got = inspect.getattr_static(probe, "headline_titles", None) if probe is not None else None
+    return got if isinstance(got, Mapping) else None
+
+
 def _spec(class_id: str, figure: str, values: dict[str, float], flagged: set[str],
-          k: float) -> FigureSpec:
+          k: float, titles: Optional[Mapping[str, str]] = None) -> FigureSpec:
     from advisor.fleet.outliers import robust_band
 
     nodes = sorted(values)
@@ -83,14 +86,16 @@ def _spec(class_id: str, figure: str, values: dict[str, float], flagged: set[str
                                 f"{k:g}·MAD)"))
         markers.append(FigureMarker(axis="y", value=med, label="class median", role="note"))
     probe, _, name = figure.partition(":")
+    title = headline_title(name, titles)
     return FigureSpec(
-        id=_figure_id(class_id, figure), title=f"{name} per node, class {class_id}",
-        caption=(f"Headline figure {name} of probe {probe} on each of the {len(nodes)} nodes "
+        id=_figure_id(class_id, figure), title=f"{title}\nper node, class {class_id}",
+        caption=(f"Headline figure {name} ({title}) of probe {probe} on each of the "
+                 f"{len(nodes)} nodes "
                  f"of machine class {class_id}, from their profiles; a node outside the band "
                  f"(median ± {k:g}·MAD of the class, Intel Cluster Checker's rule) is flagged"
                  + ("" if band is not None else "; fewer than 3 nodes: no band")
                  + "."),
-        x_label="node", x_unit="", y_label=name, y_unit=headline_unit(name),
+        x_label="node", x_unit="", y_label=headline_quantity(name), y_unit=headline_unit(name),
         series=[s for s in series if s.x], bands=bands, markers=markers,
         names={xs[n]: n for n in nodes} if len(nodes) <= NAMED_NODES else None,
         notes=[f"flagged: {', '.join(bad)}"] if bad else [])
@@ -123,7 +128,7 @@ def fleet_view(directory: Path, probes: Mapping[str, Any], *, k: Optional[float]
         for fig in sorted({f for s in members for f in s.headlines}):
             values = {s.name: s.headlines[fig] for s in members if fig in s.headlines}
             specs.append(_spec(cid, fig, values, {n for n in values if (n, fig) in flagged_by},
-                               k))
+                               k, probe_titles(probes.get(fig.partition(":")[0]))))
     rows = [(n.name, n.state, n.class_id, n.reason) for n in rep.nodes
             if n.state in FLAGGED_STATES and (only_class is None or n.class_id == only_class)]
     return FleetView(str(directory), rep.counts(), rows, rep.flagged_hostlist, specs,

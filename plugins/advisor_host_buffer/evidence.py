@@ -50,6 +50,12 @@ ZERO_PAGE_ARTEFACT = (
 )
 
 
+#: Human names of the fleet headline figures (``advisor.specs.headline``: a probe's
+#: ``headline_titles``), keyed as :func:`headline` returns them.
+HEADLINE_TITLES = {"memcpy_bandwidth_largest_bytes_per_s":
+                   "memcpy bandwidth at the largest copy size (default tunables)"}
+
+
 def headline(evidence: Iterable[Evidence]) -> dict[str, float]:
     """Fleet headline figure (``advisor.specs.headline``): memcpy bandwidth with the library's
     default settings at the sweep's largest size, bytes/s."""

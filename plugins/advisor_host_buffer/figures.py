@@ -7,7 +7,8 @@ evidence is there:
   tunables (``default``) vs the tuned non-temporal threshold (``tuned``), medians with their
   95 % CIs; markers: glibc's non-temporal threshold in effect and the tuned one; the cliff
   (``cliff.find_cliff``, the rule ``recommend`` uses) as a band, or a marker when it is one
-  swept size.
+  swept size; the sizes where both runs take the same copy path shaded, with the tuned /
+  default ratio measured there as a note (:func:`same_path`).
 * ``zero-page-memcpy``, ``zero-page-opencl``, ``zero-page-cuda``: bandwidth per source fill (and
   direction), bars with CIs; artefact points (zero page, above the copy ceiling) as their own
   series, never as a bandwidth; the copy ceiling of the run as a horizontal marker; the
@@ -115,6 +116,10 @@ def sweep_figure(ev: Evidence, advised: bool) -> Optional[FigureSpec]:
                                         label=text))
     else:
         notes.append("no cliff with the current tunables (cliff.find_cliff)")
+    if t is not None and current is not None and tuned is not None:
+        same, control = same_path(ev, series, float(current), float(tuned))
+        bands += same
+        notes += control
     if not advised:
         notes.append("no non-temporal threshold advised from this sweep")
     return FigureSpec(
@@ -124,6 +129,45 @@ def sweep_figure(ev: Evidence, advised: bool) -> Optional[FigureSpec]:
         x_label="copy size", x_unit="bytes", y_label="bandwidth", y_unit="bytes/s",
         x_scale="log", y_scale="linear", series=series, markers=markers, bands=bands,
         notes=notes)
+
+
+def same_path(ev: Evidence, series: list[FigureSeries], current: float,
+              tuned: float) -> tuple[list[FigureBand], list[str]]:
+    """Where the default and the tuned runs take the same copy path, and what the runs measured
+    there.  glibc switches to non-temporal stores at its threshold, so a copy below both
+    thresholds (cached stores) or at or above both (non-temporal stores) runs the same code in
+    both configurations (``measure_sweep.followup_sizes``; the measurement flags those sizes
+    ``gain.<n>.affected = False``): a gap there is drift between fresh processes, not the
+    setting's effect, and the advice does not count it.  Returns the bands over those copy
+    sizes (bytes, within the tuned run's range) and notes giving the tuned / default ratio at those
+    sizes (``gain.<n>`` with its CI) and the within-process floor (``noise_floor.within_run``)."""
+    xs = [x for s in series if s.series == "tuned" for x in s.x]  # where both runs measured
+    lo, hi = sorted((current, tuned))
+    bands = []
+    if xs and min(xs) < lo:
+        bands.append(FigureBand(axis="x", low=min(xs), high=lo,
+                                label="same copy path in both runs (cached stores)"))
+    if xs and max(xs) >= hi:
+        bands.append(FigureBand(axis="x", low=hi, high=max(xs),
+                                label="same copy path in both runs (non-temporal stores)"))
+    v = ev.values
+    ctl = sorted((int(k.split(".")[1]), float(g)) for k, g in v.items()
+                 if k.startswith("gain.") and k.count(".") == 1
+                 and v.get(f"{k}.affected") is False)
+    if not ctl:
+        return bands, []
+    if len(ctl) <= 3:
+        what = ", ".join(f"{format_bytes(n)} {g:.2f}x" + (
+            f" (95 % CI {float(v[f'gain.{n}.ci_low']):.2f}-{float(v[f'gain.{n}.ci_high']):.2f})"
+            if f"gain.{n}.ci_low" in v and f"gain.{n}.ci_high" in v else "") for n, g in ctl)
+    else:
+        gs = [g for _, g in ctl]
+        what = f"{min(gs):.2f}x to {max(gs):.2f}x over {len(ctl)} sizes"
+    floor = v.get("noise_floor.within_run")
+    return bands, [f"tuned / default where both runs take the same copy path: {what};",
+                   "drift between fresh processes, not the threshold's effect (the advice does "
+                   "not count it)" + (f"; passes within one process agree to {100 * float(floor):.1f} %"
+                                      if floor is not None else "")]
 
 
 def _bar(label: str, rows: list[tuple[float, Point]], ev_id: str, series: Optional[str],

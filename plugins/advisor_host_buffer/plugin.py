@@ -16,6 +16,7 @@ from advisor.models import Advice, Evidence, Facts
 from advisor.probe import Applicability, MeasureContext
 
 from . import measure
+from .evidence import HEADLINE_TITLES
 from . import recommend as _rec
 from . import verify
 from .knobs import knobs
@@ -26,6 +27,8 @@ class HostBufferProbe:
     about 30-60 s on a 2-core machine (10-15 s with ``quick``), ``recommend`` is pure."""
 
     name = "host-buffer"
+    #: fleet figure titles (``advisor.specs.headline``), beside ``headline``'s keys
+    headline_titles = HEADLINE_TITLES
     description = ("host buffers: zero-page inflation, first-touch and THP cost, glibc memcpy "
                    "non-temporal threshold, NUMA first touch")
 

@@ -32,6 +32,12 @@ DEVICE_GRANULARITY = "device-granularity"
 FACTS_EXTRA = "memory-pool"  # Facts.extra key of this plugin's fact detector
 
 
+#: Human names of the fleet headline figures (``advisor.specs.headline``: a probe's
+#: ``headline_titles``), keyed as :func:`headline` returns them.
+HEADLINE_TITLES = {"first_touch_huge_chunk_s": "first touch of a pool chunk with MADV_HUGEPAGE",
+                   "first_touch_nohuge_chunk_s": "first touch of a pool chunk with base pages"}
+
+
 def headline(evidence: Sequence[Evidence]) -> dict[str, float]:
     """Fleet headline figures (``advisor.specs.headline``): seconds to first-touch one pool
     chunk with MADV_HUGEPAGE (``huge``) and with base pages (``nohuge``)."""

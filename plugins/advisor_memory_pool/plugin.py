@@ -24,10 +24,13 @@ from . import knobs
 from . import lint
 from . import measure
 from . import recommend
+from .evidence import HEADLINE_TITLES
 
 
 class HostPoolProbe:
     name = "memory-pool-host"
+    #: fleet figure titles (``advisor.specs.headline``), beside ``headline``'s keys
+    headline_titles = HEADLINE_TITLES
     description = "host memory pool: large-page-multiple blocks, MADV_HUGEPAGE vs base-page first touch"
 
     def check(self, facts: Facts) -> Applicability:

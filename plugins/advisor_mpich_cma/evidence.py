@@ -54,6 +54,15 @@ ON, OFF = "cma-on", "cma-off"
 LAT, BW = "latency", "bandwidth"
 
 
+#: Human names of the fleet headline figures (``advisor.specs.headline``: a probe's
+#: ``headline_titles``), keyed as :func:`headline` returns them.
+HEADLINE_TITLES = {
+    "cma_on_bandwidth_largest_bytes_per_s":
+        "MPICH bandwidth at the largest message, CMA on (single copy)",
+    "cma_off_bandwidth_largest_bytes_per_s":
+        "MPICH bandwidth at the largest message, CMA off (two copies)"}
+
+
 def headline(evidence: Iterable[Evidence]) -> dict[str, float]:
     """Fleet headline figures (``advisor.specs.headline``): the single-copy (CMA on) and the
     two-copy (CMA off) bandwidth at the largest message size measured, bytes/s, from the

@@ -28,6 +28,7 @@ from advisor_mpich_cma import lint
 from advisor_mpich_cma import measure
 from advisor_mpich_cma import placement
 from advisor_mpich_cma import recommend
+from advisor_mpich_cma.evidence import HEADLINE_TITLES
 from advisor_mpich_cma import verify
 
 
@@ -35,6 +36,8 @@ class CmaProbe:
     """The ``mpich-cma`` probe (see the module docstring)."""
 
     name = "mpich-cma"
+    #: fleet figure titles (``advisor.specs.headline``), beside ``headline``'s keys
+    headline_titles = HEADLINE_TITLES
     description = "MPICH CMA (process_vm_readv single copy): usable here? from which size?"
 
     def check(self, facts: Facts) -> Applicability:

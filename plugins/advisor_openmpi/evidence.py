@@ -28,6 +28,8 @@ from typing import Iterable, Optional
 
 from advisor.models import Evidence
 
+from advisor_openmpi.paths import ORDER
+
 LIBRARY = "ompi-library"
 SIBLING = "ompi-cma-siblings"
 SELECTION = "ompi-selection"
@@ -54,6 +56,15 @@ def configs_of(ev: Evidence) -> list[str]:
     if named:
         return named
     return [s.name.split(":", 1)[1] for s in ev.series if s.name.startswith(LAT + ":")]
+
+
+#: Human names of the fleet headline figures (``advisor.specs.headline``: a probe's
+#: ``headline_titles``), keyed as :func:`headline` returns them: one per candidate path
+#: (``advisor_openmpi.paths.ORDER``) and the default path's latency.
+HEADLINE_TITLES = {
+    **{f"{p.replace('-', '_')}_bandwidth_largest_bytes_per_s":
+       f"Open MPI bandwidth at the largest message, {p} path" for p in ORDER},
+    "default_latency_smallest_s": "Open MPI one-way latency at the smallest message, default path"}
 
 
 def headline(evidence: Iterable[Evidence]) -> dict[str, float]:

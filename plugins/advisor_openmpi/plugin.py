@@ -30,6 +30,7 @@ from advisor_openmpi import mca_params
 from advisor_openmpi import measure
 from advisor_openmpi import recommend
 from advisor_openmpi import verify
+from advisor_openmpi.evidence import HEADLINE_TITLES
 
 NAME = "openmpi"
 
@@ -38,6 +39,8 @@ class OpenMpiProbe:
     """The ``openmpi`` probe (see the module docstring)."""
 
     name = NAME
+    #: fleet figure titles (``advisor.specs.headline``), beside ``headline``'s keys
+    headline_titles = HEADLINE_TITLES
     description = ("Open MPI shared memory: which path (ob1+sm+smsc, UCX) carries messages, "
                    "is CMA single copy usable, which limits win")
 

@@ -174,6 +174,52 @@ def test_fleet_section_names_the_outlier(tmp_path, shipped, probes):
     page = report_html(None, Figures(), view)
     assert ">Fleet<" in page and "node3" in page and page.count("<figure") == len(view.figures)
     assert not (tmp_path / "classes").exists()  # the report writes no class profile
+    # issue 27: human names, the probe's own (headline_titles), never the internal key; the
+    # key stays in the caption (what --floor takes)
+    cma = next(s for s in view.figures if "cma_on_bandwidth" in s.caption)
+    assert cma.title.startswith("MPICH bandwidth at the largest message, CMA on")
+    assert cma.y_label == "bandwidth" and cma.y_unit == "bytes/s"
+    for s in view.figures:
+        key = s.caption.split()[2]  # "Headline figure <key> (<title>) of probe ..."
+        assert key not in s.title and key not in s.y_label and s.y_label in (
+            "bandwidth", "time", "size"), (key, s.title, s.y_label)
+
+
+def test_headline_titles_name_every_headline_figure(shipped, probes):
+    """Every headline figure a shipped profile gives has its probe's human title (issue 27:
+    fleet figures were titled ``memcpy_bandwidth_largest_bytes_per_s``)."""
+    from advisor.fleet.headline import headlines_of
+    from advisor.profile import load_profile
+    from advisor.report.fleet import probe_titles
+    from advisor.specs.headline import headline_title
+
+    from advisor.shipped import shipped_names, shipped_path
+
+    seen = set()
+    for name in shipped_names():
+        for res in load_profile(shipped_path(name)).results:
+            titles = probe_titles(probes.get(res.probe))
+            for key in headlines_of(probes[res.probe], res.evidence) if res.probe in probes else {}:
+                assert titles and key in titles, (res.probe, key)
+                seen.add(headline_title(key, titles))
+    assert "memcpy bandwidth at the largest copy size (default tunables)" in seen
+    assert len(seen) >= 7  # host-buffer 1, memory-pool 2, mpich-cma 2, openmpi >= 2
+
+
+@pytest.mark.parametrize("key, title, quantity, unit", [
+    ("memcpy_bandwidth_largest_bytes_per_s", "memcpy bandwidth at the largest size",
+     "bandwidth", "bytes/s"),
+    ("default_latency_smallest_s", "default latency at the smallest size", "time", "s"),
+    ("pool_reserve_bytes", "pool reserve", "size", "bytes"),
+    ("ratio", "ratio", "value", "")])
+def test_headline_title_derived_from_the_key(key, title, quantity, unit):
+    """A figure its probe does not name reads as words: the unit ending dropped, largest /
+    smallest said in full; the unit and the axis quantity from the same ending."""
+    from advisor.specs.headline import headline_quantity, headline_title, headline_unit
+
+    assert headline_title(key) == title and headline_title(key, {"other": "x"}) == title
+    assert headline_title(key, {key: " Own title "}) == "Own title"
+    assert (headline_quantity(key), headline_unit(key)) == (quantity, unit)
 
 
 @pytest.mark.parametrize("lo, hi", [(1.6e-6, 2.7e-6), (1.6e9, 32e9), (1e-6, 1e-2)],
