@@ -26,7 +26,8 @@ __all__ = ["DEFAULT_WIDTH", "HEIGHT", "drawable", "render"]
 
 #: Columns when the terminal's width is unknown: the classic terminal width (VT100, 80 columns).
 DEFAULT_WIDTH = 80
-#: Rows of one plot (title, canvas, ticks, axis labels): two plots fit a 50-row screen.
+#: Rows of one plot (title, canvas, ticks, axis labels): two plots fit a 50-row screen.  Never
+#: cut to the terminal's height (plotext would, leaving an empty frame on a short terminal).
 HEIGHT = 22
 #: Narrowest plot drawn: below this the tick labels (up to 9 characters each) overlap.
 MIN_WIDTH = 40
@@ -61,7 +62,8 @@ def _ticks(lo: float, hi: float, unit: str, scale: str) -> tuple[list[float], li
 
 
 def render(spec: FigureSpec, *, width: int = DEFAULT_WIDTH, height: int = HEIGHT) -> str:
-    """``spec`` as text, ``width`` columns wide at most (``MIN_WIDTH`` at least), no colour.
+    """``spec`` as text, ``width`` columns wide at most (``MIN_WIDTH`` at least), ``height``
+    rows of plot whatever the terminal's height, no colour.
 
     :return: the plot, then one line per marker (``| label: value``) and up to ``MAX_NOTES``
         notes; ends with a newline.
@@ -74,6 +76,7 @@ def render(spec: FigureSpec, *, width: int = DEFAULT_WIDTH, height: int = HEIGHT
         raise ValueError(f"figure {spec.id}: nothing a terminal can draw (categorical or empty)")
     width = max(MIN_WIDTH, int(width))
     plt.clear_figure()
+    plt.limitsize(False, False)  # our size, not the terminal's (a short one left no canvas)
     plt.plotsize(width, height)
     plt.theme("clear")
     log_x = spec.x_scale == "log"

@@ -38,7 +38,7 @@ def _plot_block(text: str, header: str) -> list[str]:
     the next blank line after the axes."""
     lines = text.splitlines()
     start = lines.index(header)
-    end = next(i for i in range(start + 1, len(lines)) if not lines[i].strip())
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].strip()), len(lines))
     return lines[start + 1:end]
 
 
@@ -84,6 +84,23 @@ def test_plot_with_json_is_bad_input():
                            str(SHIPPED_PROFILE)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "--plot" in proc.stderr
+
+
+@pytest.mark.parametrize("profile", sorted((REPO / "profiles").glob("*.toml")),
+                         ids=lambda p: p.stem)
+def test_show_plot_on_a_short_terminal_draws_every_curve(profile):
+    """LINES=6 once cut every plot to its frame (plotext fits the terminal's height): each
+    plot keeps its canvas rows, the terminal scrolls."""
+    env = {**os.environ, "COLUMNS": "80", "LINES": "6"}
+    proc = subprocess.run([sys.executable, "-m", "advisor", "show", "--plot", "-p", str(profile)],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    headers = [ln for ln in proc.stdout.splitlines() if ln.startswith(("mpich-cma: ",
+                                                                       "host-buffer: "))]
+    assert headers
+    for header in headers:
+        rows = [ln for ln in _plot_block(proc.stdout, header) if "│" in ln or "┤" in ln]
+        assert len(rows) >= 12 and sum(bool(set(ln) & set("ox+*")) for ln in rows) >= 5, header
 
 
 @pytest.mark.integration
