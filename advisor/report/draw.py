@@ -226,7 +226,10 @@ def _marks(ax, spec: FigureSpec) -> None:
             ax.set_ylim(lo - CROSS_ROOM * (hi - lo), hi)
     for m in spec.marks:
         colour = SERIES_STYLES.get(m.role, {}).get("color", CYCLE[0])
-        if m.shape == "bar" and m.y is not None:
+        if m.shape == "label" and m.y is not None:
+            ax.annotate(m.label, (m.x, m.y), xytext=(6, 0), textcoords="offset points",
+                        va="center", ha="left", fontsize=7.5, color=colour, zorder=7)
+        elif m.shape == "bar" and m.y is not None:
             ax.hlines(m.y, m.x - MARK_BAR_HALF_WIDTH, m.x + MARK_BAR_HALF_WIDTH, color=colour,
                       linewidth=2.4, zorder=6)
             ax.annotate(m.label, (m.x + MARK_BAR_HALF_WIDTH, m.y), xytext=(3, 0),

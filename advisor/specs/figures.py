@@ -83,13 +83,14 @@ class FigureMark(Model):
     """A mark at one place with its label drawn beside it (never in the legend): ``shape="bar"``
     a short horizontal bar at ``(x, y)`` (a strip's median), ``shape="x"`` a cross at ``x`` on
     the bottom edge of the plot (``y`` None: values that do not exist, e.g. failed runs, with
-    their count in ``label``).  ``x`` and ``y`` are in the axes' units; ``role`` picks the
+    their count in ``label``), ``shape="label"`` the label alone, beside the point ``(x, y)`` a
+    series already draws (a direct label: a ratio next to its dot).  ``x`` and ``y`` are in the axes' units; ``role`` picks the
     colour as for a series."""
 
     x: float
     y: Optional[float] = None
     label: str
-    shape: Literal["bar", "x"] = "bar"
+    shape: Literal["bar", "x", "label"] = "bar"
     role: Literal["measured", "default", "advised", "reference"] = "measured"
 
 

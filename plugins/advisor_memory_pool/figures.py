@@ -87,7 +87,7 @@ def first_use_figure(ev: Evidence) -> FigureSpec | None:
     if not series:
         return None
     at = dict((k, (j - (len(KINDS) - 1) / 2) * DODGE) for j, (k, _, _) in enumerate(KINDS))
-    marks = [FigureMark(x=x + at["nohuge"], y=y, label=text, role="default")
+    marks = [FigureMark(x=x + at["nohuge"], y=y, label=text, role="default", shape="label")
              for x, y, text in ratios]  # beside the base-page dot: how much slower it is
     v, c = ev.values, ev.conditions
     how = [f"{v['repeats']} repeats" if v.get("repeats") is not None else "",
@@ -153,7 +153,7 @@ def waste_figure(evidence: Sequence[Evidence], facts: Facts) -> FigureSpec | Non
                 f"{_block_text(r)}, waste {_exact(r.waste_bytes)}")
         if cfg.label in choice.rejected and i > 0:
             text += "\nover the memory budget"
-        marks.append(FigureMark(x=x, y=share, label=text, role=role))
+        marks.append(FigureMark(x=x, y=share, label=text, role=role, shape="label"))
     series = [FigureSeries(label=label, kind="points", role=role, evidence="workload",
                            x=[x for x, _ in pts], y=[y for _, y in pts])
               for role, (label, pts) in groups.items() if pts]
