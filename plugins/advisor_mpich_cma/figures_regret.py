@@ -23,10 +23,12 @@ launches), in percent.  The figure is built so the decision reads at every size:
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
 from advisor.models import Evidence
-from advisor.specs.figures import FigureBand, FigureMarker, FigureSeries, FigureSpec
+from advisor.specs.figures import FigureMarker, FigureSeries, FigureSpec
+from advisor.specs.regret import (best_bands, best_note, ceiling_markers, diamonds, label_runs,
+                                  trade_off_note, verdict)
 from advisor.specs.units import format_bytes
 
 from advisor_mpich_cma import minimax
@@ -52,60 +54,15 @@ def _beyond_noise(b: Bound) -> bool:
     return b[2] < 1.0
 
 
-def _runs(sizes: Sequence[int], keep: Sequence[bool]) -> list[list[int]]:
-    """Maximal runs of consecutive measured ``sizes`` whose ``keep`` is True."""
-    out: list[list[int]] = []
-    prev = False
-    for n, k in zip(sizes, keep):
-        if k:
-            if prev:
-                out[-1].append(n)
-            else:
-                out.append([n])
-        prev = k
-    return out
-
-
-def span_text(run: Sequence[int]) -> str:
-    """``"1-6 KiB"``, ``"8 KiB-16 MiB"``, ``"16 MiB"``: a run of sizes as first-last."""
-    lo, hi = format_bytes(run[0]), format_bytes(run[-1])
-    if lo == hi:
-        return lo
-    a, ua = lo.split(" ")
-    b, ub = hi.split(" ")
-    return f"{a}-{b} {ub}" if ua == ub else f"{lo}-{hi}"
-
-
-def sizes_text(sizes: Sequence[int], keep: Sequence[bool]) -> str:
-    """``"1-6 KiB, 16 MiB"``: the runs of kept sizes, each as first-last."""
-    return ", ".join(span_text(r) for r in _runs(sizes, keep))
-
-
 def _best_runs(on: dict[int, Bound], off: dict[int, Bound]) -> list[tuple[str, list[int]]]:
     """Runs of consecutive measured sizes with the same best path: ``("best: CMA on", sizes)``,
     ``"best: CMA off"``, or ``"CMA on ≈ off (within noise)"`` where the losing path's score is
     within noise of the winner's."""
-    out: list[tuple[str, list[int]]] = []
-    for n in (m for m in on if m in off):
+    def name(n: int) -> str:
         loser = min(on[n], off[n], key=lambda b: b[0])
-        name = ("CMA on ≈ off (within noise)" if not _beyond_noise(loser) else
+        return ("CMA on ≈ off (within noise)" if not _beyond_noise(loser) else
                 "best: CMA on" if on[n][0] > off[n][0] else "best: CMA off")
-        if out and out[-1][0] == name:
-            out[-1][1].append(n)
-        else:
-            out.append((name, [n]))
-    return out
-
-
-def _best_bands(runs: list[tuple[str, list[int]]]) -> list[FigureBand]:
-    """One x band per run (``_best_runs``); edges halfway (geometric mean) between
-    neighbouring measured sizes, the outer ones at the first and last size."""
-    out = []
-    for i, (name, sizes) in enumerate(runs):
-        low = (sizes[0] * runs[i - 1][1][-1]) ** 0.5 if i else sizes[0]
-        high = (sizes[-1] * runs[i + 1][1][0]) ** 0.5 if i + 1 < len(runs) else sizes[-1]
-        out.append(FigureBand(axis="x", low=float(low), high=float(high), label=name))
-    return out
+    return label_runs([(n, name(n)) for n in on if n in off])
 
 
 def _other_path(on: dict[int, Bound], off: dict[int, Bound]) -> dict[int, float]:
@@ -117,20 +74,6 @@ def _other_path(on: dict[int, Bound], off: dict[int, Bound]) -> dict[int, float]
 def thr_text(t: Optional[int]) -> str:
     """``"8 KiB"``, or ``"CMA off"`` for the candidate None."""
     return "CMA off" if t is None else "CMA at every size" if t == EVERY_SIZE else format_bytes(t)
-
-
-def _verdict(who: str, per: dict[int, Bound]) -> tuple[str, bool]:
-    """One clause on a candidate's regret, and whether it is worse beyond noise somewhere."""
-    sizes = list(per)
-    bad = [_beyond_noise(per[n]) for n in sizes]
-    n = min(per, key=lambda m: per[m][0])
-    worst = 100 * (1 - per[n][0])
-    if not any(bad):
-        return (f"{who}: " + ("regret 0 at every size" if worst == 0 else
-                              f"within noise of the best at every size (worst {worst:.2g} %)"),
-                False)
-    return (f"{who}: up to {worst:.3g} % at {format_bytes(n)} (beyond noise at "
-            f"{sizes_text(sizes, bad)})", True)
 
 
 def _regret_series(label: str, role: str, marker: str, per: dict[int, Bound],
@@ -162,31 +105,7 @@ def _markers(default: Optional[int], advised: tuple[bool, Optional[int]],
         if adv is not None:
             out.append(FigureMarker(axis="x", value=float(adv), role="advised",
                                     label="advised threshold"))
-    for role, (worst, bad) in ceilings.items():
-        if bad:
-            who = "advice" if role == "advised" else role
-            out.append(FigureMarker(axis="y", value=worst, role=role,
-                                    label=f"worst regret of the {who}"))
-    return out
-
-
-def _trade_off(clause: str, lost: bool, fine: list[Optional[int]]) -> str:
-    """The advice's note: its ``clause`` (``_verdict``), and the trade-off when it is worse than
-    the best beyond noise somewhere (``lost``); ``fine``: the thresholds within noise of the
-    best at every size."""
-    if not lost:
-        return f"{clause}: no trade-off"
-    if not fine:
-        return (f"trade-off: {clause}; no threshold is within noise of the best at every size, "
-                "the advice loses least in the worst case")
-    return f"{clause}; within noise at every size: {', '.join(thr_text(c) for c in fine[:3])}"
-
-
-def _best_note(runs: list[tuple[str, list[int]]]) -> str:
-    """``"best path: CMA off at 1-6 KiB, CMA on at 8 KiB-16 MiB"`` (measured sizes): the text
-    twin of the shading, for the terminal plot, which draws no bands."""
-    return "best path: " + ", ".join(f"{name.removeprefix('best: ')} at {span_text(sizes)}"
-                                     for name, sizes in runs)
+    return out + ceiling_markers(ceilings)
 
 
 def regret_figure(evs: list[Evidence], default: Optional[int],
@@ -213,26 +132,24 @@ def regret_figure(evs: list[Evidence], default: Optional[int],
     series += [_regret_series(label, role, marker, bounds[t], ids)
                for label, t, role, marker in shown]
     runs = _best_runs(bounds[EVERY_SIZE], bounds[minimax.OFF])
-    bands = _best_bands(runs)
-    notes, ceilings = [_best_note(runs)], {}
+    notes, ceilings, last = [best_note(runs)], {}, []
     for label, t, role, _ in shown:
-        clause, bad = _verdict(f"default = advice ({thr_text(t)})" if same else label,
-                               bounds[t])
-        ceilings[role] = (100.0 * (1.0 - min(b[0] for b in bounds[t].values())), bad)
-        if role == "default" and not same:
-            notes.append(clause)
-        elif role == "advised":
-            fine = [c for c in cands if not any(_beyond_noise(b) for b in bounds[c].values())]
-            notes.append(_trade_off(clause, bad, fine))
+        regret = {n: 100.0 * (1.0 - b[0]) for n, b in bounds[t].items()}
+        clause, bad = verdict(f"default = advice ({thr_text(t)})" if same else label, regret,
+                              {n: _beyond_noise(b) for n, b in bounds[t].items()})
+        ceilings[role] = (max(regret.values()), bad)
+        if role == "default":  # after the advice's lines (the terminal shows three notes)
+            last = [] if same else [clause]
+            continue
+        fine = [thr_text(c) for c in cands
+                if not any(_beyond_noise(b) for b in bounds[c].values())]
+        notes += [clause, trade_off_note(bad, fine, "threshold")]
+        lost = [n for n, b in bounds[t].items() if _beyond_noise(b)]
+        if lost:  # under the rings and dots, which stay visible on the larger diamonds
+            series.insert(1, diamonds(lost, regret, evidence=ids))
+    notes += last
     if not advised[0]:
         notes.append("no CMA threshold advice from this evidence")
-    lost = [n for n, b in bounds[advised[1]].items() if _beyond_noise(b)] if advised[0] else []
-    if lost:
-        # before the rings and dots, which stay visible on top of the (larger) diamonds
-        series.insert(1, FigureSeries(
-            label="advice worse beyond noise", role="advised", kind="points", marker="diamond",
-            evidence=ids, x=[float(n) for n in lost],
-            y=[100.0 * (1.0 - bounds[advised[1]][n][0]) for n in lost]))
     kinds = sorted({p or "base" for p, _ in raw[default]})
     rounds = ("each an adjacent CMA-on/off batch pair of one launch"
               if all(e.values.get("paired") for e in evs) else
@@ -252,5 +169,5 @@ def regret_figure(evs: list[Evidence], default: Optional[int],
             f"markers: the {name} of the default and of the advice; horizontal: a worst regret "
             "beyond noise. The decision minimises the worst regret over sizes (minimax)."),
         x_label="message size", x_unit="bytes", y_label="regret", y_unit="%",
-        x_scale="log", y_scale="linear", series=series, bands=bands,
+        x_scale="log", y_scale="linear", series=series, bands=best_bands(runs),
         markers=_markers(default, advised, ceilings), notes=notes)

@@ -116,8 +116,9 @@ def test_regret_figure_names_the_best_path_and_no_trade_off(shipped):
     assert [b.label for b in spec.bands] == ["best: CMA off", "best: CMA on"]
     assert spec.bands[0].low == 1024 and spec.bands[1].high == 16 * 1024 * 1024
     assert 6144 < spec.bands[0].high == spec.bands[1].low < 8192
-    assert spec.notes == ["best path: CMA off at 1-6 KiB, CMA on at 8 KiB-16 MiB",
-                          "default = advice (8 KiB): regret 0 at every size: no trade-off"]
+    assert spec.notes == ["best: CMA off at 1-6 KiB, CMA on at 8 KiB-16 MiB",
+                          "default = advice (8 KiB): regret 0 at every size",
+                          "no trade-off: the advice is within noise of the best at every size"]
     assert not [s for s in spec.series if s.marker == "diamond"]
     assert all(s.lo is None for s in spec.series)
 
@@ -155,10 +156,11 @@ def test_a_trade_off_is_shown_as_one():
     assert ceilings == pytest.approx({"default": 100 * d.regret_default,
                                       "advised": 100 * d.regret_advice})
     assert [b.label for b in spec.bands] == ["best: CMA off", "best: CMA on", "best: CMA off"]
-    assert spec.notes[0] == ("best path: CMA off at 4-16 KiB, CMA on at 64 KiB-1 MiB, CMA off at "
+    assert spec.notes[0] == ("best: CMA off at 4-16 KiB, CMA on at 64 KiB-1 MiB, CMA off at "
                              "16 MiB")
-    assert spec.notes[-1].startswith("trade-off: advice (64 KiB): up to 15")
-    assert "no threshold is within noise of the best at every size" in spec.notes[-1]
+    assert spec.notes[1].startswith("advice (64 KiB): up to 15 % at 16 MiB")
+    assert spec.notes[2] == "trade-off: no threshold is within noise of the best at every size"
+    assert spec.notes[3].startswith("default (8 KiB): up to 20.1 % at 16 KiB")
 
 
 def test_recorded_sweep_of_tests_data():
