@@ -155,6 +155,11 @@ def _axis(ax, which: str, spec: FigureSpec) -> AxisScale:
 
 
 def _series(ax, spec: FigureSpec) -> None:
+    # ``FigureSeries.marker`` shapes: a ring wide enough to show another series' dot inside it
+    shapes = {"ring": {"marker": "o", "markersize": 8, "markerfacecolor": "none",
+                       "markeredgewidth": 1.4},
+              "dot": {"marker": "o", "markersize": 3.5},
+              "diamond": {"marker": "D", "markersize": 10}}
     bars = [s for s in spec.series if s.kind == "bar"]
     width = 0.8 / max(len(bars), 1)
     measured = 0
@@ -185,12 +190,12 @@ def _series(ax, spec: FigureSpec) -> None:
                     markeredgewidth=1.3, label=s.label, zorder=3)
             continue
         elif s.kind == "points":
-            ax.plot(s.x, s.y, linestyle="none", marker="o", markersize=5, color=colour,
-                    label=s.label, zorder=3)
+            ax.plot(s.x, s.y, linestyle="none", color=colour, label=s.label, zorder=3,
+                    **shapes.get(s.marker, {"marker": "o", "markersize": 5}))
         else:
             ax.plot(s.x, s.y, drawstyle="steps-mid" if s.kind == "step" else "default",
-                    marker="o" if len(s.x) <= 40 else None, markersize=3,
-                    linewidth=1.6, label=s.label, zorder=3, **style)
+                    linewidth=1.6, label=s.label, zorder=3, **style, **shapes.get(
+                        s.marker, {"marker": "o" if len(s.x) <= 40 else None, "markersize": 3}))
         if not has_ci:
             continue
         if s.kind in ("line", "step"):

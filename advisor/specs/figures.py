@@ -38,6 +38,10 @@ class FigureSeries(Model):
         ``strip`` (one dot per value at its category x, spread sideways by the renderer so
         repeated values stay visible: every run of a configuration, not a summary).
     :ivar hollow: markers drawn open (values shown but not counted, e.g. a discarded warm-up).
+    :ivar marker: the marker shape of a ``line`` or ``points`` series: ``ring`` (a large open
+        circle), ``dot`` (a small filled one), ``diamond`` (filled); a ring and a dot on the same
+        values stay told apart (the dot inside the ring: the default and the advice where they
+        agree).  None: the renderer's usual filled circle.
     :ivar role: how the renderer emphasises it: ``measured`` (default), ``default`` (the
         library default's curve), ``advised`` (the advice's curve), ``reference``.
     :ivar evidence: the evidence id the data was read from (``Evidence.id``).
@@ -52,6 +56,7 @@ class FigureSeries(Model):
     kind: Literal["line", "points", "bar", "step", "strip"] = "line"
     role: Literal["measured", "default", "advised", "reference"] = "measured"
     hollow: bool = False
+    marker: Optional[Literal["ring", "dot", "diamond"]] = None
     evidence: Optional[str] = None
     series: Optional[str] = None
 

@@ -11,9 +11,9 @@ per evidence:
   measured size from which CMA on is better at every larger size, ``crossover.cma_better``), the
   library's default threshold (``cma-library``) and the advised one (``recommend``).
 * ``regret``: per message size, the regret (1 - performance over the per-size best of CMA
-  on/off, the smaller of latency and bandwidth; ``minimax.per_size_scores``, the scoring of the
-  decision itself) of the default threshold and of the advice, in percent, with CMA off and CMA
-  at every size as references.
+  on/off, the smaller of latency and bandwidth; ``minimax.per_size_bounds``, the scoring of the
+  decision itself) of the default threshold and of the advice, in percent, with the best path
+  per size, the noise (CI) and any trade-off (``advisor_mpich_cma.figures_regret``).
 
 Further evidence of the same family (other rank pairs, THP-backed buffers) gets the same
 figures with its id in the figure id (``latency-cma-paired-thp``).
@@ -26,21 +26,17 @@ from typing import Optional, Sequence
 
 from advisor.measure.pooled import series_pooled
 from advisor.models import Evidence, Facts
-from advisor.specs.figures import FigureMarker, FigureSeries, FigureSpec
+from advisor.specs.figures import FigureMarker, FigureSpec
 from advisor.specs.units import format_bytes
 
 from advisor_mpich_cma import knobs
-from advisor_mpich_cma import minimax
 from advisor_mpich_cma.crossover import cma_better
 from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma.decision import default_candidate
 from advisor_mpich_cma.evidence import (BW, KIND_NAMES, LAT, OFF, ON, buffer_pages, library_of,
                                         paired, sweeps, usable_kinds)
 from advisor_mpich_cma.recommend import recommend
-
-#: Threshold that sends every size through CMA (the ``cma-on`` path of the sweep).
-EVERY_SIZE = 0
-
+from advisor_mpich_cma.figures_regret import regret_figure
 
 def deciding_evidence(evidence: Sequence[Evidence]) -> list[Evidence]:
     """The evidence the threshold is decided from: the usable paired measurements when any
@@ -166,50 +162,6 @@ def _empty():
     return Series(name="", unit="")
 
 
-def _regret(evs: list[Evidence], default: Optional[int], advised: tuple[bool, Optional[int]],
-            name: str, suffix: str) -> Optional[FigureSpec]:
-    data = [paired_from_evidence(e) for e in evs]
-    cands: list[tuple[str, Optional[int], str]] = [
-        (f"default ({'CMA off' if default is None else format_bytes(default)})", default,
-         "default")]
-    if advised[0]:
-        cands.append((f"advice ({'CMA off' if advised[1] is None else format_bytes(advised[1])})",
-                      advised[1], "advised"))
-    cands += [("CMA off", minimax.OFF, "measured"), ("CMA at every size", EVERY_SIZE, "reference")]
-    scores = minimax.per_size_scores(data, [t for _, t, _ in cands])
-    kinds = sorted({p or "base" for sc in scores.values() for p, _ in sc})
-    series = []
-    for label, t, role in cands:
-        # one line per candidate: at each size the worst over buffer kinds, rank pairs and
-        # launches, which is what the minimax decision reads (kinds apart: the per-kind finding)
-        worst: dict[int, float] = {}
-        for (_, n), r in scores[t].items():
-            worst[n] = min(worst.get(n, 1.0), r)
-        pts = sorted(worst.items())
-        if pts:
-            series.append(FigureSeries(
-                label=label, role=role, x=[float(n) for n, _ in pts],
-                y=[100.0 * (1.0 - r) for _, r in pts], evidence=",".join(e.id for e in evs)))
-    if not series:
-        return None
-    rounds = ("each an adjacent CMA-on/off batch pair of one launch"
-              if all(e.values.get("paired") for e in evs) else
-              "each one CMA-on and one CMA-off launch")
-    notes = [f"worst regret of {s.label}: {max(s.y):.3g} %" for s in series
-             if s.role in ("default", "advised")]
-    return FigureSpec(
-        id=f"regret{suffix}", title="Per-size regret of the default and of the advice",
-        caption=("Regret at each measured size: 1 - performance over the better of CMA on and off "
-                 "at that size (the smaller of the latency and bandwidth ratios, median over the "
-                 f"rounds of each launch of {', '.join(e.id for e in evs)}: {rounds}), the worst "
-                 f"over the buffer kinds ({', '.join(kinds)}), rank pairs and launches, in "
-                 "percent; 0 = the best path. The decision minimises the worst regret over sizes "
-                 "(minimax); each kind's own answer is in the cma-threshold-per-kind finding."),
-        x_label="message size", x_unit="bytes", y_label="regret", y_unit="%",
-        x_scale="log", y_scale="linear", series=series,
-        markers=_markers(None, default, advised, name), notes=notes)
-
-
 def figures(evidence: Sequence[Evidence], facts: Facts) -> list[FigureSpec]:
     """The figures described in the module docstring; [] without sweep or paired evidence.
 
@@ -228,7 +180,7 @@ def figures(evidence: Sequence[Evidence], facts: Facts) -> list[FigureSpec]:
     for i, ev in enumerate(evs):
         suffix = "" if i == 0 else f"-{_slug(ev.id)}"
         out += _curves(ev, suffix, _markers(ev, default, advised, name), notes, how_measured(ev))
-    reg = _regret(evs, default, advised, name, "")
+    reg = regret_figure(evs, default, advised, name)
     if reg is not None:
         out.append(reg)
     return out

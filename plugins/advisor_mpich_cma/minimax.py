@@ -152,6 +152,38 @@ def _scores(cands: Sequence[Optional[int]], sizes: Sequence[int], lat, bw):
     return np.where(use, on[..., None, :], off[..., None, :])          # (..., C, S)
 
 
+def _launch_columns(data: Sequence[Paired]) -> list:
+    """One column per rank pair, size and launch: ``(pair, bytes, launch, latency ratios,
+    bandwidth ratios)`` (numpy arrays of the per-pair ratios, > 1: CMA better); sizes with no
+    valid pair in a launch are left out."""
+    import numpy as np
+
+    cols = []
+    for p in data:
+        launches = p.launches()
+        for j, n in enumerate(p.sizes):
+            for launch in launches:
+                lat, bw = p.launch_ratios(j, launch)
+                if lat and bw:
+                    cols.append((p.name, int(n), launch, np.asarray(lat), np.asarray(bw)))
+    return cols
+
+
+def _resampled(cols, n_boot: int, rng):
+    """``(latency, bandwidth)`` arrays of shape (n_boot, columns): the median of each column's
+    per-pair ratios over ``n_boot`` resamples of its rounds (with replacement)."""
+    import numpy as np
+
+    blat = np.empty((n_boot, len(cols)))
+    bbw = np.empty((n_boot, len(cols)))
+    for j, (_, _, _, lr, br) in enumerate(cols):
+        idx = rng.integers(0, lr.size, size=(n_boot, lr.size))
+        blat[:, j] = np.median(lr[idx], axis=1)
+        idx = rng.integers(0, br.size, size=(n_boot, br.size))
+        bbw[:, j] = np.median(br[idx], axis=1)
+    return blat, bbw
+
+
 def per_size_scores(data: Sequence[Paired], thresholds: Sequence[Optional[int]]
                     ) -> dict[Optional[int], dict[tuple[str, int], float]]:
     """Per threshold (bytes, None: CMA off) and ``(pair, bytes)``: its performance over the
@@ -159,24 +191,39 @@ def per_size_scores(data: Sequence[Paired], thresholds: Sequence[Optional[int]]
     scores its candidates (median of the per-pair ratios of each launch, the smaller of latency
     and bandwidth, the worst launch).  Sizes with no valid pair are left out.  For figures of
     any threshold, not only the advice."""
+    return {t: {k: r for k, (r, _, _) in per.items()}
+            for t, per in per_size_bounds(data, thresholds, n_boot=0).items()}
+
+
+def per_size_bounds(data: Sequence[Paired], thresholds: Sequence[Optional[int]], *,
+                    n_boot: int = N_STABILITY, seed: int = SEED, level: float = LEVEL
+                    ) -> dict[Optional[int], dict[tuple[str, int], tuple[float, float, float]]]:
+    """``per_size_scores`` with the noise test of ``decide``'s losses: per threshold and
+    ``(pair, bytes)``, ``(score, low, high)``: the score and its 95 % percentile-bootstrap CI at
+    the launch where it scores worst (the rounds resampled as ``decide`` resamples them, same
+    seed, so the advice's ``high`` is the one of ``Decision.losses``).  ``high`` below 1: worse
+    than the per-size best beyond noise.  ``n_boot=0``: no resampling, ``low = high = score``."""
     import numpy as np
 
-    cols = []
-    for p in data:
-        for j, n in enumerate(p.sizes):
-            for launch in p.launches():
-                lat, bw = p.launch_ratios(j, launch)
-                if lat and bw:
-                    cols.append((p.name, int(n), float(np.median(lat)), float(np.median(bw))))
+    cols = _launch_columns(data)
     if not cols:
         return {t: {} for t in thresholds}
-    full = _scores(list(thresholds), [c[1] for c in cols], [c[2] for c in cols],
-                   [c[3] for c in cols])
-    out: dict[Optional[int], dict[tuple[str, int], float]] = {}
+    sizes = [c[1] for c in cols]
+    full = _scores(list(thresholds), sizes, [float(np.median(c[3])) for c in cols],
+                   [float(np.median(c[4])) for c in cols])               # (T, S)
+    low = high = full
+    if n_boot:
+        rng = np.random.Generator(np.random.PCG64(seed))
+        alpha = (1 - level) / 2
+        low, high = np.quantile(_scores(list(thresholds), sizes, *_resampled(cols, n_boot, rng)),
+                                [alpha, 1 - alpha], axis=0)               # (T, S) each
+    out: dict[Optional[int], dict[tuple[str, int], tuple[float, float, float]]] = {}
     for i, t in enumerate(thresholds):
-        per: dict[tuple[str, int], float] = {}
+        per: dict[tuple[str, int], tuple[float, float, float]] = {}
         for j, c in enumerate(cols):
-            per[(c[0], c[1])] = min(per.get((c[0], c[1]), 1.0), float(full[i, j]))
+            k = (c[0], c[1])
+            if k not in per or full[i, j] < per[k][0]:
+                per[k] = (float(full[i, j]), float(low[i, j]), float(high[i, j]))
         out[t] = per
     return out
 
@@ -201,18 +248,13 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
     """
     import numpy as np
 
-    cols = []  # (pair, size, launch, lat pair ratios, bw pair ratios): one per launch
+    cols = _launch_columns(data)  # (pair, size, launch, lat/bw pair ratios): one per launch
     pooled: dict[tuple[str, int], tuple[float, float]] = {}
     for p in data:
-        launches = p.launches()
         for j, n in enumerate(p.sizes):
             lat, bw = p.pair_ratios(j)
             if lat and bw:
                 pooled[(p.name, int(n))] = (float(np.median(lat)), float(np.median(bw)))
-            for launch in launches:
-                lat, bw = p.launch_ratios(j, launch)
-                if lat and bw:
-                    cols.append((p.name, int(n), launch, np.asarray(lat), np.asarray(bw)))
     if not cols:
         raise ValueError("no message size has paired on/off results")
     cands = candidates(data, default)
@@ -223,13 +265,7 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
     worst = full.min(axis=1)                         # minimax over sizes, pairs and launches
     b = _pick(worst)
     rng = np.random.Generator(np.random.PCG64(seed))
-    blat = np.empty((n_boot, len(cols)))
-    bbw = np.empty((n_boot, len(cols)))
-    for j, (_, _, _, lr, br) in enumerate(cols):
-        idx = rng.integers(0, lr.size, size=(n_boot, lr.size))
-        blat[:, j] = np.median(lr[idx], axis=1)
-        idx = rng.integers(0, br.size, size=(n_boot, br.size))
-        bbw[:, j] = np.median(br[idx], axis=1)
+    blat, bbw = _resampled(cols, n_boot, rng)
     boot = _scores(cands, sizes, blat, bbw)          # (B, C, S)
     launch_ids = list(dict.fromkeys(c[2] for c in cols))
     if len(launch_ids) > 1:

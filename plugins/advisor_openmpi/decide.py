@@ -131,6 +131,33 @@ def _table(ev: Evidence) -> dict[tuple[str, str, int], list[list[float]]]:
     return out
 
 
+def _cell_scores(table, configs: list[str], metric: str, n: int) -> dict[str, float]:
+    """At one size and metric: each configuration's median (pooled over its launches) over the
+    best median there (1 = best), the score ``decide`` takes the worst of."""
+    import numpy as np
+
+    med = {c: float(np.median([x for r in table[(metric, c, n)] for x in r])) for c in configs}
+    best = min(med.values()) if metric == LAT else max(med.values())
+    return {c: best / m if metric == LAT else m / best for c, m in med.items()}
+
+
+def per_size_scores(ev: Evidence) -> dict[str, dict[int, float]]:
+    """Per configuration and message size (bytes, ascending): its score as ``decide`` scores
+    it, the smaller of the latency and bandwidth scores there (1 = the best configuration at
+    that size; regret = 1 - score).  Sizes where a configuration lacks either metric are left
+    out for it."""
+    table = _table(ev)
+    configs = [c for c in configs_of(ev) if any(k[1] == c for k in table)]
+    out: dict[str, dict[int, float]] = {c: {} for c in configs}
+    for metric, n in sorted({(m, n) for (m, _, n) in table}):
+        present = [c for c in configs if (metric, c, n) in table]
+        for c, score in _cell_scores(table, present, metric, n).items():
+            out[c][n] = min(out[c].get(n, 1.0), score)
+    both = {c: {n for (m, cc, n) in table if cc == c and m == LAT}
+            & {n for (m, cc, n) in table if cc == c and m == BW} for c in configs}
+    return {c: {n: per[n] for n in sorted(per) if n in both[c]} for c, per in out.items()}
+
+
 def decide(ev: Evidence, baseline: str = "default", *, seed: int = 0) -> Optional[Decision]:
     """The decision on ``ev`` (see the module docstring); None when the baseline or every other
     configuration lacks samples."""
@@ -148,11 +175,8 @@ def decide(ev: Evidence, baseline: str = "default", *, seed: int = 0) -> Optiona
     scores: dict[str, list[float]] = {c: [] for c in configs}
     for metric, n in cells:
         present = [c for c in configs if (metric, c, n) in table]
-        med = {c: float(np.median([x for r in table[(metric, c, n)] for x in r]))
-               for c in present}
-        best = min(med.values()) if metric == LAT else max(med.values())
-        for c in present:
-            scores[c].append(best / med[c] if metric == LAT else med[c] / best)
+        for c, score in _cell_scores(table, present, metric, n).items():
+            scores[c].append(score)
         base_runs = table[(metric, baseline, n)]
         for c in present:
             if c == baseline:

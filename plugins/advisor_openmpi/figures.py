@@ -9,6 +9,8 @@
   the size from which UCX switches to rendezvous (read from UCX's own protocol table,
   ``ompi-selection.ucx``).  Notes: each path's worst regret (``advisor_openmpi.decide``, the
   same scoring the advice uses).
+* ``regret`` (from ``ompi-paths``): each path's regret per size, the best path per size and
+  any trade-off of the advice (``advisor_openmpi.figures_regret``).
 * ``limits-latency`` and ``limits-bandwidth`` (from ``ompi-limits``): the chosen path at its
   default limit and at each variant measured.
 """
@@ -25,6 +27,7 @@ from advisor.specs.figures import FigureMarker, FigureSpec
 from advisor_openmpi import knobs
 from advisor_openmpi.decide import decide
 from advisor_openmpi.evidence import BW, LAT, LIMITS, PATHS, SELECTION, SELECTION_UCX, configs_of
+from advisor_openmpi.figures_regret import regret_figure
 from advisor_openmpi.recommend import recommend
 
 _METRICS = ((LAT, "s", "latency", "One-way ping-pong latency (osu_latency's definition)"),
@@ -148,6 +151,8 @@ def figures(evidence: Sequence[Evidence], facts: Facts) -> list[FigureSpec]:
         out += _curves(paths, "", "Open MPI paths", "one curve per path the site can choose "
                        "(MCA settings of each in the evidence's conditions)", roles, labels,
                        markers + ucx, notes)
+        reg = regret_figure(paths, d, labels) if d is not None else None
+        out += [reg] if reg is not None else []
     if limits is not None:
         base = str(limits.values.get("path", "default"))
         d = decide(limits, baseline=base)
