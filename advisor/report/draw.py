@@ -213,10 +213,11 @@ def _series(ax, spec: FigureSpec) -> None:
 
 
 def _bands(ax, spec: FigureSpec) -> None:
-    for i, b in enumerate(spec.bands):
+    labels = list(dict.fromkeys(b.label for b in spec.bands))  # a label keeps its colour
+    for b in spec.bands:
         span = ax.axvspan if b.axis == "x" else ax.axhspan
-        span(b.low, b.high, color=BAND_COLOURS[i % len(BAND_COLOURS)], alpha=0.3, linewidth=0,
-             zorder=0, label=b.label)
+        colour = BAND_COLOURS[labels.index(b.label) % len(BAND_COLOURS)]
+        span(b.low, b.high, color=colour, alpha=0.3, linewidth=0, zorder=0, label=b.label)
 
 
 def _marks(ax, spec: FigureSpec) -> None:
