@@ -141,21 +141,43 @@ def _keep_inside(ax, text, renderer) -> None:
         text.xyann = (-text.xyann[0], text.xyann[1])
 
 
+def _points(ax, spec: FigureSpec) -> list:
+    """Display coordinates of every plotted point of ``spec``'s series (bars excepted)."""
+    return [ax.transData.transform((x, y)) for s in spec.series if s.kind != "bar"
+            for x, y in zip(s.x, s.y) if math.isfinite(y)]
+
+
 def _label_y_group(ax, group: list[FigureMarker], label: Callable[[FigureMarker], str],
-                   styles: dict, taken: list, renderer) -> list:
-    """The labels of one y group, right-aligned at the right edge, just above its lines."""
+                   styles: dict, taken: list, points: list, renderer) -> list:
+    """The labels of one y group beside its lines: right end above, left end above, right end
+    below, left end below: the first place where the label covers no point of the data and
+    no other label (else the first, moved clear of the other labels)."""
     from matplotlib import transforms
 
     trans = transforms.blended_transform_factory(ax.transAxes, ax.transData)
     texts = []
     half = (len(group) - 1) / 2 * LINE_GAP_PT
     for i, m in enumerate(reversed(group)):
-        t = ax.annotate(label(m), (1.0, group[0].value), xycoords=trans,
-                        xytext=(-PAD_PT, half + PAD_PT + i * (FONT_PT + 1.5)),
-                        textcoords="offset points", ha="right", va="bottom", fontsize=FONT_PT,
-                        color=styles[m.role]["color"], zorder=7,
-                        bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none",
-                              "alpha": 0.8})
+        rise = half + PAD_PT + i * (FONT_PT + 1.5)
+        places = [(1.0, -PAD_PT, rise, "right", "bottom"), (0.0, PAD_PT, rise, "left", "bottom"),
+                  (1.0, -PAD_PT, -rise, "right", "top"), (0.0, PAD_PT, -rise, "left", "top")]
+
+        def put(at, dx, dy, ha, va, m=m):
+            return ax.annotate(label(m), (at, group[0].value), xycoords=trans, xytext=(dx, dy),
+                               textcoords="offset points", ha=ha, va=va, fontsize=FONT_PT,
+                               color=styles[m.role]["color"], zorder=7,
+                               bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none",
+                                     "alpha": 0.8})
+
+        for place in places:
+            t = put(*place)
+            box = t.get_window_extent(renderer)
+            if not any(box.overlaps(o) for o in taken) and not any(
+                    box.x0 <= px <= box.x1 and box.y0 <= py <= box.y1 for px, py in points):
+                break
+            t.remove()
+        else:
+            t = put(*places[0])
         t.set_gid(MARKER_LABEL_GID)
         _place(ax, t, taken, renderer)
         texts.append(t)
@@ -192,16 +214,21 @@ def draw_markers(ax, spec: FigureSpec, styles: dict, label: Callable[[FigureMark
     returns the label texts.  Existing texts of ``ax`` (marks' labels) are kept clear of."""
     taken = [t.get_window_extent(renderer) for t in ax.texts if t.get_text()]
     x_texts: list = []
+    for group in _groups(ax, [m for m in spec.markers if m.axis == "x"], "x"):
+        _lines(ax, group, styles)
+        x_texts += _label_x_group(ax, group, label, styles, taken, renderer)
+    _headroom(ax, spec, x_texts, renderer)  # before the y labels: it moves the data
     y_texts: list = []
-    for axis in ("x", "y"):
-        for group in _groups(ax, [m for m in spec.markers if m.axis == axis], axis):
-            if _inside(ax, axis, group[0].value) == 0:
-                half = (len(group) - 1) / 2
-                for i, m in enumerate(group):
-                    _line(ax, m, (i - half) * LINE_GAP_PT, styles)
-            if axis == "x":
-                x_texts += _label_x_group(ax, group, label, styles, taken, renderer)
-            else:  # the y range takes in every y marker (draw.py), so each is inside
-                y_texts += _label_y_group(ax, group, label, styles, taken, renderer)
-    _headroom(ax, spec, x_texts, renderer)
+    points = _points(ax, spec)
+    for group in _groups(ax, [m for m in spec.markers if m.axis == "y"], "y"):
+        _lines(ax, group, styles)  # the y range takes in every y marker (draw.py)
+        y_texts += _label_y_group(ax, group, label, styles, taken, points, renderer)
     return x_texts + y_texts
+
+
+def _lines(ax, group: list[FigureMarker], styles: dict) -> None:
+    """The group's lines side by side, ``LINE_GAP_PT`` apart (none outside the axis' range)."""
+    if _inside(ax, group[0].axis, group[0].value) == 0:
+        half = (len(group) - 1) / 2
+        for i, m in enumerate(group):
+            _line(ax, m, (i - half) * LINE_GAP_PT, styles)
