@@ -38,6 +38,9 @@ LINE_GAP_PT = 2.6
 PAD_PT = 3.0
 #: Font size of the labels, points (the legend's and the marks' size).
 FONT_PT = 7.5
+#: Radius of the largest dot a series draws (points; ``draw``'s 6 pt markers): a label kept
+#: this far from a point's centre does not cover the dot.
+DOT_PT = 3.5
 #: Fraction of the axes height kept free between the highest data and the lowest label.
 HEADROOM_PAD = 0.03
 
@@ -172,8 +175,9 @@ def _label_y_group(ax, group: list[FigureMarker], label: Callable[[FigureMarker]
         for place in places:
             t = put(*place)
             box = t.get_window_extent(renderer)
+            near = box.expanded(1.0, 1.0).padded(DOT_PT * _to_points(ax.figure))
             if not any(box.overlaps(o) for o in taken) and not any(
-                    box.x0 <= px <= box.x1 and box.y0 <= py <= box.y1 for px, py in points):
+                    near.x0 <= px <= near.x1 and near.y0 <= py <= near.y1 for px, py in points):
                 break
             t.remove()
         else:
