@@ -79,6 +79,10 @@ CROSS_ROOM = 0.12
 #: tick labels' 10 pt font, in the axes left beside the legend at ``FIGSIZE_IN``).
 CATEGORY_CHARS = 60
 
+#: Longest legend label kept in a column right of the axes, characters: at the legend's 7.5 pt
+#: font about a third of ``FIGSIZE_IN``'s width, so the axes keep two thirds.
+LEGEND_SIDE_CHARS = 36
+
 #: A number and its unit (``1 GiB``, ``16 B``): kept on one line when a name is wrapped.
 UNBROKEN = re.compile(r"(\d) (B|KiB|MiB|GiB|TiB|s|ms|µs|ns|x|%)\b")
 
@@ -270,8 +274,10 @@ def _fit_ranges(ax, spec: FigureSpec) -> None:
 
 
 def _legend(fig, ax) -> None:
-    """One entry per label, outside the axes on the right (never over the data); a series and
-    its CI band share one entry (line over shaded patch)."""
+    """One entry per label, outside the axes (never over the data): on the right, or above the
+    axes in two columns when a label is longer than ``LEGEND_SIDE_CHARS`` (a column of long
+    labels on the right would leave the plot half the page); a series and its CI band share one
+    entry (line over shaded patch)."""
     from matplotlib.legend_handler import HandlerTuple
 
     handles, labels = ax.get_legend_handles_labels()
@@ -284,9 +290,10 @@ def _legend(fig, ax) -> None:
         return
     entries = [(bands[k], h) if k in bands else h for k, h in first.items()]
     title = "shaded: 95 % CI" if bands else None
-    fig.legend(entries, list(first), loc="outside right upper", fontsize=7.5,
-               title=title, title_fontsize=7.5, handler_map={tuple: HandlerTuple(ndivide=1)},
-               frameon=False)
+    side = max(len(label) for label in first) <= LEGEND_SIDE_CHARS
+    fig.legend(entries, list(first), loc="outside right upper" if side else "outside upper center",
+               ncols=1 if side else 2, fontsize=7.5, title=title, title_fontsize=7.5,
+               handler_map={tuple: HandlerTuple(ndivide=1)}, frameon=False)
 
 
 def _marker_label(spec: FigureSpec) -> Callable[[FigureMarker], str]:

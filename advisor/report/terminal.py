@@ -253,8 +253,11 @@ def render(spec: FigureSpec, *, width: int = DEFAULT_WIDTH, height: int = HEIGHT
     if spec.y_scale == "log":
         plt.yscale("log")
     chars = _chars(spec)
+    # the answer's curves last, and within a role marks (kind "points": the advice's losses)
+    # over curves, so a few marked sizes are not hidden under the curve through them
     order = sorted(range(len(spec.series)), key=lambda i: (
-        ON_TOP.index(spec.series[i].role) + 1 if spec.series[i].role in ON_TOP else 0, i))
+        ON_TOP.index(spec.series[i].role) + 1 if spec.series[i].role in ON_TOP else 0,
+        spec.series[i].kind == "points", i))
     for i in order:
         if pts[i]:
             plt.plot([x for x, _ in pts[i]], [y for _, y in pts[i]], marker=chars[i])

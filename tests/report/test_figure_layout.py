@@ -4,7 +4,8 @@ reader looks at it (matplotlib's own bounding boxes, after the layout is final):
 * no two labels drawn at the same place: every marker's label (thresholds, crossovers, often at
   one x) and every mark's label is its own box, overlapping no other one;
 * every marker is named: one label per marker, with the marker's text;
-* the legend overlaps neither the axes (it is outside them, so no curve runs under it) nor a label;
+* the legend overlaps neither the axes (it is outside them, so no curve runs under it) nor a
+  label, the title, the axis labels and ticks, or the notes and footer under the figure;
 * no data point lies under a marker's label;
 * tick labels are numbers in the unit the axis label names (``bandwidth (GB/s)`` over ``0.5 .. 20``,
   ``message size (B)`` over ``1 Ki .. 16 Mi``), never a unit of their own;
@@ -74,10 +75,16 @@ def test_labels_are_apart_and_every_marker_is_named(spec):
 def test_the_legend_is_off_the_data_and_the_labels(spec):
     fig, ax, r = _drawn(spec)
     frame = ax.get_window_extent(r)
+    words = [ax.title, ax.xaxis.label, ax.yaxis.label] + ax.get_xticklabels() + \
+        ax.get_yticklabels() + ([fig._supxlabel] if fig._supxlabel else [])
+    words = [w for w in words if w.get_text() and w.get_visible()]
     for legend in fig.legends + ([ax.get_legend()] if ax.get_legend() else []):
         box = legend.get_window_extent(r)
         assert not box.overlaps(frame), spec.id
         assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1 + 1, spec.id
+        assert fig.bbox.y0 <= box.y0 and box.y1 <= fig.bbox.y1 + 1, spec.id
+        for w in words:  # nor over the title, an axis' words or the notes under the figure
+            assert not box.overlaps(w.get_window_extent(r)), (spec.id, w.get_text())
     from advisor.report.markers import MARKER_LABEL_GID
 
     # no data point under a marker's label
