@@ -71,7 +71,8 @@ _ZSTART = "zsh(1), Startup/Shutdown Files"
 _FISH = "fish documentation, language.html, Special variables"
 _FISHCONF = "fish documentation, language.html, Configuration files"
 _TCSH = "tcsh(1), Environment and Startup and shutdown"
-_LMOD = "Lmod documentation, 090_configuring_lmod (Environment Variables)"
+_LMOD = ("Lmod documentation, \"Controlling Lmod behavior through Environment Variables\" "
+         "and \"SitePackage.lua and Hooks\" (LMOD_PACKAGE_PATH)")
 _MODULES = "module(1) (Environment Modules 5), ENVIRONMENT"
 _LDSO = "ld.so(8), Environment"
 _UNSECVARS = ("glibc sysdeps/generic/unsecvars.h (variables ld.so removes for set-user-ID "
@@ -95,6 +96,13 @@ SH = Consumer("sh", "shell", {
 
 BASH = Consumer("bash", "shell", {
     "PROMPT_COMMAND": ("bash runs its value as a command before each prompt", _BASH),
+    "PS1": ("prompt, expanded (command substitution included, promptvars) before each "
+            "command is read", "bash(1), PROMPTING"),
+    "PS2": ("continuation prompt, expanded like PS1", "bash(1), PROMPTING"),
+    "PS4": ("expanded like PS1 before each traced command (set -x)", _BASH),
+    "ENV": ("bash in POSIX mode sources the file it names when interactive",
+            "bash(1), INVOCATION"),
+    "HOME": ("bash sources ~/.bashrc and ~/.bash_profile from it", "bash(1), INVOCATION"),
     "PS0": ("expanded (command substitution included) before each command runs", _BASH),
     "BASH_ENV": ("bash sources the file it names when a script starts", _BASH),
     "SHELLOPTS": ("bash turns on the shell options it lists at start", _BASH),
@@ -113,6 +121,9 @@ BASH = Consumer("bash", "shell", {
 
 ZSH = Consumer("zsh", "shell", {
     "ZDOTDIR": ("zsh sources .zshenv, .zshrc, ... from the directory it names", _ZSTART),
+    "HOME": ("zsh sources its start-up files from it when ZDOTDIR is unset", _ZSTART),
+    "PS1": ("prompt, expanded (command substitution with PROMPT_SUBST)", _ZSH),
+    "PS4": ("expanded like PS1 before each traced command", _ZSH),
     "FPATH": ("zsh (and ksh) autoload functions (code) from the directories it names", _ZSH),
     "PROMPT": ("prompt, expanded (command substitution with PROMPT_SUBST)", _ZSH),
     "RPROMPT": ("right prompt, expanded like PROMPT", _ZSH),
@@ -244,6 +255,8 @@ PYTHON = Consumer("python", "runtime", {
     "PYTHONSTARTUP": ("a file of code the interactive interpreter runs", _PY),
     "PYTHONUSERBASE": ("a directory on the module search path", _PY),
     "PYTHONBREAKPOINT": ("names a callable that breakpoint() imports and runs", _PY),
+    "PYTHONWARNINGS": ("warning filters whose categories Python imports (runs a module) at "
+                       "start", _PY + "; warnings module, Describing Warning Filters"),
     "PYTHONINSPECT": ("enters the interactive interpreter after the script", _PY),
     "PYTHONPYCACHEPREFIX": ("where Python writes and reads compiled code", _PY),
     "PYTHONPLATLIBDIR": ("the library directory name Python searches", _PY),
