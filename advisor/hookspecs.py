@@ -62,7 +62,8 @@ def advisor_register_emitters(register):
         order, 1-based lines), so ``advisor lint --format NAME`` (and ``auto`` for a file whose
         suffix is ``extension``) checks it; it raises ``advisor.errors.BadInputError`` for text
         it cannot read.  Before ``render`` runs, ``advisor emit`` refuses a profile holding a
-        name no registered knob declares or one of ``advisor.specs.names.REFUSED``.
+        name no registered knob declares or, whatever a knob declares, one a shell, module tool,
+        loader, runtime or tool reads as code (``advisor.specs.refused``).
     :return: ignored.
     Called by: ``advisor emit``, ``advisor emit --list`` and ``advisor lint``.
     """

@@ -31,9 +31,6 @@ def _refusal(res: "PluginResult", rec_id: str, s: "Setting", registry: "Registry
              declared: Optional[frozenset[str]], label: str) -> Optional[str]:
     """Why ``s`` may be written by no format (one line naming it), or None."""
     where = f"{label}: setting {res.probe}/{rec_id}: {s.name}"
-    why = refused_reason(s.name)
-    if why:
-        return f"{where}: refused, never emitted: {why}"
     missing = undeclared(s, declared) if declared is not None else []
     if missing:
         return (f"{where}: refused: no loaded plugin declares "
@@ -58,9 +55,11 @@ def select(profile: "Profile", registry: "Registry", options: EmitOptions,
     :param registry: the plugin registry (``advisor.plugins.Registry``): its knobs and library
         records judge versions and values, plugin-registered ones included.
     :param label: how messages name the profile (the CLI passes its path).
-    :raises EmitError: a setting that is not version-dropped holds a name never emitted
-        (``advisor.specs.names``), with ``options.refuse_undeclared`` a name no knob declares,
-        or a value its knob's type rules out; one line naming the setting and the profile.
+    :raises EmitError: a selected setting holds a name never emitted
+        (``advisor.specs.names``; checked first, whatever a plugin declares or the recorded
+        version reads), or one that is not version-dropped holds, with
+        ``options.refuse_undeclared``, a name no knob declares, or a value its knob's type rules
+        out; one line naming the setting and the profile.
     """
     from advisor.formats import writers_of
     from advisor.plugins import SETTING_KINDS
@@ -74,6 +73,10 @@ def select(profile: "Profile", registry: "Registry", options: EmitOptions,
     rows = profile.settings(kinds=SETTING_KINDS, include_defaults=True, plugins=plugins) \
         if plugins is None or plugins else []  # an explicit empty filter selects nothing
     for res, rec, s in rows:
+        named = refused_reason(s.name)  # before the version decision: never even a comment
+        if named:
+            raise EmitError(f"{label}: setting {res.probe}/{rec.id}: {s.name}: refused, never "
+                            f"emitted: {named}")
         drop, veto = None, ""
         why = drop_reason(s, profile.facts, knobs, libraries)  # the one version decision
         if why:

@@ -1,9 +1,12 @@
 """Names ``advisor emit`` never writes, and the rule that it writes only declared names.
 
 A profile is data from a probe run (possibly another machine's, possibly edited).  Whatever it
-holds, an emitted file must not hand a shell, the dynamic loader or a language runtime code to
-run or a path to search: those names are refused in every format (:data:`REFUSED`,
-:data:`REFUSED_PREFIXES`), each with the reason and where the behaviour is documented.
+holds, an emitted file must not hand a shell, a module tool, the dynamic loader, a language
+runtime or a tool code to run or a path to search: those names are refused in every format,
+even when a plugin declares them.  The tables are kept per consumer, by kind, each entry with
+the reason and where the behaviour is documented (:mod:`advisor.specs.refused`);
+:data:`REFUSED` and :data:`REFUSED_PREFIXES` are their union and :func:`refused_by` names the
+consumers of one name.
 Every other name is written only when a registered knob declares it (:func:`declared_names`).
 
 Names deliberately *not* refused: ``GLIBC_TUNABLES`` (a product setting the host-buffer plugin
@@ -17,78 +20,46 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Optional
 
+from advisor.specs.refused import CONSUMERS, Consumer
+
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.knobs import Knob
     from advisor.models import Setting
 
-_BASH = "bash(1), Shell Variables"
-_POSIX_SH = "POSIX.1-2017 XCU 2.5.3 Shell Variables"
-_LDSO = "ld.so(8), Environment"
-_UNSECVARS = ("glibc sysdeps/generic/unsecvars.h (variables ld.so removes for set-user-ID "
-              "programs because they name files or code)")
-_PYTHON = "python(1), Environment variables"
-
-#: name -> (why it is refused, where that is documented)
-REFUSED: dict[str, tuple[str, str]] = {
-    "PROMPT_COMMAND": ("bash runs its value as a command before each prompt", _BASH),
-    "BASH_ENV": ("bash sources the file it names when a script starts", _BASH),
-    "ENV": ("sh and bash in POSIX mode source the file it names at start", _POSIX_SH),
-    "PATH": ("the search path for commands", _POSIX_SH),
-    "CDPATH": ("the search path of cd", _POSIX_SH),
-    "IFS": ("changes how the shell splits every later command into words", _POSIX_SH),
-    "PS1": ("prompt string, expanded (command substitution included) by the shell", _POSIX_SH),
-    "PS2": ("prompt string, expanded by the shell", _POSIX_SH),
-    "PS4": ("expanded (command substitution included) before each traced command", _POSIX_SH),
-    "SHELLOPTS": ("bash turns on the shell options it lists at start", _BASH),
-    "BASHOPTS": ("bash turns on the shopt options it lists at start", _BASH),
-    "GLOBIGNORE": ("changes which files pathname expansion yields", _BASH),
-    "HOME": ("the directory ~ expands to and cd goes to", _POSIX_SH),
-    "FPATH": ("zsh and ksh load functions (code) from the directories it names",
-              "zshparam(1), FPATH; ksh(1)"),
-    "ZDOTDIR": ("zsh sources its start-up files from the directory it names",
-                "zsh(1), STARTUP/SHUTDOWN FILES"),
-    "GCONV_PATH": ("iconv loads conversion modules (shared objects) from it", _UNSECVARS),
-    "LOCPATH": ("the directory glibc loads locale data from", _UNSECVARS),
-    "NLSPATH": ("the path catopen(3) reads message catalogues from", _UNSECVARS),
-    "HOSTALIASES": ("a file the resolver reads", _UNSECVARS),
-    "RESOLV_HOST_CONF": ("a file the resolver reads", _UNSECVARS),
-    "TMPDIR": ("the directory programs create temporary files in", _UNSECVARS),
-    "TZDIR": ("the directory time-zone files are read from", _UNSECVARS),
-    "MALLOC_TRACE": ("the file mtrace(3) writes its log to", _UNSECVARS + "; mtrace(3)"),
-    "PYTHONPATH": ("module search path: Python imports (runs) code from it", _PYTHON),
-    "PYTHONHOME": ("the directory of the standard library Python runs", _PYTHON),
-    "PYTHONSTARTUP": ("a file of code the interactive interpreter runs", _PYTHON),
-    "PYTHONUSERBASE": ("a directory on the module search path", _PYTHON),
-    "PYTHONBREAKPOINT": ("names a callable that breakpoint() imports and runs", _PYTHON),
-    "PERL5OPT": ("command-line options (-M modules: code) perl applies", "perlrun(1)"),
-    "PERL5LIB": ("perl's module search path", "perlrun(1)"),
-    "PERLLIB": ("perl's module search path", "perlrun(1)"),
-    "PERL5DB": ("code of the perl debugger", "perlrun(1)"),
-    "RUBYOPT": ("command-line options (-r libraries: code) ruby applies", "ruby(1)"),
-    "RUBYLIB": ("ruby's library search path", "ruby(1)"),
-    "NODE_OPTIONS": ("command-line options (--require: code) node applies",
-                     "Node.js CLI documentation, NODE_OPTIONS"),
-    "NODE_PATH": ("node's module search path", "Node.js modules documentation, NODE_PATH"),
-}
-
+#: name -> (why it is refused, where that is documented), every consumer's names together
+#: (the first consumer in ``CONSUMERS`` order that lists a name gives its entry)
+REFUSED: dict[str, tuple[str, str]] = {}
 #: prefix -> (why, source): every name with the prefix is refused.
-REFUSED_PREFIXES: dict[str, tuple[str, str]] = {
-    "LD_": ("the dynamic loader reads these: objects to load first (LD_PRELOAD), audit "
-            "libraries (LD_AUDIT), search paths (LD_LIBRARY_PATH), output files (LD_DEBUG_OUTPUT)"
-            ", or it lists the libraries instead of running the program "
-            "(LD_TRACE_LOADED_OBJECTS)", _LDSO),
-}
+REFUSED_PREFIXES: dict[str, tuple[str, str]] = {}
+for _c in CONSUMERS:
+    for _name, _entry in _c.names.items():
+        REFUSED.setdefault(_name, _entry)
+    for _name, _entry in _c.prefixes.items():
+        REFUSED_PREFIXES.setdefault(_name, _entry)
+del _c, _name, _entry
+
+
+def refused_by(name: str) -> list[tuple[Consumer, str, str]]:
+    """Every consumer that reads ``name`` as code or a path: ``(consumer, why, source)`` in
+    ``CONSUMERS`` order, by exact name first, then by documented prefix; empty when none."""
+    out = []
+    for c in CONSUMERS:
+        hit = c.names.get(name) or next((v for p, v in c.prefixes.items()
+                                         if name.startswith(p)), None)
+        if hit is not None:
+            out.append((c, *hit))
+    return out
 
 
 def refused_reason(name: str) -> Optional[str]:
-    """Why ``name`` is never emitted (reason and source in one phrase), or None."""
-    hit = REFUSED.get(name)
-    if hit is None:
-        hit = next((v for p, v in REFUSED_PREFIXES.items() if name.startswith(p)), None)
-    if hit is None:
+    """Why ``name`` is never emitted (reason and source in one phrase, then the other
+    consumers that read it), or None."""
+    hits = refused_by(name)
+    if not hits:
         return None
-    why, source = hit
-    return f"{why} ({source})"
+    first, why, source = hits[0]
+    others = [c.name for c, _, _ in hits[1:]]
+    return f"{why} ({source})" + (f"; also read by {', '.join(others)}" if others else "")
 
 
 def declared_names(knobs: Iterable["Knob"]) -> frozenset[str]:

@@ -157,3 +157,34 @@ def test_a_value_the_knob_type_rules_out_is_refused_in_every_format(reg, name, v
     for fmt in sorted(reg.emitters):
         with pytest.raises(EmitError, match=rf"{name}: refused: value '{value}' is not a"):
             render(prof, fmt, reg, EmitOptions(refuse_undeclared=True), label="p.toml")
+
+
+def _declared_everywhere_registry(names):
+    """Every installed plugin plus one that declares ``names`` as knobs of library ``x``."""
+    from advisor import hookimpl
+    from advisor.knobs import Knob
+
+    class Declares:
+        @hookimpl
+        def advisor_register_knobs(self, register):
+            for n in names:
+                register(Knob(library="x", name=n, type="str", source="test"))
+
+    return collect(make_plugin_manager(plugins=[("declares", Declares())]))
+
+
+def test_each_consumers_names_are_refused_in_every_format_even_when_declared():
+    """One name and one prefix family member per consumer table (advisor.specs.refused),
+    declared by a plugin: every registered format refuses it, naming that consumer's reason."""
+    from advisor.specs.names import refused_by
+    from advisor.specs.refused import CONSUMERS
+
+    names = sorted({n for c in CONSUMERS for n in list(c.names)[:1]}
+                   | {p + "X" for c in CONSUMERS for p in list(c.prefixes)[:1]})
+    reg = _declared_everywhere_registry(names)
+    for name in names:
+        assert refused_by(name), name
+        prof = with_setting(library="x", name=name, value="1")
+        for fmt in sorted(reg.emitters):
+            with pytest.raises(EmitError, match=f": {name}: refused, never emitted: "):
+                render(prof, fmt, reg, EmitOptions(refuse_undeclared=True), label="p.toml")
