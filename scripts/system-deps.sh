@@ -3,7 +3,8 @@
 # libseccomp (CMA made to fail for real), Slurm + munge (tests/slurm starts a real 3-node Slurm), and
 # Environment Modules; chromium (headless: the report's browser test) and fonts-dejavu-core (the
 # report's figures use DejaVu Sans); tmux (advisor show --plot read from a real terminal's screen);
-# ruby (tests/emit/test_refused_consumers.py: RUBYOPT run by a real ruby);
+# ruby, nodejs and default-jdk-headless (tests/emit/test_refused_consumers.py: RUBYOPT,
+# NODE_OPTIONS and JAVA_TOOL_OPTIONS run by the real runtimes);
 # gcc, make, libc6-dev and libblas-dev (tests/apps/hpcc.py builds HPCC with the mpich wheel's mpicc
 # against Debian's reference BLAS, whose libblas.so carries the CBLAS symbols).
 # HPCC's source is Debian's `hpcc` source package, fetched by the tests with `apt-get source`
@@ -14,7 +15,7 @@
 # modulecmd.tcl the tests run with tclsh.
 # Idempotent; does nothing (with a note on stderr) without root or apt-get.
 set -u
-pkgs="dash zsh tcsh fish lmod tcl ruby libseccomp2 python3-seccomp util-linux procps strace slurmctld slurmd slurm-client munge chromium fonts-dejavu-core tmux gcc make libc6-dev libblas-dev"
+pkgs="dash zsh tcsh fish lmod tcl ruby nodejs default-jdk-headless libseccomp2 python3-seccomp util-linux procps strace slurmctld slurmd slurm-client munge chromium fonts-dejavu-core tmux gcc make libc6-dev libblas-dev"
 envmod=/opt/environment-modules
 missing=""
 for p in $pkgs; do
