@@ -7,7 +7,8 @@ PEP 440 specifiers (``packaging.specifiers.SpecifierSet``), e.g. ``">=4.3,<5"``.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+import re
+from typing import Iterable, Literal, Optional
 
 from pydantic import Field
 
@@ -17,6 +18,50 @@ from advisor.models import Model, Scalar, SettingKind, SettingType
 class VersionedDefault(Model):
     versions: str = Field(description="PEP 440 specifier, e.g. '>=5.0'")
     value: Scalar
+
+
+#: What ranks on one node may need to share with each other, that a launch wrapper can take
+#: away (``advisor.formats.wrappers``): ``ptrace`` - one rank may read another's memory with
+#: process_vm_readv(2), which needs ptrace access (PTRACE_MODE_ATTACH_REALCREDS: the same user
+#: namespace and credentials, or CAP_SYS_PTRACE there); ``pid`` - a rank's PID means the same
+#: process to its peers (the same PID namespace: process_vm_readv takes the peer's PID); ``ipc``
+#: - the same /dev/shm and System V IPC (the same IPC namespace and mount of /dev/shm).
+Shared = Literal["ptrace", "pid", "ipc"]
+
+
+class Need(Model):
+    """What a setting needs the ranks to share, for the values that make it need it.
+
+    :ivar values: a regular expression the whole value must match (case-insensitive), e.g.
+        ``"1|yes|true"``; None: every value.
+    :ivar shares: what the ranks must share (:data:`Shared`).
+    :ivar why: the mechanism, for the finding (``"CMA single copy (process_vm_readv)"``).
+    """
+
+    values: Optional[str] = None
+    shares: list[Shared]
+    why: str
+
+    def applies(self, value: Optional[str]) -> bool:
+        """True when ``value`` (None: unknown, treated as any) makes the setting need this."""
+        return self.values is None or value is None or bool(
+            re.fullmatch(self.values, value.strip(), flags=re.IGNORECASE))
+
+
+def cma_need(values: Optional[str] = None) -> Need:
+    """The need of a setting that selects CMA single copy (for ``values``; None: any): the
+    ranks read each other's memory with process_vm_readv(2), so they must be able to ptrace
+    each other and see each other's PIDs (process_vm_readv(2), ptrace(2) "Ptrace access mode
+    checking")."""
+    return Need(values=values, shares=["ptrace", "pid"],
+                why="CMA single copy (process_vm_readv(2) of the peer rank's memory)")
+
+
+def shm_need(values: Optional[str] = None) -> Need:
+    """The need of a setting that selects a shared-memory transport (POSIX /dev/shm or System
+    V segments) between the ranks of a node (shm_overview(7), sysvipc(7))."""
+    return Need(values=values, shares=["ipc"],
+                why="shared-memory transport (segments in /dev/shm or System V IPC)")
 
 
 class Knob(Model):
@@ -37,6 +82,9 @@ class Knob(Model):
     separator: Optional[str] = Field(None, description="list variables: item separator")
     description: str = ""
     source: str = Field(description="where the facts come from: doc URL, PR, file")
+    needs: list[Need] = Field(default_factory=list,
+                              description="what the ranks must share for some values (a "
+                                          "launch wrapper that isolates ranks breaks it)")
 
     def default_for(self, version: Optional[str]) -> Optional[Scalar]:
         """The default value for ``version`` (None when unknown or no range matches)."""

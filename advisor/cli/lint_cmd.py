@@ -36,19 +36,23 @@ def lint(
         installed_catalogues,
         lint_entries,
         live_env_entries,
-        read_env_file,
+        read_env_source,
     )
     from advisor.facts import detect
+    from advisor.formats.wrappers import wrapped_launches
 
     if not files and not env:
         raise BadInputError("lint: give one or more FILEs, or --env for the live environment")
     reg = common.load_registry(plugin, None)
     facts = detect(reg.fact_detectors, opencl=False)
     entries = []
+    launches = []  # launch lines whose ranks start in a wrapper
     refused = []  # one bad file must not hide the findings in the others
     for f in files or []:
         try:
-            entries.extend(read_env_file(f, format, reg.emitters))
+            shown, text, read = read_env_source(f, format, reg.emitters)
+            entries.extend(read)
+            launches.extend(wrapped_launches(text, shown))
         except BadInputError as exc:
             if len(files or []) == 1 and not env:
                 raise
@@ -60,7 +64,8 @@ def lint(
                             catalogues=installed_catalogues(facts,
                                                             libraries=reg.libraries),
                             probes=reg.probes, libraries=reg.libraries,
-                            issues=[i for i in reg.issues if not plugin or i.plugin in plugin])
+                            issues=[i for i in reg.issues if not plugin or i.plugin in plugin],
+                            launches=launches)
     out(format_json(findings) if json_ else format_text(findings))
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}
     read = {(e.path, e.name) for e in entries if e.problem is None}

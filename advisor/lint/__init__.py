@@ -44,15 +44,15 @@ from advisor.libraries.mpich import parse_mpivars
 from advisor.lint.catalogue import installed_catalogues
 from advisor.lint.check import lint_entries
 from advisor.lint.read import (ENV_PATH, FORMATS, MAX_FILE_BYTES, STDIN_PATH, detect_format,
-                               live_env_entries, parse_env_text, read_env_file, read_env_text,
-                               resolve_env)
+                               live_env_entries, parse_env_text, read_env_file, read_env_source,
+                               read_env_text, resolve_env)
 from advisor.lint.report import LintFinding, format_json, format_text, has_errors
 from advisor.specs.entry import EnvEntry
 
 
 __all__ = [
     "EnvEntry", "LintFinding", "Catalogue", "CatalogueEntry", "detect_format",
-    "parse_env_text", "read_env_file", "live_env_entries", "resolve_env", "parse_mpivars",
+    "parse_env_text", "read_env_file", "read_env_source", "live_env_entries", "resolve_env", "parse_mpivars",
     "parse_glibc_tunables", "installed_catalogues", "lint_entries",
     "has_errors", "format_text", "format_json", "read_env_text", "BadInputError", "ENV_PATH",
     "STDIN_PATH", "FORMATS", "MAX_FILE_BYTES", "MPICH_PREFIXES",

@@ -252,7 +252,8 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
                  knobs: Sequence[Knob] = (), catalogues: Optional[Mapping[str, Catalogue]] = None,
                  probes: Optional[Mapping[str, Any]] = None,
                  libraries: Mapping[str, Library],
-                 issues: Sequence[Any] = ()) -> list[LintFinding]:
+                 issues: Sequence[Any] = (),
+                 launches: Sequence[Any] = ()) -> list[LintFinding]:
     """All findings for ``entries``: generic checks, then each probe's ``lint(env, facts)``.
 
     :param facts: machine facts (library versions, flavour, security); None: unknown.
@@ -270,6 +271,10 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
         ``advisor.steps.StepRunner.call``.  A probe whose ``lint`` raises, exits, returns
         anything but ``Finding`` objects or overruns ``advisor.steps.GRACE_S`` gives a
         ``plugin-lint-failed`` warning instead (``probe P: lint: <the step's error text>``).
+    :param launches: the launch lines whose ranks start in a wrapper
+        (``advisor.formats.wrappers.wrapped_launches`` of each file's text): the settings in
+        effect there are checked against what the wrapper takes away
+        (``advisor.lint.wrappers``).
     :return: findings in source order, then plugin findings.
     """
     own = {(k.library, k.name) for k in knobs}
@@ -285,6 +290,10 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
     _owner_not_loaded(ctx, issues)
     _duplicates(entries, ctx)
     _not_exported(entries, ctx)
+    if launches:
+        from advisor.lint.wrappers import check_wrapped
+
+        check_wrapped(ctx, entries, launches)
     if probes:
         _plugin_lint(ctx, entries, probes)
     order = {id(f): i for i, f in enumerate(ctx.out)}

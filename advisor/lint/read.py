@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from advisor.plugins import Emitter
 
 __all__ = ["ENV_PATH", "FORMATS", "MAX_FILE_BYTES", "STDIN_PATH", "detect_format",
-           "live_env_entries", "parse_env_text", "parsers", "read_env_file", "read_env_text",
-           "resolve_env"]
+           "live_env_entries", "parse_env_text", "parsers", "read_env_file", "read_env_source",
+           "read_env_text", "resolve_env"]
 
 ENV_PATH = "<environment>"
 
@@ -144,15 +144,23 @@ def read_env_file(path: Path | str, fmt: str = "auto",
     :raises BadInputError: missing, unreadable, binary or too large; what ``parse_env_text``
         raises.
     """
+    return read_env_source(path, fmt, emitters)[2]
+
+
+def read_env_source(path: Path | str, fmt: str = "auto",
+                    emitters: Optional[Mapping[str, "Emitter"]] = None
+                    ) -> tuple[str, str, list[EnvEntry]]:
+    """``read_env_file`` with what it read: ``(path as reported, text, entries)``, for checks
+    that read the text itself (the launch lines' wrappers, ``advisor.formats.wrappers``)."""
     from advisor.textfile import read_text_file, read_text_stream
 
     if str(path) == "-":
         text = read_text_stream(sys.stdin.buffer, STDIN_PATH, kind="env file",
                                 max_bytes=MAX_FILE_BYTES)
-        return read_env_text(text, STDIN_PATH, fmt, emitters)
+        return STDIN_PATH, text, read_env_text(text, STDIN_PATH, fmt, emitters)
     p = Path(path)
     text = read_text_file(p, kind="env file", max_bytes=MAX_FILE_BYTES)
-    return read_env_text(text, str(p), fmt, emitters)
+    return str(p), text, read_env_text(text, str(p), fmt, emitters)
 
 
 def live_env_entries(environ: Optional[Mapping[str, str]] = None) -> list[EnvEntry]:

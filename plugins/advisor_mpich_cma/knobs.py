@@ -11,7 +11,7 @@ values read from the installed library (``mpivars``) always win.
 
 from __future__ import annotations
 
-from advisor.knobs import Knob, VersionedDefault, knob_named
+from advisor.knobs import Knob, VersionedDefault, cma_need, knob_named
 
 UPSTREAM = "upstream"
 CRAY = "cray"
@@ -48,13 +48,13 @@ KNOBS: tuple[Knob, ...] = (
          versions=">=4.3", aliases=_prefixes(CMA_ENABLE),
          description="1 enables the CMA (process_vm_readv) single-copy path for intra-node "
                      "messages; MPICH >= 5.0 forces it off at init unless Yama ptrace_scope is 0",
-         source=_SRC_CMA),
+         source=_SRC_CMA, needs=[cma_need("1|yes|true")]),
     Knob(library="mpich", flavour=UPSTREAM, name=CMA_THRESHOLD, type="bytes", unit="bytes",
          minimum=0, defaults=[VersionedDefault(versions=">=4.3,<5", value=16384),
                               VersionedDefault(versions=">=5", value=8192)],
          versions=">=4.3", aliases=_prefixes(CMA_THRESHOLD),
          description="messages of at least this many bytes use CMA (plain integer bytes)",
-         source=_SRC_CMA),
+         source=_SRC_CMA, needs=[cma_need()]),
     Knob(library="mpich", flavour=UPSTREAM, name=CELL_SIZE, type="bytes", unit="bytes",
          minimum=0, defaults=[VersionedDefault(versions="<5", value=16384),
                               VersionedDefault(versions=">=5", value=8192)],
@@ -65,7 +65,7 @@ KNOBS: tuple[Knob, ...] = (
          defaults=[VersionedDefault(versions=">=0", value="XPMEM")],
          description="single-copy mechanism of HPE Cray MPICH; XPMEM is inert when "
                      "MPICH_GPU_SUPPORT_ENABLED=1 (CMA is used then)",
-         source=_SRC_CRAY),
+         source=_SRC_CRAY, needs=[cma_need("cma")]),
     Knob(library="mpich", flavour=CRAY, name=CRAY_SIZE, type="bytes", unit="bytes", minimum=0,
          defaults=[VersionedDefault(versions=">=8.1.17", value=8192)],
          description="messages of at least this many bytes use the single-copy path",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from advisor.knobs import Knob, VersionedDefault, knob_named
+from advisor.knobs import Knob, VersionedDefault, cma_need, knob_named, shm_need
 from advisor.libraries.openmpi import KNOBS as LIBRARY_KNOBS
 
 OPENMPI = "openmpi"
@@ -88,7 +88,11 @@ KNOBS: tuple[Knob, ...] = (
     Knob(library=UCX, name=UCX_TLS, type="str", defaults=[VersionedDefault(versions=">=0",
                                                                          value="all")],
          description="UCX transports to use (comma list; sm = shared memory: posix, sysv, cma, "
-                     "knem, xpmem; ^ excludes)", source=_UCX_DOC),
+                     "knem, xpmem; ^ excludes)", source=_UCX_DOC,
+         # an inclusion list naming cma (or sm, which includes it): CMA between the ranks;
+         # naming posix, sysv or sm: shared-memory segments (UCX docs, UCX_TLS)
+         needs=[cma_need(r"(?!\^)(.*,)?\s*(cma|sm)\s*(,.*)?"),
+                shm_need(r"(?!\^)(.*,)?\s*(posix|sysv|sm)\s*(,.*)?")]),
     Knob(library=UCX, name=UCX_RNDV_THRESH, type="str",
          defaults=[VersionedDefault(versions=">=0", value="auto")],
          description="message size from which UCX uses the rendezvous protocol (zero copy, "
