@@ -7,9 +7,10 @@ only in a legend the reader has to match dash patterns.  Here:
 * markers closer than :data:`MERGE_PT` on the page form one group; the group's lines are drawn
   side by side, :data:`LINE_GAP_PT` apart (each keeps its role's dash pattern and colour from
   ``draw.MARKER_STYLES``), so every one of them shows;
-* every marker is named where it is drawn: one label per marker at the top of its group, in its
-  role's colour, stacked under the group's earlier labels, moved down a row at a time until it
-  overlaps no label placed before it (nor a mark's label);
+* every marker is named where it is drawn: one label per marker, in its role's colour, in rows
+  at the top of the axes beside its lines, each label on a row of its own; a group's lines stop
+  under its last label, and the rows are ordered so that no label crosses another group's
+  lines (labels that run right first, in x order; then those that must run left);
 * a marker outside the x range the data spans is not drawn as a line (the range fits the data)
   but labelled at that edge with an arrow, ``◂ default threshold (8 KiB)``;
 * the y axis gets headroom so no curve or CI band runs under a label.
@@ -25,10 +26,12 @@ from typing import Callable
 
 from advisor.specs.figures import FigureMarker, FigureSpec
 
-__all__ = ["MARKER_LABEL_GID", "draw_markers"]
+__all__ = ["MARKER_LABEL_GID", "MARKER_LINE_GID", "draw_markers"]
 
 #: ``gid`` of the label texts drawn here (``advisor.report.draw`` tests find them by it).
 MARKER_LABEL_GID = "marker-label"
+#: ``gid`` of the marker lines drawn here.
+MARKER_LINE_GID = "marker-line"
 #: Markers nearer than this on the page (points) are one group: 4 pt is about a line's width
 #: plus the gap at which two 1.6 pt lines read as two (at 100 % in a 900 px page).
 MERGE_PT = 4.0
@@ -77,7 +80,7 @@ def _inside(ax, axis: str, value: float) -> int:
     return -1 if value < lo else (1 if value > hi else 0)
 
 
-def _line(ax, m: FigureMarker, offset_pt: float, styles: dict) -> None:
+def _line(ax, m: FigureMarker, offset_pt: float, styles: dict, top: float = 1.0) -> None:
     from matplotlib import transforms
 
     shifted = transforms.offset_copy(ax.transData, fig=ax.figure,
@@ -85,10 +88,12 @@ def _line(ax, m: FigureMarker, offset_pt: float, styles: dict) -> None:
                                      y=offset_pt if m.axis == "y" else 0.0, units="points")
     if m.axis == "x":
         trans = transforms.blended_transform_factory(shifted, ax.transAxes)
-        ax.plot([m.value, m.value], [0, 1], transform=trans, zorder=5, **styles[m.role])
+        ax.plot([m.value, m.value], [0, top], transform=trans, zorder=5, gid=MARKER_LINE_GID,
+                **styles[m.role])
     else:
         trans = transforms.blended_transform_factory(ax.transAxes, shifted)
-        ax.plot([0, 1], [m.value, m.value], transform=trans, zorder=5, **styles[m.role])
+        ax.plot([0, 1], [m.value, m.value], transform=trans, zorder=5, gid=MARKER_LINE_GID,
+                **styles[m.role])
 
 
 def _place(ax, text, taken: list, renderer) -> None:
@@ -103,45 +108,66 @@ def _place(ax, text, taken: list, renderer) -> None:
     taken.append(box)
 
 
-def _label_x_group(ax, group: list[FigureMarker], label: Callable[[FigureMarker], str],
-                   styles: dict, taken: list, renderer) -> list:
-    """The labels of one x group, at the top of the axes beside its lines (left of them when
-    the group is in the right third, so the text stays inside the axes)."""
+#: Height of one label row, points (the font and a little leading).
+ROW_PT = FONT_PT + 2.0
+
+
+def _x_labels(ax, groups: list[list[FigureMarker]], label: Callable[[FigureMarker], str],
+              styles: dict, renderer) -> tuple[list, list[float]]:
+    """The labels of the x groups in rows from the top of the axes, one row per label, and
+    the top of each group's lines (axes fraction: the bottom of its last label row).
+
+    Each label starts beside its lines and runs right (left when it would leave the axes).
+    Groups whose labels run right take the top rows in x order, those that run left the rows
+    under them in reverse x order; a line stops under its own labels and under any label
+    across its x, so no label crosses a line, and labels never share a row.  A group outside
+    the x range has no line; its labels sit at that edge with an arrow.
+    """
     from matplotlib import transforms
 
-    side = _inside(ax, "x", group[0].value)
-    lo, hi = ax.get_xlim()
-    value = group[0].value if side == 0 else (lo if side < 0 else hi)
-    frac = ax.transAxes.inverted().transform(ax.transData.transform((value, 1.0)))[0]
-    right = side > 0 or (side == 0 and frac > 2 / 3)
-    half = (len(group) - 1) / 2 * LINE_GAP_PT if side == 0 else 0.0
-    dx = -(half + PAD_PT) if right else half + PAD_PT
     trans = transforms.blended_transform_factory(ax.transData, ax.transAxes)
-    texts = []
-    for i, m in enumerate(group):
-        arrow = "◂ " if side < 0 else ""
-        tail = " ▸" if side > 0 else ""
-        t = ax.annotate(f"{arrow}{label(m)}{tail}", (value, 1.0), xycoords=trans,
-                        xytext=(dx, -PAD_PT - i * (FONT_PT + 1.5)), textcoords="offset points",
-                        ha="right" if right else "left", va="top", fontsize=FONT_PT,
-                        color=styles[m.role]["color"], zorder=7, annotation_clip=False,
-                        bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none",
-                              "alpha": 0.8})
-        t.set_gid(MARKER_LABEL_GID)
-        _keep_inside(ax, t, renderer)
-        _place(ax, t, taken, renderer)
-        texts.append(t)
-    return texts
-
-
-def _keep_inside(ax, text, renderer) -> None:
-    """Flip ``text`` to the other side of its anchor when it runs past the axes' left or right
-    edge on its side (a long label near the middle of a narrow axes)."""
-    box, frame = text.get_window_extent(renderer), ax.get_window_extent(renderer)
-    left = text.get_horizontalalignment() == "left"
-    if (left and box.x1 > frame.x1) or (not left and box.x0 < frame.x0):
-        text.set_horizontalalignment("right" if left else "left")
-        text.xyann = (-text.xyann[0], text.xyann[1])
+    lo, hi = ax.get_xlim()
+    placed: list[tuple[int, float, bool, list]] = []  # (group index, x, runs right, texts)
+    for gi, group in enumerate(groups):
+        side = _inside(ax, "x", group[0].value)
+        value = group[0].value if side == 0 else (lo if side < 0 else hi)
+        half = (len(group) - 1) / 2 * LINE_GAP_PT if side == 0 else 0.0
+        texts = []
+        for m in group:
+            text = ("◂ " if side < 0 else "") + label(m) + (" ▸" if side > 0 else "")
+            t = ax.annotate(text, (value, 1.0), xycoords=trans, xytext=(half + PAD_PT, 0),
+                            textcoords="offset points", ha="left", va="top", fontsize=FONT_PT,
+                            color=styles[m.role]["color"], zorder=7, annotation_clip=False)
+            t.set_gid(MARKER_LABEL_GID)
+            texts.append(t)
+        frame = ax.get_window_extent(renderer)
+        right = side <= 0 and max(t.get_window_extent(renderer).x1 for t in texts) <= frame.x1
+        if not right:
+            for t in texts:
+                t.set_horizontalalignment("right")
+                t.xyann = (-(half + PAD_PT), 0)
+        placed.append((gi, value, right, texts))
+    order = sorted((p for p in placed if p[2]), key=lambda p: p[1]) + \
+        sorted((p for p in placed if not p[2]), key=lambda p: -p[1])
+    row = 0
+    out = []
+    for _gi, _value, _right, texts in order:
+        for t in texts:
+            t.xyann = (t.xyann[0], -PAD_PT - row * ROW_PT)
+            row += 1
+            out.append(t)
+    # a group's lines stop under its own labels, and under any other label across their x
+    # (a label that had to run left over the line of a group in an upper row)
+    inv = ax.transAxes.inverted()
+    boxes = [t.get_window_extent(renderer) for t in out]
+    tops = [1.0] * len(groups)
+    for gi, value, _right, texts in placed:
+        x = ax.transData.transform((value, 1.0))[0]
+        over = [b for b in boxes if b.x0 - 1 <= x <= b.x1 + 1] + \
+            [t.get_window_extent(renderer) for t in texts]
+        if _inside(ax, "x", groups[gi][0].value) == 0:
+            tops[gi] = max(0.0, min(inv.transform((x, b.y0))[1] for b in over) - 0.005)
+    return out, tops
 
 
 def _points(ax, spec: FigureSpec) -> list:
@@ -216,12 +242,12 @@ def draw_markers(ax, spec: FigureSpec, styles: dict, label: Callable[[FigureMark
     """Draw ``spec.markers`` on ``ax`` (limits final, figure laid out) with ``styles[role]``
     (line keyword arguments with a ``color``) and one label per marker (``label(marker)``);
     returns the label texts.  Existing texts of ``ax`` (marks' labels) are kept clear of."""
-    taken = [t.get_window_extent(renderer) for t in ax.texts if t.get_text()]
-    x_texts: list = []
-    for group in _groups(ax, [m for m in spec.markers if m.axis == "x"], "x"):
-        _lines(ax, group, styles)
-        x_texts += _label_x_group(ax, group, label, styles, taken, renderer)
+    x_groups = _groups(ax, [m for m in spec.markers if m.axis == "x"], "x")
+    x_texts, tops = _x_labels(ax, x_groups, label, styles, renderer)
+    for group, top in zip(x_groups, tops):
+        _lines(ax, group, styles, top)
     _headroom(ax, spec, x_texts, renderer)  # before the y labels: it moves the data
+    taken = [t.get_window_extent(renderer) for t in ax.texts if t.get_text()]
     y_texts: list = []
     points = _points(ax, spec)
     for group in _groups(ax, [m for m in spec.markers if m.axis == "y"], "y"):
@@ -230,9 +256,10 @@ def draw_markers(ax, spec: FigureSpec, styles: dict, label: Callable[[FigureMark
     return x_texts + y_texts
 
 
-def _lines(ax, group: list[FigureMarker], styles: dict) -> None:
-    """The group's lines side by side, ``LINE_GAP_PT`` apart (none outside the axis' range)."""
+def _lines(ax, group: list[FigureMarker], styles: dict, top: float = 1.0) -> None:
+    """The group's lines side by side, ``LINE_GAP_PT`` apart (none outside the axis' range),
+    up to ``top`` (axes fraction) for x markers."""
     if _inside(ax, group[0].axis, group[0].value) == 0:
         half = (len(group) - 1) / 2
         for i, m in enumerate(group):
-            _line(ax, m, (i - half) * LINE_GAP_PT, styles)
+            _line(ax, m, (i - half) * LINE_GAP_PT, styles, top)

@@ -3,7 +3,8 @@ reader looks at it (matplotlib's own bounding boxes, after the layout is final):
 
 * no two labels drawn at the same place: every marker's label (thresholds, crossovers, often at
   one x) and every mark's label is its own box, overlapping no other one;
-* every marker is named: one label per marker, with the marker's text;
+* every marker is named: one label per marker, with the marker's text, and no label lies
+  across a vertical marker line;
 * the legend overlaps neither the axes (it is outside them, so no curve runs under it) nor a
   label, the title, the axis labels and ticks, or the notes and footer under the figure;
 * no data point lies under a marker's label;
@@ -65,6 +66,14 @@ def test_labels_are_apart_and_every_marker_is_named(spec):
     for m in spec.markers:
         assert any(m.label in t.get_text() for t in named), m.label
     boxes = [t.get_window_extent(r) for t in labels]
+    from advisor.report.markers import MARKER_LINE_GID
+
+    for line in ax.lines:  # no label across a vertical marker line
+        if line.get_gid() != MARKER_LINE_GID or line.get_xdata()[0] != line.get_xdata()[1]:
+            continue
+        (x0, y0), (x1, y1) = line.get_transform().transform(line.get_xydata())
+        for t, b in zip(labels, boxes):
+            assert not (b.x0 + 1 < x0 < b.x1 - 1 and b.y0 + 1 < max(y0, y1)), t.get_text()
     for i, b in enumerate(boxes):
         for j in range(i + 1, len(boxes)):
             assert not b.overlaps(boxes[j]), (labels[i].get_text(), labels[j].get_text())
