@@ -13,7 +13,7 @@ from __future__ import annotations
 import socket
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from advisor import __version__
 from advisor.measure.artefacts import (ARTEFACT_LOWERED, ARTEFACT_WITHDRAWN, relabel,
@@ -142,6 +142,7 @@ def run_probes(
     on_event: Optional[EventCallback] = None,
     command: str = "advisor probe",
     seed: int = 12345,
+    libraries: Optional[Mapping[str, Any]] = None,
 ) -> Profile:
     """Run ``probes`` (name -> probe) in name order and return the Profile.
 
@@ -161,6 +162,11 @@ def run_probes(
     A ``KeyboardInterrupt`` in the calling thread (SIGINT; the CLI raises it for SIGTERM and
     SIGHUP too) stops the run: the probes that completed keep their results, the running one and
     those not started are ``failed`` with the signal named, and the profile is still returned.
+
+    ``libraries`` (``Registry.libraries``): when given, the known bad combinations of their
+    advisories (``advisor.libraries.advisories``) that match the facts and the settings the
+    results recommend become the findings of one more result, probe ``advisories`` of the core
+    (:func:`advisory_result`), added only when something matched.
     """
     budget = time_budget_s if time_budget_s is not None else (
         QUICK_BUDGET_S if quick else DEFAULT_BUDGET_S)
@@ -198,6 +204,10 @@ def run_probes(
                     plugin=plugin, probe=name, status="failed",
                     reason=f"interrupted ({interrupted}) while running",
                     duration_s=round(time.monotonic() - t_start, 3)))
+    if libraries is not None:
+        adv = advisory_result(facts, libraries, results)
+        if adv is not None:
+            results.append(adv)
     prov = Provenance(advisor_version=__version__, command=command, created=created,
                       duration_s=round(time.monotonic() - t0, 3),
                       hostname=facts.hostname or socket.gethostname())
@@ -222,6 +232,29 @@ def summary(profile: Profile, path: Any) -> dict:
                     "evidence": len(r.evidence), "seconds": r.duration_s}
                    for r in profile.results],
     }
+
+
+#: The ``PluginResult.plugin`` of the core's own result (as ``advisor plugins`` names the core).
+CORE_PLUGIN = "hpc-advisor (core)"
+
+
+def advisory_result(facts: Facts, libraries: Mapping[str, Any],
+                    results: Sequence[PluginResult]) -> Optional[PluginResult]:
+    """The ``advisories`` result: one finding per advisory that matches ``facts`` and the env
+    settings ``results`` recommend (an unset name counts as the library default); None when
+    none matches."""
+    from advisor.libraries.advisories import finding, matches, setting_value
+
+    env = {s.name: str(s.value) for res in results for rec in res.recommendations
+           for s in rec.settings if s.kind == "env" and not s.is_default}
+    found = []
+    for adv, version, name in matches(facts, libraries, env, written_only=False):
+        lib = libraries.get(adv.library)
+        value = setting_value(adv, lib, env) if lib is not None and name else None
+        found.append(finding(adv, version, name, value))
+    if not found:
+        return None
+    return PluginResult(plugin=CORE_PLUGIN, probe="advisories", status="ok", findings=found)
 
 
 def partial(profile: Profile) -> bool:

@@ -25,6 +25,10 @@ def lint(
     json_: bool = common.JsonOpt,
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Only this "
                                                "probe/plugin's checks (repeatable)."),
+    profile: Optional[Path] = typer.Option(None, "--profile", "-p", metavar="PATH|@NAME",
+                                           help="Judge for the machine of this profile: its "
+                                           "facts (library versions, security) decide which "
+                                           "known bad combinations apply."),
 ) -> None:
     """Check env files or the live environment: unknown, misspelt, renamed, inert, blocked or
     badly typed settings.  Findings go to stdout (file:line: severity: message); exit 1 on
@@ -44,6 +48,7 @@ def lint(
     if not files and not env:
         raise BadInputError("lint: give one or more FILEs, or --env for the live environment")
     reg = common.load_registry(plugin, None)
+    prof_facts = common.load(profile).facts if profile is not None else None
     facts = detect(reg.fact_detectors, opencl=False)
     entries = []
     launches = []  # launch lines whose ranks start in a wrapper
@@ -60,7 +65,7 @@ def lint(
             refused.append(exc)
     if env:
         entries.extend(live_env_entries())
-    findings = lint_entries(entries, facts=facts, knobs=reg.knobs,
+    findings = lint_entries(entries, facts=prof_facts or facts, knobs=reg.knobs,
                             catalogues=installed_catalogues(facts,
                                                             libraries=reg.libraries),
                             probes=reg.probes, libraries=reg.libraries,

@@ -69,7 +69,7 @@ def probe(
         prof = run_probes(reg.probes, reg.owners("probe"), facts, time_budget_s=time_budget,
                           quick=quick, launcher=launcher_argv, options=options,
                           on_event=on_event, command=" ".join(["advisor"] + sys.argv[1:]),
-                          seed=seed)
+                          seed=seed, libraries=reg.libraries)
     if thin:
         from advisor.fleet.thin import FLEET_PROFILE_BYTES, thin_profile
 

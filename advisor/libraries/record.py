@@ -16,6 +16,7 @@ from packaging.utils import canonicalize_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.knobs import Knob
+    from advisor.libraries.advisories import Advisory
     from advisor.libraries.history import NameHistory
     from advisor.models import Facts
 
@@ -173,6 +174,8 @@ class Library:
     :ivar packages: ``(tool, name)`` pairs: what a packaging tool calls the package whose
         module or easyconfig should carry this library's settings (``("spack", "py-cupy")``,
         ``("easybuild", "CuPy")``); ``package(tool)`` reads it.
+    :ivar advisories: known bad combinations the record carries itself
+        (``advisor.libraries.advisories``; the shipped ones are found by ``name``).
     :ivar source: where the facts above come from.
     """
 
@@ -193,6 +196,7 @@ class Library:
     renamed_prefixes: tuple[tuple[str, str, str], ...] = ()
     version_field: Optional[str] = None
     packages: tuple[tuple[str, str], ...] = ()
+    advisories: tuple["Advisory", ...] = ()
     description: str = ""
     source: str = ""
 

@@ -294,11 +294,34 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
         from advisor.lint.wrappers import check_wrapped
 
         check_wrapped(ctx, entries, launches)
+    _advisories(ctx, entries)
     if probes:
         _plugin_lint(ctx, entries, probes)
     order = {id(f): i for i, f in enumerate(ctx.out)}
     return sorted(ctx.out, key=lambda f: (f.path or "", f.line if f.line is not None else 1 << 30,
                                           order[id(f)]))
+
+
+def _advisories(ctx: LintContext, entries: Sequence[EnvEntry]) -> None:
+    """Known bad combinations (``advisor.libraries.advisories``) among the settings each
+    environment of a source gives its commands, for the versions and facts of ``ctx.facts``
+    (this machine, or a profile's): one finding per record, setting and line."""
+    from advisor.libraries.advisories import finding, matches, setting_value
+
+    seen: set[tuple[str, Optional[int], str]] = set()
+    for path, es in _environments(entries):
+        env = resolve_env(es)
+        for adv, version, name in matches(ctx.facts, ctx.libraries, env, written_only=True):
+            lib = ctx.libraries.get(adv.library)
+            holder = name if name in env else (lib.list_variable if lib else None)
+            where = [e for e in es if e.name == holder]
+            e = where[-1] if where else None
+            key = (path, e.line if e else None, adv.id)
+            if e is None or key in seen:
+                continue
+            seen.add(key)
+            f = finding(adv, version, name, setting_value(adv, lib, env) if lib else None)
+            ctx.out.append(LintFinding(f, e.path, e.line, name))
 
 
 def _plugin_lint(ctx: LintContext, entries: Sequence[EnvEntry],
