@@ -330,4 +330,16 @@ def _plugin_lint(ctx: LintContext, entries: Sequence[EnvEntry],
                     p, line, name = _locate(f, es)
                     lf = LintFinding(f, p or path, line, name)
                     if lf not in ctx.out:  # one finding of the file-level settings, once
+                        _supersede(ctx, lf)
                         ctx.out.append(lf)
+
+
+def _supersede(ctx: LintContext, lf: LintFinding) -> None:
+    """A probe's error about a setting's value replaces the core's warning about the same
+    value read from a recorded list (``invalid-value``, a warning because another build may
+    differ: a component the recorded build lacks), when the probe knows this build."""
+    if lf.severity != "error" or lf.line is None:
+        return
+    ctx.out[:] = [x for x in ctx.out if not (
+        x.finding.id == "invalid-value" and x.severity == "warning" and x.path == lf.path
+        and x.line == lf.line and x.name == lf.name and ctx.recorded_value(x))]

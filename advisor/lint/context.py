@@ -100,6 +100,12 @@ class LintContext:
         return ((knob is None or knob.flavour in (None, *lib.catalogue_flavours))
                 and flav in (None, *lib.catalogue_flavours))
 
+    def recorded_value(self, f: LintFinding) -> bool:
+        """True when ``f`` judged a value against a recorded catalogue (not this build)."""
+        lib = library_of_env(f.name or "", self.libraries)
+        cat = self.catalogues.get(lib.name) if lib is not None else None
+        return cat is not None and cat.recorded
+
     def covered(self, e: EnvEntry, lib: Library, name: str, knob: Optional[Knob]) -> None:
         """Note that ``name`` of ``lib``'s family was read: checked when the library's
         catalogue was read (or its name history holds the version in use) and lists its

@@ -47,6 +47,11 @@ def _why(ctx: LintContext, lib: Library, why_none: Mapping[str, str]) -> tuple[s
                 f"flavour's names only, and the {lib.name} here is {flav}",
                 f"lint on a node with the {flav} {lib.name}, or check the names against its "
                 "documentation")
+    flav = ctx.flavour(lib)
+    if lib.catalogue_flavours and flav and flav not in lib.catalogue_flavours:
+        return (f"advisor reads and records lists of the {'/'.join(lib.catalogue_flavours)} "
+                f"{lib.name} only, and the {lib.name} here is {flav}",
+                f"check the names against the {flav} {lib.name} documentation (its man pages)")
     if lib.catalogue is None and not recorded:
         how = (f"compare the names with '{lib.list_tool}' on a node with {lib.name}"
                if lib.list_tool else f"check the names against {lib.source or 'its manual'}")

@@ -186,3 +186,37 @@ def test_parse_library_args():
                                                                       "ucx": "1.18.1"}
     with pytest.raises(BadInputError, match="recorded: .*mpich@4.3"):
         parse_library_args(["openmpi@6.0"], libs)
+
+
+def test_a_flavour_no_list_covers_is_unchecked_with_the_reason():
+    """HPE Cray MPICH reads MPICH_ names upstream's mpivars never lists."""
+    cray = Facts(mpi=MpiFacts(implementation="mpich", flavour="cray", version="8.1.30"))
+    for cats in (None, {}):  # with this machine's upstream mpivars, and with no list at all
+        libs = _libraries()
+        entries = lint.parse_env_text("MPICH_SMP_SINGLE_COPY_SIZE=8192\n", path="site.env")
+        if cats is None:
+            cats, _ = choose_catalogues(cray, libraries=libs)
+        found, cov = lint_run(entries, facts=cray, catalogues=cats, libraries=libs)
+        (f,) = [f for f in found if f.finding.id == "unchecked-family"]
+        assert "upstream" in f.finding.message and "here is cray" in f.finding.message
+        assert cov.unchecked == 1
+
+
+def test_a_profile_of_an_open_mpi_machine_checks_through_its_recorded_release(tmp_path):
+    """The shipped Open MPI profile records 5.0.11 and its build's components: the plugin's
+    error about the component replaces the recorded list's warning (one finding a line)."""
+    from support import REPO
+
+    proc = _cli(tmp_path, "--profile", str(REPO / "profiles" /
+                                           "x86_64-icelake-2core-vm-openmpi.toml"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    by_line = _lines(proc.stdout)
+    assert by_line[1].count(": error: ") == 1 and ": warning: " not in by_line[1]
+    assert "did you mean UCX_TLS?" in by_line[2]
+    assert "openmpi 5.0.11 as recorded" in proc.stderr
+
+
+def test_the_50_catalogue_reads_vader_in_a_btl_list_as_sm():
+    found, _ = _run("OMPI_MCA_btl=self,vader\nOMPI_MCA_btl=^openib\n", NO_OMPI,
+                    asked={"openmpi": "5.0"})
+    assert [f for f in found if f.finding.id == "invalid-value"] == []
