@@ -26,7 +26,8 @@ SHOWN = 5
 
 @dataclass
 class Coverage:
-    """Distinct ``(path, name)`` pairs of known families, ``checked`` and ``unchecked``, and
+    """Distinct ``(path, variable)`` pairs of known families, ``checked`` and ``unchecked`` (a
+    variable with one unchecked item counts as unchecked), and
     per library the list its checked names were read against (``used``: library -> one
     line naming the catalogue, installed or recorded, and its version)."""
 
@@ -104,15 +105,15 @@ def coverage_of(ctx: LintContext) -> Coverage:
     unchecked: set[tuple[str, str]] = set()
     fams: set[str] = set()
     for lib_name, seen in ctx.seen.items():
-        for e, name, ok in seen:
-            (checked if ok else unchecked).add((e.path, name))
+        for e, name, ok in seen:  # counted by variable: a list variable's items are one
+            (checked if ok else unchecked).add((e.path, e.name))
             if not ok:
                 fams.add(lib_name)
         cat = ctx.catalogues.get(lib_name)
         if cat is not None and any(ok for _, _, ok in seen):
             lib = ctx.library(lib_name)
             cov.used[lib_name] = f"{lib_name} names checked against {ctx.listed_by(lib)}"
-    cov.checked = len(checked)
-    cov.unchecked = len(unchecked - checked)
+    cov.checked = len(checked - unchecked)
+    cov.unchecked = len(unchecked)
     cov.families = len(fams)
     return cov
