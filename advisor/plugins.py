@@ -225,7 +225,8 @@ def _report_unknown_hooks(pm: AdvisorPluginManager) -> None:
 #: records, ``advisor.libraries.BUILTIN_MODULES``); each is blockable by this name.
 BUILTIN_HOOK_MODULES = ("advisor.emit.builtin", "advisor.libraries.mpich",
                         "advisor.libraries.glibc", "advisor.libraries.openmpi",
-                        "advisor.libraries.cupy", "advisor.libraries.dla_future")
+                        "advisor.libraries.cupy", "advisor.libraries.dla_future",
+                        "advisor.libraries.families")
 
 
 def _register_builtin(pm: AdvisorPluginManager) -> None:

@@ -7,7 +7,10 @@ built-in ones are core modules listed in ``advisor.plugins.BUILTIN_HOOK_MODULES`
 * ``advisor.libraries.mpich`` - CVARs, ``mpivars``, MPL values, CVAR history 4.0-5.0;
 * ``advisor.libraries.glibc`` - ``GLIBC_TUNABLES``, ``ld.so --list-tunables``, strtoul numbers;
 * ``advisor.libraries.openmpi`` - ``OMPI_MCA_`` parameters, the vader -> sm rename;
-* ``advisor.libraries.cupy`` and ``advisor.libraries.dla_future`` - name families and versions.
+* ``advisor.libraries.cupy`` and ``advisor.libraries.dla_future`` - name families and versions;
+* ``advisor.libraries.families`` - families with no list of names (PRRTE, PMIx, libfabric,
+  Umpire), so lint can say it did not check them;
+* ``advisor.libraries.recorded`` - catalogues recorded per release from the wheels.
 
 The MPI libraries' modules also say how each MPI names itself (its ``MPI_Get_library_version``
 banners, read by ``advisor.facts.mpi``) and how its launcher is recognised and started locally
@@ -37,7 +40,7 @@ __all__ = ["Library", "Catalogue", "CatalogueEntry", "Problem", "ValueGrammar",
 #: The core modules that register the built-in library records.
 BUILTIN_MODULES = ("advisor.libraries.mpich", "advisor.libraries.glibc",
                    "advisor.libraries.openmpi", "advisor.libraries.cupy",
-                   "advisor.libraries.dla_future")
+                   "advisor.libraries.dla_future", "advisor.libraries.families")
 
 
 def builtin_libraries() -> dict[str, Library]:
@@ -47,8 +50,9 @@ def builtin_libraries() -> dict[str, Library]:
     takes ``Registry.libraries``, so plugin-registered records are seen."""
     out: dict[str, Library] = {}
     for modname in BUILTIN_MODULES:
-        rec = importlib.import_module(modname).record()
-        out[rec.name] = rec
+        mod = importlib.import_module(modname)
+        for rec in (mod.records() if hasattr(mod, "records") else (mod.record(),)):
+            out[rec.name] = rec
     return out
 
 

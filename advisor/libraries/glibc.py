@@ -96,6 +96,7 @@ class StrtoulValues(ValueGrammar):
 def record() -> Library:
     return Library(name=NAME, list_variable=LIST_VARIABLE, item_separator=":",
                    item_prefix="glibc.", version=version, catalogue=catalogue,
+                   list_tool="ld.so --list-tunables",
                    version_field="kernel.glibc_version",
                    values=StrtoulValues(), description="glibc tunables (GLIBC_TUNABLES)",
                    # no module or easyconfig is built for the system C library: every program

@@ -39,6 +39,18 @@ class Fate:
     family: Optional[str] = None
 
 
+def series(version: Optional[str]) -> Optional[str]:
+    """``"5.0.11"`` -> ``"5.0"`` (the ``major.minor`` release a recorded file stands for);
+    None when ``version`` is empty or not a version."""
+    if not version:
+        return None
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return None
+    return f"{v.major}.{v.minor}"
+
+
 def _key(release: str) -> Version:
     return Version(release)
 
@@ -78,13 +90,7 @@ class NameHistory:
     def release_of(self, version: Optional[str]) -> Optional[str]:
         """The recorded ``major.minor`` series of ``version``; None when not recorded or
         unparsable (a Cray MPICH 8.1 is not an upstream release)."""
-        if not version:
-            return None
-        try:
-            v = Version(version)
-        except InvalidVersion:
-            return None
-        rel = f"{v.major}.{v.minor}"
+        rel = series(version)
         return rel if rel in self.releases else None
 
     def info(self, name: str, release: str) -> Optional[NameInfo]:

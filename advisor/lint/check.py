@@ -16,6 +16,7 @@ from typing import Any, Mapping, Optional, Sequence
 from advisor.knobs import Knob
 from advisor.libraries import Catalogue, Library, library_of_env
 from advisor.lint.context import LintContext
+from advisor.lint.coverage import Coverage, coverage_of, unchecked_families
 from advisor.lint.names import history_fate, name_ok, near_knob, renamed_prefix, unknown
 from advisor.lint.read import ENV_PATH, resolve_env
 from advisor.specs.entry import EnvEntry
@@ -88,6 +89,7 @@ class Checker:
             knob = ctx.knob_for(canon, lib.name)
         cat = ctx.catalogues.get(lib.name)
         centry = cat.entries.get(canon) if cat is not None else None
+        ctx.covered(e, lib, name, knob)
         if knob is not None and not name_ok(ctx, e, knob, lib, name):
             return
         if centry is None:
@@ -103,10 +105,8 @@ class Checker:
                              severity="warning" if weak and cat is not None else None)
                 return
             if cat is not None and ctx.complete_for(lib, knob):
-                version = ctx.version(lib)
                 ctx.add(e, "unknown-name", "error",
-                         f"{name}: not listed by the installed {lib.name}"
-                         f"{' ' + version if version else ''} ({cat.source}), although a knob "
+                         f"{name}: not listed by {ctx.listed_by(lib)}, although a knob "
                          "record names it; the library ignores it",
                          "check the library version, or remove it", name=name)
                 return
@@ -248,13 +248,20 @@ def _locate(f: Finding, entries: Sequence[EnvEntry]) -> tuple[Optional[str], Opt
     return e.path, e.line, e.name
 
 
-def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
-                 knobs: Sequence[Knob] = (), catalogues: Optional[Mapping[str, Catalogue]] = None,
-                 probes: Optional[Mapping[str, Any]] = None,
-                 libraries: Mapping[str, Library],
-                 issues: Sequence[Any] = (),
-                 launches: Sequence[Any] = ()) -> list[LintFinding]:
-    """All findings for ``entries``: generic checks, then each probe's ``lint(env, facts)``.
+def lint_entries(entries: Sequence[EnvEntry], **kw: Any) -> list[LintFinding]:
+    """The findings of :func:`lint_run` (same arguments)."""
+    return lint_run(entries, **kw)[0]
+
+
+def lint_run(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
+             knobs: Sequence[Knob] = (), catalogues: Optional[Mapping[str, Catalogue]] = None,
+             probes: Optional[Mapping[str, Any]] = None,
+             libraries: Mapping[str, Library],
+             issues: Sequence[Any] = (), strict: bool = False,
+             why_none: Optional[Mapping[str, str]] = None,
+             launches: Sequence[Any] = ()) -> tuple[list[LintFinding], Coverage]:
+    """All findings for ``entries``: generic checks, then each probe's ``lint(env, facts)``,
+    with what was checked (``advisor.lint.coverage.Coverage``).
 
     :param facts: machine facts (library versions, flavour, security); None: unknown.
     :param knobs: knob records (``Registry.knobs``); the libraries' own knob records
@@ -271,11 +278,14 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
         ``advisor.steps.StepRunner.call``.  A probe whose ``lint`` raises, exits, returns
         anything but ``Finding`` objects or overruns ``advisor.steps.GRACE_S`` gives a
         ``plugin-lint-failed`` warning instead (``probe P: lint: <the step's error text>``).
+    :param strict: an ``unchecked-family`` finding (names of a family no list checked) is an
+        error instead of a warning.
+    :param why_none: library -> why no catalogue was chosen for it (``choose_catalogues``).
     :param launches: the launch lines whose ranks start in a wrapper
         (``advisor.formats.wrappers.wrapped_launches`` of each file's text): the settings in
         effect there are checked against what the wrapper takes away
         (``advisor.lint.wrappers``).
-    :return: findings in source order, then plugin findings.
+    :return: findings in source order, then plugin findings; the coverage.
     """
     own = {(k.library, k.name) for k in knobs}
     extra = [k for lib in libraries.values() for k in lib.knobs if (k.library, k.name) not in own]
@@ -288,6 +298,7 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
     for e in entries:
         checker.entry(e)
     _owner_not_loaded(ctx, issues)
+    unchecked_families(ctx, strict=strict, why_none=why_none)
     _duplicates(entries, ctx)
     _not_exported(entries, ctx)
     if launches:
@@ -299,7 +310,7 @@ def lint_entries(entries: Sequence[EnvEntry], *, facts: Optional[Facts] = None,
         _plugin_lint(ctx, entries, probes)
     order = {id(f): i for i, f in enumerate(ctx.out)}
     return sorted(ctx.out, key=lambda f: (f.path or "", f.line if f.line is not None else 1 << 30,
-                                          order[id(f)]))
+                                          order[id(f)])), coverage_of(ctx)
 
 
 def _advisories(ctx: LintContext, entries: Sequence[EnvEntry]) -> None:
@@ -350,4 +361,16 @@ def _plugin_lint(ctx: LintContext, entries: Sequence[EnvEntry],
                     p, line, name = _locate(f, es)
                     lf = LintFinding(f, p or path, line, name)
                     if lf not in ctx.out:  # one finding of the file-level settings, once
+                        _supersede(ctx, lf)
                         ctx.out.append(lf)
+
+
+def _supersede(ctx: LintContext, lf: LintFinding) -> None:
+    """A probe's error about a setting's value replaces the core's warning about the same
+    value read from a recorded list (``invalid-value``, a warning because another build may
+    differ: a component the recorded build lacks), when the probe knows this build."""
+    if lf.severity != "error" or lf.line is None:
+        return
+    ctx.out[:] = [x for x in ctx.out if not (
+        x.finding.id == "invalid-value" and x.severity == "warning" and x.path == lf.path
+        and x.line == lf.line and x.name == lf.name and ctx.recorded_value(x))]

@@ -50,6 +50,9 @@ class LintContext:
         self.out: list[LintFinding] = []
         self.unclaimed: list[EnvEntry] = []
         self.declared: Optional[frozenset[str]] = None
+        #: names of a library's family: library -> [(entry, name, checked)], in input order
+        #: (``advisor.lint.coverage``)
+        self.seen: dict[str, list[tuple[EnvEntry, str, bool]]] = {}
 
     def add(self, e: EnvEntry, fid: str, severity: str, message: str,
             remedy: Optional[str] = None, name: Optional[str] = None) -> None:
@@ -58,8 +61,26 @@ class LintContext:
                                             remedy=remedy), e.path, e.line, name or e.name))
 
     def version(self, lib: Library) -> Optional[str]:
-        """The detected version of ``lib`` (``advisor.libraries.version_of``); None: unknown."""
+        """The version of ``lib`` lint judges for: a recorded catalogue's own version when
+        one was chosen, else the detected one (``advisor.libraries.version_of``); None:
+        unknown."""
+        cat = self.catalogues.get(lib.name)
+        if cat is not None and cat.recorded and cat.version:
+            return cat.version
         return version_of(self.facts, lib.name, self.libraries)
+
+    def listed_by(self, lib: Library, source: bool = True) -> str:
+        """Who lists ``lib``'s names, for messages: ``the installed openmpi 5.0.11
+        (<tool>)`` or ``openmpi 5.0.11 as recorded (<source>)``; ``source`` False leaves the
+        parenthesis out."""
+        cat = self.catalogues.get(lib.name)
+        v = self.version(lib)
+        what = f"{lib.name}{' ' + v if v else ''}"
+        if cat is not None and cat.recorded:
+            what = f"{what} as recorded"
+        else:
+            what = f"the installed {what}"
+        return f"{what} ({cat.source})" if source and cat is not None else what
 
     def flavour(self, lib: Library) -> Optional[str]:
         """The installed flavour of ``lib``; None when unknown or its record fails."""
@@ -78,6 +99,26 @@ class LintContext:
         flav = self.flavour(lib)
         return ((knob is None or knob.flavour in (None, *lib.catalogue_flavours))
                 and flav in (None, *lib.catalogue_flavours))
+
+    def recorded_value(self, f: LintFinding) -> bool:
+        """True when ``f`` judged a value against a recorded catalogue (not this build)."""
+        lib = library_of_env(f.name or "", self.libraries)
+        cat = self.catalogues.get(lib.name) if lib is not None else None
+        return cat is not None and cat.recorded
+
+    def covered(self, e: EnvEntry, lib: Library, name: str, knob: Optional[Knob]) -> None:
+        """Note that ``name`` of ``lib``'s family was read: checked when the library's
+        catalogue was read (or its name history holds the version in use) and lists its
+        flavour completely; for a library that has no list
+        at all (no reader, nothing recorded: CuPy, DLA-Future), when a knob record declares
+        the name.  A knob record alone does not check a name of a library whose list could
+        be read elsewhere (``OMPI_MCA_pml`` has one, with no values: ``ucxx`` would pass)."""
+        listless = lib.catalogue is None and lib.recorded is None
+        hist = lib.history
+        listed = (self.catalogues.get(lib.name) is not None
+                  or (hist is not None and hist.release_of(self.version(lib)) is not None))
+        checked = (listed and self.complete_for(lib, None)) or (listless and knob is not None)
+        self.seen.setdefault(lib.name, []).append((e, name, checked))
 
     def knob_for(self, name: str, library: Optional[str] = None) -> Optional[Knob]:
         """The knob record of ``name`` (of ``library`` when given), of the installed flavour

@@ -74,9 +74,7 @@ def unknown(ctx: LintContext, e: EnvEntry, lib: Library, *, listed: bool,
     sugg = [lib.spelled_as(s, name) for s in
             suggest_in_family(canon, pool_of(ctx, lib), prefix, family)]
     cat = ctx.catalogues.get(lib.name)
-    version = ctx.version(lib)
-    where = (f"the installed {lib.name}{' ' + version if version else ''} "
-             f"({cat.source})" if listed and cat is not None else
+    where = (ctx.listed_by(lib) if listed and cat is not None else
              "the knob records of the loaded plugins")
     if not sugg and not listed:
         return  # not in our partial records and no near miss: nothing to say
@@ -84,7 +82,15 @@ def unknown(ctx: LintContext, e: EnvEntry, lib: Library, *, listed: bool,
     msg = f"{shown}: unknown name, not listed by {where}"
     if name.strip() != name:
         msg += " (mind the blank: the library compares names exactly)"
-    if listed:
+    elsewhere = other_releases(ctx, lib, canon) if listed else ""
+    if elsewhere:
+        msg += f" ({elsewhere}: the library ignores it)"
+    elif listed and cat is not None and cat.recorded and not sugg:
+        # a recorded list is of one build: another build of the release may have the
+        # component that reads it
+        severity = severity or "warning"
+        msg += " (a build with other components than the recorded one may read it)"
+    elif listed:
         msg += " (outdated or misspelt: the library ignores it)"
     if sugg:
         msg += f"; did you mean {' or '.join(sugg)}?"
@@ -94,6 +100,26 @@ def unknown(ctx: LintContext, e: EnvEntry, lib: Library, *, listed: bool,
                f"({cat.source if cat is not None else lib.source})")
     ctx.add(e, "unknown-name", severity or ("error" if listed else "warning"), msg, rem,
              name=name)
+
+
+def other_releases(ctx: LintContext, lib: Library, canon: str) -> str:
+    """``listed by openmpi 4.1.8 (recorded), not by 5.0.11``: the other recorded releases
+    that list ``canon`` (a name removed, or added later); ``""`` when none does."""
+    from advisor.libraries.recorded import series
+
+    rec, version = lib.recorded, ctx.version(lib)
+    if rec is None or lib.history is not None:  # a name history says it better
+        return ""
+    found = []
+    for rel in rec.releases:
+        if rel != series(version):
+            other = rec.load(rel)
+            if canon in other.entries:
+                found.append(other.version or rel)
+    if not found:
+        return ""
+    return (f"listed by {lib.name} {', '.join(found)} as recorded, not by "
+            f"{version or 'this version'}")
 
 
 def history_fate(ctx: LintContext, e: EnvEntry, lib: Library, name: str) -> bool:
@@ -111,19 +137,19 @@ def history_fate(ctx: LintContext, e: EnvEntry, lib: Library, name: str) -> bool
     if fate.kind == "renamed":
         new = lib.spelled_as(fate.new or "", name)
         ctx.add(e, "outdated-name", "error",
-                 f"{name}: renamed in {lib.name} {fate.release} -> {new}; the installed "
-                 f"{version} ignores the old name", f"rename to {new} (source: {src})",
+                 f"{name}: renamed in {lib.name} {fate.release} -> {new}; "
+                 f"{ctx.listed_by(lib, source=False)} ignores the old name", f"rename to {new} (source: {src})",
                  name=name)
     elif fate.kind == "removed":
         ctx.add(e, "removed-name", "error",
                  f"{name}: removed in {lib.name} {fate.release} (see family "
-                 f"{fate.family or '?'}); the installed {version} ignores it",
+                 f"{fate.family or '?'}); {ctx.listed_by(lib, source=False)} ignores it",
                  f"remove it, or pick the current setting of family {fate.family or '?'} "
                  f"(source: {src})", name=name)
     else:
         ctx.add(e, "wrong-version", "error",
-                 f"{name}: added in {lib.name} {fate.release}; the installed {version} "
-                 "does not read it", f"remove it or upgrade {lib.name} (source: {src})",
+                 f"{name}: added in {lib.name} {fate.release}; "
+                 f"{ctx.listed_by(lib, source=False)} does not read it", f"remove it or upgrade {lib.name} (source: {src})",
                  name=name)
     return True
 
