@@ -71,13 +71,13 @@ def _settings(con, table) -> None:
         print_wrapped(con, f"{setting}{was}", indent="    ", hang="        ")
 
 
-def _brief(con, prof) -> None:
+def _brief(con, prof, source: Optional[str] = None) -> None:
     """The default view (``advisor.report.brief``): what to set, one why each, verdicts,
     evidence and findings one line each."""
     from advisor.report.brief import brief_show
     from advisor.report.tables import show_report
 
-    rep = brief_show(prof, width=con.width)
+    rep = brief_show(prof, width=con.width, source=source)
     print_wrapped(con, rep.heading)
     print_wrapped(con, rep.probes, max_lines=2)
     if rep.settings.rows:
@@ -151,7 +151,10 @@ def show(profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonO
         out(prof.model_dump_json(indent=2, exclude_none=True) + "\n")
         return
     con = console(soft_wrap=False)
-    (_details if details else _brief)(con, prof)
+    if details:
+        _details(con, prof)
+    else:
+        _brief(con, prof, str(profile) if profile is not None else None)
     if plot:
         con.file.flush()
         _plots(prof)

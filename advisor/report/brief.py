@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from advisor.report.tables import Table, setting_value
 from advisor.specs.units import format_bytes, format_value, sizes_in_text
@@ -239,13 +239,16 @@ def evidence_line(probe: str, ev: "Evidence", width: int) -> str:
     return clip(head + body + tail, width)
 
 
-def brief_show(prof: "Profile", width: int = 120) -> BriefShow:
+def brief_show(prof: "Profile", width: int = 120, source: Optional[str] = None) -> BriefShow:
     """The brief rows of ``advisor show`` for ``prof``; ``width`` (columns) bounds the
-    evidence lines, the CLI cuts the others to the lines it gives each."""
+    evidence lines, the CLI cuts the others to the lines it gives each.  ``source``: the
+    profile as ``--profile`` named it (a path or ``@NAME``), named in the heading (shipped
+    profiles of one host would read alike without it)."""
     from advisor.report.verify import class_cells
 
     p = prof.provenance
-    heading = (f"profile of {p.hostname or '?'} (fingerprint {prof.fingerprint}), {p.created}, "
+    named = f"profile {source} of" if source else "profile of"
+    heading = (f"{named} {p.hostname or '?'} (fingerprint {prof.fingerprint}), {p.created}, "
                f"advisor {p.advisor_version}, {p.duration_s:.0f} s")
     ok = [f"{r.probe} {r.status} ({r.duration_s:.1f} s)" for r in prof.results
           if r.status == "ok"]

@@ -170,7 +170,8 @@ def verify_figure(profile: "Profile") -> Optional[FigureSpec]:
                  "against the baseline, measured interleaved in fresh processes; the ratio's "
                  "bootstrap CI (error bar) must clear the A/A noise floor of identical runs "
                  "(grey) for a verdict of confirmed or regression."),
-        x_label="recommendation", x_unit="", y_label="ratio", y_unit="ratio",
+        x_label="recommendation", x_unit="", y_label="advised / baseline (> 1 better)",
+        y_unit="ratio",
         series=[ratio, floor], names=names,
         markers=[FigureMarker(axis="y", value=1.0, label="no change", role="note")],
         notes=notes[:6])

@@ -249,8 +249,10 @@ def _marks(ax, spec: FigureSpec) -> None:
             trans = ax.get_xaxis_transform()  # x in data, y in axes fraction
             ax.plot([m.x], [CROSS_Y], linestyle="none", marker="x", markersize=8,
                     markeredgewidth=2, color=colour, transform=trans, zorder=6, clip_on=False)
-            ax.annotate(m.label, (m.x, CROSS_Y), xycoords=trans, xytext=(7, 0),
-                        textcoords="offset points", va="center", ha="left", fontsize=7.5,
+            # above the cross, centred on its category: side by side, categories' crosses
+            # and labels never meet (a label to the right ran into the next category's)
+            ax.annotate(m.label, (m.x, CROSS_Y), xycoords=trans, xytext=(0, 7),
+                        textcoords="offset points", va="bottom", ha="center", fontsize=7.5,
                         color=colour, zorder=7)
     if spec.names and spec.marks:  # half a category each side, room for a label on the right
         last = max(spec.names)

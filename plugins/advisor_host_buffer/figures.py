@@ -21,11 +21,12 @@ evidence is there:
 
 from __future__ import annotations
 
+import textwrap
 from typing import Optional, Sequence
 
 from advisor.measure import artefact_kind
 from advisor.models import Evidence, Facts, Point
-from advisor.specs.figures import (FigureBand, FigureMarker, FigureSeries, FigureSpec,
+from advisor.specs.figures import (FigureBand, FigureMark, FigureMarker, FigureSeries, FigureSpec,
                                     series_from_points)
 from advisor.specs.units import format_bandwidth, format_bytes, format_seconds
 
@@ -217,6 +218,11 @@ def categorical(ev: Evidence, *, physical: str = "measured",
     return out, names, notes
 
 
+#: Characters per line of a cross's label: one category's share of the axis at six categories
+#: (the OpenCL figure's), at the marks' 7.5 pt font.
+MARK_CHARS = 16
+
+
 def zero_page_figure(ev: Evidence, api: str) -> Optional[FigureSpec]:
     """A zero-page figure (see the module docstring); None without points."""
     series, names, notes = categorical(ev)
@@ -227,14 +233,34 @@ def zero_page_figure(ev: Evidence, api: str) -> Optional[FigureSpec]:
     if ceiling is not None:
         markers.append(FigureMarker(axis="y", value=float(ceiling), role="limit",
                                     label="copy ceiling of this run"))
+    inflation: dict[str, str] = {}
     for s in ev.series:
         r = ev.values.get(f"{s.name}.inflation")
         lo, hi = (ev.values.get(f"{s.name}.inflation_ci_low"),
                   ev.values.get(f"{s.name}.inflation_ci_high"))
         if r is not None:
-            notes.insert(0, f"{s.name}: untouched / random-filled source x{float(r):.2f}"
-                         + (f" (95 % CI {float(lo):.2f}-{float(hi):.2f})"
-                            if lo is not None and hi is not None else ""))
+            inflation[s.name] = f"x{float(r):.2f}" + (
+                f" (95 % CI {float(lo):.2f}-{float(hi):.2f})"
+                if lo is not None and hi is not None else "")
+            notes.insert(0, f"{s.name}: untouched / random-filled source {inflation[s.name]}")
+    # the finding itself: an untouched source has no bandwidth to draw (its figure is the zero
+    # page's), so it gets its category with a cross and what it read as, not an empty gap
+    marks = []
+    many = len(ev.series) > 1
+    for s in ev.series:
+        for p in s.points:
+            if not p.artefact or p.median() is not None:
+                continue
+            name = f"{s.name} {p.label}" if many and s.name != p.label else str(p.label)
+            x = float(len(names))
+            names[x] = name
+            seen = inflation.get(s.name) if p.label == "untouched" else None
+            ratio = seen.split(" ", 1)[0] if seen else None  # x2.31, the CI is in the notes
+            # short lines: the label sits over its own category, side by side with the next
+            marks.append(FigureMark(x=x, shape="x", role="reference", label=(
+                textwrap.fill(f"{artefact_kind(p.artefact)}:", MARK_CHARS) + "\n"
+                + (f"{ratio} of random" if ratio else "no bandwidth"))))
+            notes[:] = [n for n in notes if not n.startswith(f"{name}: artefact")]
     nbytes = ev.values.get("nbytes")
     size = f" of {format_bytes(int(nbytes))}" if nbytes is not None else ""
     return FigureSpec(
@@ -243,7 +269,7 @@ def zero_page_figure(ev: Evidence, api: str) -> Optional[FigureSpec]:
                  "whisker: its 95 % bootstrap CI. An untouched source maps the kernel's zero "
                  "page: its figure is an artefact, not a bandwidth."),
         x_label="source", x_unit="", y_label="bandwidth", y_unit="bytes/s",
-        series=series, names=names, markers=markers, notes=notes)
+        series=series, names=names, markers=markers, marks=marks, notes=notes)
 
 
 def first_touch_figure(ev: Evidence) -> Optional[FigureSpec]:

@@ -75,7 +75,10 @@ def test_shipped_old_style_zero_page_point_is_shown_without_its_bandwidth(tmp_pa
     assert not any(s.role == "reference" for s in spec.series)
     drawn = [y for s in spec.series for y in s.y]
     assert old.stats.median not in drawn
-    assert any(n.startswith("untouched: artefact (zero page)") for n in spec.notes)
+    # ... and names it where it would stand: a cross in its category, no bandwidth
+    x = next(k for k, n in spec.names.items() if n == "untouched")
+    assert any(m.x == x and m.shape == "x" and m.y is None and "zero page" in m.label
+               for m in spec.marks)
 
 
 def test_fleet_reads_nodes_by_the_same_rules():
