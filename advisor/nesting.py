@@ -11,8 +11,8 @@ before the parser runs:
 - :func:`load_json`, :func:`load_toml`: the bracket depth outside strings and comments
   (:func:`nesting_depth`) is at most :data:`MAX_DEPTH`, then the library parses; for TOML the
   parsed tables are measured too (dotted keys and table headers nest without brackets);
-- :func:`compose_yaml`: PyYAML's event parser (a loop, not a recursion) measures depth and
-  what aliases expand to (:data:`MAX_ALIAS_NODES`: a "billion laughs"), then it composes;
+- :func:`compose_yaml`: PyYAML's composer, which refuses, as it goes, the level past the
+  bound (before it recurses) and aliases past :data:`MAX_ALIAS_NODES` (a "billion laughs");
 - :func:`check_tcl`: the ``[`` a text gives Tcl's parser (:data:`MAX_TCL_SUBSTITUTIONS`);
 - :func:`parse_python`: ``ast.parse``, whose C parser bounds itself (below), its errors as one
   line.
@@ -49,10 +49,11 @@ MAX_ALIAS_NODES = 400_000
 #: Most unescaped ``[`` in one text given to Tcl's parser.  Each nests a command substitution,
 #: which Tcl 8.6's parser reads by recursing in C with no bound: measured here (Tcl 8.6.13,
 #: 8 MiB stack) a nest of 20,000 parses and one of 30,000 kills Python with SIGSEGV.  1000 is
-#: Tcl's own nesting limit for evaluation (``interp recursionlimit``, default 1000), so no
-#: modulefile the module command can run needs a deeper nest, and it needs under 1/20 of that
-#: stack.  Counting every ``[`` (not only nested ones) keeps the bound exact whatever the
-#: quoting: a legitimate command holds far fewer.
+#: Tcl's own nesting limit for evaluation (``interp recursionlimit``, default 1000; measured:
+#: ``set x [list [list ...]]`` 1000 deep fails "too many nested evaluations"), so no modulefile
+#: the module command can run nests deeper, and 1000 levels need under 1/20 of that stack.
+#: Every ``[`` is counted, nested or not: an upper bound on the nest whatever the quoting
+#: (braces, quotes and comments cannot hide one), and a legitimate command holds far fewer.
 MAX_TCL_SUBSTITUTIONS = 1000
 
 #: A string, a comment, or a bracket, per syntax; strings and comments hold no structure.
@@ -110,6 +111,8 @@ def check_depth(text: str, label: str, syntax: str, *,
 
     :raises BadInputError: (``error``) one line naming ``label`` and the limit.
     """
+    if sum(map(text.count, "[{.")) < MAX_DEPTH:
+        return  # fewer openers and dots than levels allowed: no need to scan
     if nesting_depth(text, syntax) > MAX_DEPTH:
         raise _too_deep(label, f"{syntax.upper()} text", error)
 
@@ -149,41 +152,48 @@ def load_toml(text: str, label: str, *, error: Type[BadInputError] = BadInputErr
     return data
 
 
-def _yaml_bounds(text: str, label: str, error: Type[BadInputError]) -> None:
-    """Walk PyYAML's events (its parser is a loop): refuse a nest deeper than
-    :data:`MAX_DEPTH` or aliases that add more than :data:`MAX_ALIAS_NODES` nodes."""
+def _bounded_loader(label: str, error: Type[BadInputError]) -> type:
+    """A ``yaml.SafeLoader`` whose composer (one recursion per level) refuses, as it goes, a
+    nest deeper than :data:`MAX_DEPTH` (before the next level recurses) and aliases that add
+    more than :data:`MAX_ALIAS_NODES` nodes (each alias counts the nodes of what it names)."""
     import yaml
 
-    sizes: dict[str, int] = {}  # anchor -> nodes of its collection, once closed
-    stack: list[list] = []  # open collections: [anchor, nodes so far]
-    added = 0
-    for ev in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(ev, yaml.CollectionStartEvent):
-            stack.append([ev.anchor, 1])
-            if len(stack) > MAX_DEPTH:
+    class Loader(yaml.SafeLoader):
+        depth = 0
+        added = 0
+
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.sizes: dict[int, int] = {}  # id(node) -> nodes in it, itself included
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                named = self.anchors.get(self.peek_event().anchor)
+                self.added += self.sizes.get(id(named), 1)
+                if self.added > MAX_ALIAS_NODES:
+                    raise error(f"{label}: YAML aliases expand to more than {MAX_ALIAS_NODES} "
+                                "nodes (a \"billion laughs\"); refused before parsing")
+                return super().compose_node(parent, index)
+            nested = self.check_event(yaml.CollectionStartEvent)
+            self.depth += nested
+            if self.depth > MAX_DEPTH:
                 raise _too_deep(label, "YAML text", error)
-            continue
-        if isinstance(ev, yaml.CollectionEndEvent):
-            anchor, size = stack.pop()
-        elif isinstance(ev, yaml.AliasEvent):
-            anchor, size = None, sizes.get(ev.anchor, 1)
-            added += size
-            if added > MAX_ALIAS_NODES:
-                raise error(f"{label}: YAML aliases expand to more than {MAX_ALIAS_NODES} "
-                            "nodes (a \"billion laughs\"); refused before parsing")
-        elif isinstance(ev, yaml.ScalarEvent):
-            anchor, size = ev.anchor, 1
-        else:
-            continue
-        if anchor is not None:
-            sizes[anchor] = size
-        if stack:
-            stack[-1][1] += size
+            try:
+                node = super().compose_node(parent, index)
+            finally:
+                self.depth -= nested
+            if nested:
+                kids = ([c for pair in node.value for c in pair]
+                        if isinstance(node, yaml.MappingNode) else node.value)
+                self.sizes[id(node)] = 1 + sum(self.sizes.get(id(c), 1) for c in kids)
+            return node
+
+    return Loader
 
 
 def compose_yaml(text: str, label: str, *, error: Type[BadInputError] = BadInputError) -> Any:
-    """The node tree of YAML ``text`` (``yaml.compose``, marks kept for line numbers), after
-    its depth and alias expansion are bounded (module docstring).
+    """The node tree of YAML ``text`` (``yaml.compose``, marks kept for line numbers), its depth
+    and alias expansion bounded while it composes (module docstring).
 
     :raises BadInputError: (``error``) too deep, too many aliased nodes, or malformed YAML
         (``label:LINE`` named).
@@ -191,8 +201,7 @@ def compose_yaml(text: str, label: str, *, error: Type[BadInputError] = BadInput
     import yaml
 
     try:
-        _yaml_bounds(text, label, error)
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=_bounded_loader(label, error))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{label}:{mark.line + 1}" if mark is not None else label
