@@ -24,14 +24,6 @@ from advisor.errors import ProfileError
 MAX_PROFILE_BYTES = 16 * 1024 * 1024
 
 
-def _tomllib():
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    return tomllib
-
-
 def advisor_home() -> Path:
     """``$ADVISOR_HOME`` or the platformdirs user data directory for hpc-advisor."""
     env = os.environ.get("ADVISOR_HOME")
@@ -68,12 +60,9 @@ def _read_mapping(path: Path) -> dict[str, Any]:
 
 
 def _parse_mapping(text: str, source: str) -> dict[str, Any]:
-    try:
-        return _tomllib().loads(text)
-    except _tomllib().TOMLDecodeError as exc:
-        raise ProfileError(f"{source}: malformed TOML: {exc}") from None
-    except RecursionError:
-        raise ProfileError(f"{source}: malformed TOML: nesting too deep") from None
+    from advisor.nesting import load_toml
+
+    return load_toml(text, source, error=ProfileError)
 
 
 def profile_from_text(text: str, *, source: str = "<profile>"):

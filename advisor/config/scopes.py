@@ -69,14 +69,6 @@ class Scope:
         return str(self.path) if self.path is not None else self.name
 
 
-def _tomllib():
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    return tomllib
-
-
 def scope_path(name: str, environ: Optional[Mapping[str, str]] = None) -> Optional[Path]:
     """The file of scope ``name`` (None for env, cli).
 
@@ -148,11 +140,9 @@ def read_scope_file(name: str, path: Path) -> Scope:
 def scope_from_text(name: str, path: Path, text: str) -> Scope:
     """As :func:`read_scope_file` for ``text`` (the file's content)."""
     from advisor.config.locate import key_lines
+    from advisor.nesting import load_toml
 
-    try:
-        data = _tomllib().loads(text)
-    except _tomllib().TOMLDecodeError as exc:
-        raise BadInputError(f"{path}: malformed TOML: {exc}") from None
+    data = load_toml(text, str(path))
     lines = key_lines(text, data)
     validate(data, str(path), lines)
     return Scope(name, path, data, {k: f"{path}:{n}" for k, n in lines.items()})

@@ -79,15 +79,19 @@ def set_key(scope: str, file: Path, key: str, value_text: str,
     passes :func:`advisor.config.apply.check_scope_pins`).
 
     :return: the new text (as written).
-    :raises BadInputError: the file cannot be read, or the result would not be a valid scope
-        (message: ``FILE:LINE: key '...': ...``); the file is then unchanged.
+    :raises BadInputError: the file cannot be read, it or the value nests deeper than
+        ``advisor.nesting.MAX_DEPTH``, or the result would not be a valid scope (message:
+        ``FILE:LINE: key '...': ...``); the file is then unchanged.
     """
     from advisor.config.scopes import MAX_CONFIG_BYTES, scope_from_text
+    from advisor.nesting import check_depth
     from advisor.save import atomic_write_text
     from advisor.textfile import read_text_file
 
     old = (read_text_file(file, kind="configuration file", max_bytes=MAX_CONFIG_BYTES)
            if file.exists() else EDIT_TEMPLATE.format(scope=scope))
+    check_depth(old, str(file), "toml")  # tomlkit recurses per level too
+    check_depth(value_text, f"value of {key}", "toml")
     new = set_text(old, key_path(key), parse_value(value_text))
     parsed = scope_from_text(scope, file, new)
     if check is not None:

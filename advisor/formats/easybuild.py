@@ -114,15 +114,10 @@ def parse(text: str, path: str) -> list[EnvEntry]:
     """The ``modextravars`` dict of an easyconfig (``NAME: value`` or ``NAME: {'value': v,
     ...}``, EasyBuild 5), read with ``ast.literal_eval``: nothing in the file is run."""
     import ast
-    import warnings
 
-    try:
-        with warnings.catch_warnings():  # "invalid decimal literal" and the like: the text
-            warnings.simplefilter("ignore", SyntaxWarning)  # is data, its warnings not ours
-            tree = ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        raise BadInputError(f"{path}: not Python (easyconfig) syntax: line {exc.lineno}: "
-                            f"{exc.msg}") from None
+    from advisor.nesting import parse_python
+
+    tree = parse_python(text, path, "easyconfig")
     out: list[EnvEntry] = []
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and any(

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
 
 from advisor.specs.entry import EnvEntry
@@ -22,11 +23,20 @@ EXTENSION = "json"
 SUFFIXES = (".json",)
 
 
+#: How a JSON document starts: an object's first key or end, an array's first value or end
+#: (RFC 8259, section 2); ``[section]`` (a TOML header) does not.
+_JSON_START = re.compile(r'\s*(?:\{\s*["}]|\[\s*(?:[\[\]{"\-0-9]|(?:true|false|null)\b))')
+
+
 def sniff(text: str) -> bool:
-    """Whether ``text`` is a JSON document (an object or array that parses)."""
-    head = text.lstrip()
-    if not head.startswith(("{", "[")):
+    """Whether ``text`` is a JSON document (an object or array that parses); one nested deeper
+    than ``advisor.nesting.MAX_DEPTH`` is claimed unparsed, so that ``parse`` refuses it."""
+    from advisor.nesting import MAX_DEPTH, nesting_depth
+
+    if not _JSON_START.match(text):
         return False
+    if nesting_depth(text, "json") > MAX_DEPTH:
+        return True
     try:
         json.loads(text)
     except ValueError:

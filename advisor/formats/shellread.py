@@ -168,9 +168,16 @@ def _tcl():
         return None
 
 
-def _tcl_complete(text: str) -> bool:
+def _tcl_complete(text: str, label: str = "Tcl text") -> bool:
     """Whether ``text`` is a complete Tcl command (``info complete``); True for text Tcl cannot
-    take at all (NUL bytes, lone surrogates), which ``_tcl_words`` then reports unreadable."""
+    take at all (NUL bytes, lone surrogates), which ``_tcl_words`` then reports unreadable.
+
+    :raises BadInputError: more ``[`` than Tcl's parser is given (``advisor.nesting.check_tcl``:
+        it recurses in C per nested ``[``), naming ``label``.
+    """
+    from advisor.nesting import check_tcl
+
+    check_tcl(text, label)
     try:
         return bool(_tcl().call("info", "complete", text))
     except Exception:
@@ -245,7 +252,8 @@ def parse_shell(text: str, path: str, *, tcl: bool = False, fish: bool = False
     exported_names: set[str] = set()
     tcl = tcl and _tcl() is not None
     if tcl:
-        lines = _logical_lines(text, _tcl_complete, keep_backslash=True)
+        lines = _logical_lines(text, functools.partial(_tcl_complete, label=path),
+                               keep_backslash=True)
         words_of: Callable[[str], list[list[str]]] = _tcl_words
     elif fish:
         lines = _logical_lines(text, _fish_complete)

@@ -82,19 +82,14 @@ def render(sel: "Selection") -> str:
 
 
 def yaml_root(text: str, path: str) -> Any:
-    """The node tree of YAML ``text`` (``yaml.compose``: marks kept for line numbers).
+    """The node tree of YAML ``text`` (``yaml.compose``: marks kept for line numbers), its
+    depth and alias expansion bounded first (``advisor.nesting.compose_yaml``).
 
-    :raises BadInputError: malformed YAML (file and line named).
+    :raises BadInputError: malformed YAML (file and line named), too deep, too many aliases.
     """
-    import yaml
+    from advisor.nesting import compose_yaml
 
-    try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else path
-        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise BadInputError(f"{where}: malformed YAML: {' '.join(str(what).split())}") from None
+    return compose_yaml(text, path)
 
 
 def yaml_child(node: Any, key: str) -> Any:

@@ -65,22 +65,12 @@ def parse_structured(text: str, path: str, fmt: str) -> list[EnvEntry]:
     document (key ``settings``), a profile (key ``schema_version``) or, for JSON, an object of
     names to values.
 
-    :raises BadInputError: malformed text, a value no variable can hold, or another shape.
+    :raises BadInputError: malformed text, nested deeper than ``advisor.nesting.MAX_DEPTH``, a
+        value no variable can hold, or another shape.
     """
-    if fmt == "json":
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise BadInputError(f"{path}: malformed JSON: {exc}") from None
-    else:
-        try:
-            import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            import tomli as tomllib
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise BadInputError(f"{path}: malformed TOML: {exc}") from None
+    from advisor.nesting import load_json, load_toml
+
+    data = load_json(text, path) if fmt == "json" else load_toml(text, path)
     items: list[tuple[str, str, Optional[str]]] = []
     if isinstance(data, dict) and isinstance(data.get("settings"), list):  # advisor emit json/toml
         for s in data["settings"]:

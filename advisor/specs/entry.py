@@ -70,20 +70,14 @@ def python_assignments(text: str, path: str, target: str, what: str) -> list:
     parsed without running anything (the readers of the easybuild-hooks and reframe files).
 
     :param what: the kind of file, for the error (``EasyBuild hooks``).
-    :raises BadInputError: ``text`` is not Python syntax (the line named).
+    :raises BadInputError: ``text`` is not Python syntax (the line named), or nests deeper
+        than CPython's parser reads (``advisor.nesting.parse_python``).
     """
     import ast
-    import warnings
 
-    from advisor.errors import BadInputError
+    from advisor.nesting import parse_python
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SyntaxWarning)
-            tree = ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        raise BadInputError(f"{path}: not Python ({what}) syntax: line {exc.lineno}: "
-                            f"{exc.msg}") from None
+    tree = parse_python(text, path, what)
     return [node for node in tree.body if isinstance(node, ast.Assign) and any(
         isinstance(t, ast.Name) and t.id == target for t in node.targets)]
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,10 +117,9 @@ def parse_trace(text: str, *, source: str = "<trace>", json_format: Optional[boo
         json_format = head in ("[", "{")
     out: list[Allocation] = []
     if json_format:
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise BadInputError(f"{source}: malformed JSON: {exc}") from None
+        from advisor.nesting import load_json
+
+        data = load_json(text, source)
         if isinstance(data, dict):
             data = data.get("allocations")
         if not isinstance(data, list):

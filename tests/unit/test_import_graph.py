@@ -17,7 +17,7 @@ from support import REPO
 #: Bottom to top.  A module may import from its own layer or one below, never above.  A name
 #: matches the longest prefix listed; ``advisor_*`` is every plugin package under plugins/.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("advisor", "advisor.errors", "advisor.textfile", "advisor.models",
+    ("base", ("advisor", "advisor.errors", "advisor.textfile", "advisor.nesting", "advisor.models",
               "advisor.models_step", "advisor.models_app", "advisor.knobs", "advisor.specs",
               "advisor.machine_class", "advisor.verify_outcome", "advisor.save",
               "advisor.profile", "advisor.schema", "advisor.shipped")),

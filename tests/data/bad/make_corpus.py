@@ -133,8 +133,9 @@ PROFILES = {
                         "invalid escape sequence in a basic string"),
     "bare-value.toml": (_text('status = "ok"', "status = ok"), 2, ["malformed TOML"],
                         "unquoted string value"),
-    "deep-nesting.toml": (_nest(5000), 2, ["malformed TOML"],
-                          "arrays nested 5000 deep (the parser's recursion limit)"),
+    "deep-nesting.toml": (_nest(5000), 2, ["nests more than 100 levels deep"],
+                          "arrays nested 5000 deep (refused before parsing: "
+                          "advisor.nesting.MAX_DEPTH)"),
     "json-document.toml": (b'{"schema_version": 1, "fingerprint": "0123456789abcdef"}\n', 2,
                            ["malformed TOML"], "a JSON document, not TOML"),
     "yaml-document.toml": (b"schema_version: 1\nprovenance:\n  command: advisor probe\n", 2,
