@@ -342,8 +342,10 @@ def figure(spec: FigureSpec, footer: str = ""):
         fig.supxlabel("\n".join(under), fontsize=7.5, x=0.01, ha="left", color="#333333")
     renderer = fig.canvas.get_renderer()
     fig.get_layout_engine().execute(fig)
-    if draw_markers(ax, spec, MARKER_STYLES, _marker_label(spec), renderer):
-        fig.get_layout_engine().execute(fig)  # the headroom may have widened the tick labels
+    ylim = ax.get_ylim()
+    draw_markers(ax, spec, MARKER_STYLES, _marker_label(spec), renderer)
+    if ax.get_ylim() != ylim:  # the headroom may have widened the tick labels
+        fig.get_layout_engine().execute(fig)
     fig.set_layout_engine("none")
     return fig
 
