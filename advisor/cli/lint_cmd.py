@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from advisor.cli import common
+from advisor.cli import common, complete
 from advisor.cli.boundary import boundary, err, exit_with, out
 from advisor.errors import BadInputError, ExitCode
 
@@ -21,10 +21,12 @@ def lint(
     env: bool = typer.Option(False, "--env", help="Check the live environment (also with FILEs)."),
     format: str = typer.Option("auto", "--format", "-f", metavar="FORMAT", help="Input format: "
                                "auto, sh, csh, fish, tcl, lmod, spack, easybuild, json, toml, or a "
-                               "plugin's format (see 'advisor emit --list')."),
+                               "plugin's format (see 'advisor emit --list').",
+                               autocompletion=complete.lint_formats),
     json_: bool = common.JsonOpt,
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Only this "
-                                               "probe/plugin's checks (repeatable)."),
+                                               "probe/plugin's checks (repeatable).",
+                                               autocompletion=complete.plugins),
 ) -> None:
     """Check env files or the live environment: unknown, misspelt, renamed, inert, blocked or
     badly typed settings.  Findings go to stdout (file:line: severity: message); exit 1 on
@@ -43,6 +45,11 @@ def lint(
     if not files and not env:
         raise BadInputError("lint: give one or more FILEs, or --env for the live environment")
     reg = common.load_registry(plugin, None)
+    if format != "auto" and format not in reg.emitters:  # a typo, before any file is read
+        from advisor.emit import unknown_format
+
+        raise BadInputError(unknown_format(f"--format {format!r}", format, ["auto", *(
+            n for n, e in reg.emitters.items() if e.parse is not None)]))
     facts = detect(reg.fact_detectors, opencl=False)
     entries = []
     refused = []  # one bad file must not hide the findings in the others
