@@ -77,8 +77,42 @@ def test_bash_completes_shipped_profiles_after_the_at(shell_env):
     assert bash_complete(shell_env, "emit", "-p", "@") == [f"@{n}" for n in SHIPPED]
     assert bash_complete(shell_env, "explain", "X", "--profile", "@x86_64-icelake-2core-vm-o") \
         == ["@x86_64-icelake-2core-vm-openmpi"]
+    # as readline hands "-p @x86_64-...-o<TAB>" over ("@" is in COMP_WORDBREAKS)
+    assert bash_complete(shell_env, "emit", "-p", "@", "x86_64-icelake-2core-vm-o") \
+        == ["@x86_64-icelake-2core-vm-openmpi"]
     # a word without "@" is a file: no candidates, so bash's "-o default" completes files
     assert bash_complete(shell_env, "emit", "-p", "x86") == []
+
+
+def interactive_bash(shell_env, typed: str) -> str:
+    """The command line an interactive bash (under util-linux ``script``, a pseudo-terminal)
+    holds after ``typed`` and one TAB: readline splits the words by ``COMP_WORDBREAKS`` and
+    replaces text as a user sees it, which COMP_WORDS set by hand does not show.  The line is
+    read back by turning it into ``echo LINE > FILE`` (Ctrl-A, Ctrl-E) and running it."""
+    tmp, env = shell_env
+    rc = tmp / "interactive.bash"
+    rc.write_text(_script("bash", env))
+    result = tmp / "line.txt"
+    result.unlink(missing_ok=True)
+    proc = subprocess.Popen([tool("script"), "-qec", f"bash --rcfile {rc} -i", "/dev/null"],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    try:
+        proc.stdin.write(f"{typed}\t\x01echo \x05 > {result}\rexit\r".encode())
+        proc.stdin.flush()
+        proc.wait(timeout=120)  # bash reads the keys in order: exit comes after the echo
+    finally:
+        proc.kill()
+    return result.read_text().strip()
+
+
+def test_interactive_bash_completes_a_shipped_name_after_its_at(shell_env):
+    # "@" is in bash's COMP_WORDBREAKS: readline hands "@" and "x86..." as two words
+    assert interactive_bash(shell_env, "advisor emit -p @x86_64-icelake-2core-vm-o") \
+        == "advisor emit -p @x86_64-icelake-2core-vm-openmpi"
+    assert interactive_bash(shell_env, "advisor emit -p @") \
+        == "advisor emit -p @x86_64-icelake-2core-vm"  # the names' common prefix
+    assert interactive_bash(shell_env, "advisor emit -f lm") == "advisor emit -f lmod"
 
 
 def test_bash_completes_plugin_and_probe_names(shell_env):
