@@ -61,3 +61,25 @@ class PluginContractError(AdvisorError):
 
 class ProbeFailed(AdvisorError):
     exit_code = ExitCode.PARTIAL
+
+
+def did_you_mean(word: str, choices, aliases=None):
+    """The known name a mistyped ``word`` most likely meant, or None.
+
+    ``aliases`` (word -> name) comes first: it holds the words a field uses for a format whose
+    name differs (``lua`` for ``lmod``), which no spelling distance finds; an alias whose name is
+    not among ``choices`` (a plugin not loaded) is ignored.  Otherwise the nearest choice by
+    :func:`difflib.get_close_matches` (its default cutoff, 0.6 of the Ratcliff/Obershelp
+    similarity), compared case-insensitively.
+
+    :param choices: the valid names (iterable of str).
+    :return: one name of ``choices``, or None when nothing is close.
+    """
+    import difflib
+
+    known = {c.lower(): c for c in choices}
+    target = (aliases or {}).get(word.lower())
+    if target is not None and target.lower() in known:
+        return known[target.lower()]
+    near = difflib.get_close_matches(word.lower(), list(known), n=1)
+    return known[near[0]] if near else None

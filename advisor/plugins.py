@@ -144,6 +144,16 @@ def disabled_from_env(environ: Optional[dict] = None) -> set[str]:
     return {p.strip() for p in env.get("ADVISOR_DISABLE_PLUGINS", "").split(",") if p.strip()}
 
 
+def known_plugin_names() -> tuple[list[str], set[str]]:
+    """The names ``ADVISOR_DISABLE_PLUGINS`` / ``[plugins] disable`` can block: (the installed
+    ``advisor`` entry-point names, sorted; those plus the core hook modules,
+    ``BUILTIN_HOOK_MODULES``).  Reads the entry-point metadata only; imports no plugin."""
+    from importlib.metadata import entry_points as _eps
+
+    installed = sorted({ep.name for ep in _eps(group=ENTRY_POINT_GROUP)})
+    return installed, set(installed) | set(BUILTIN_HOOK_MODULES)
+
+
 def make_plugin_manager(
     *,
     disable: Iterable[str] = (),

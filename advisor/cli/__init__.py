@@ -74,4 +74,7 @@ app.add_typer(profiles_cmd.profiles_app, name="profiles")
 
 def main() -> None:
     """Console-script entry point (``[project.scripts] advisor``) and ``python -m advisor``."""
+    import os
+
+    completion_cmd.rejoin_bash_at(os.environ)  # bash completing "@NAME": one word, not two
     app(prog_name="advisor")

@@ -10,12 +10,14 @@ from typing import List, Optional
 
 import typer
 
+from advisor.cli import complete
 from advisor.cli.boundary import warn
 from advisor.errors import BadInputError
 
 ProfileOpt = typer.Option(None, "--profile", "-p", metavar="PATH|@NAME", help="Profile to read: "
                           "a file, or @NAME for a shipped profile ('advisor profiles list'); "
-                          "default: this host's profile in $ADVISOR_HOME/profiles.")
+                          "default: this host's profile in $ADVISOR_HOME/profiles.",
+                          autocompletion=complete.profiles)
 JsonOpt = typer.Option(False, "--json", help="Print JSON on stdout instead of a table.")
 
 #: Hooks whose failure cannot hide a probe: a probe named with --plugin that is unknown is not
@@ -55,11 +57,34 @@ def load_config(cli: Optional[dict] = None, origins: Optional[dict] = None):
     return _load(cli, origins)
 
 
+#: Disabled names already warned about in this process (a command may load plugins twice).
+_WARNED_DISABLED: set[str] = set()
+
+
+def warn_unknown_disabled(disable: List[str]) -> None:
+    """One warning line per name of ``ADVISOR_DISABLE_PLUGINS`` / ``[plugins] disable`` that
+    names no installed plugin (a typo would otherwise disable nothing, silently), with the
+    nearest name and the known plugins."""
+    from advisor.errors import did_you_mean
+    from advisor.plugins import disabled_from_env, known_plugin_names
+
+    installed, known = known_plugin_names()
+    env = disabled_from_env()
+    for name in sorted(set(disable) - known - _WARNED_DISABLED):
+        _WARNED_DISABLED.add(name)
+        near = did_you_mean(name, installed)
+        warn(f"{'ADVISOR_DISABLE_PLUGINS' if name in env else '[plugins] disable'}: no plugin "
+             f"named {name!r}, nothing disabled by it" + (f"; did you mean {near}?" if near
+                                                          else "")
+             + f" (known plugins: {', '.join(installed) or 'none'})")
+
+
 def plugin_manager(cfg=None):
     """A plugin manager honouring ``[plugins] enable/disable`` of the configuration."""
     from advisor.plugins import make_plugin_manager
 
     cfg = cfg if cfg is not None else load_config()
+    warn_unknown_disabled(cfg.model.plugins.disable)
     return make_plugin_manager(disable=cfg.model.plugins.disable,
                                only=cfg.model.plugins.enable or None)
 
@@ -74,6 +99,7 @@ def load_registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] 
     from advisor.plugins import load
 
     plugins = load_config().model.plugins
+    warn_unknown_disabled(plugins.disable)
     reg = load(skip_probes=skip or (), only_probes=plugin or None, disable=plugins.disable,
                only_plugins=plugins.enable or None)
     known = (set(reg.probes) | set(reg.owners("probe").values()) | set(reg.skipped_probes)
@@ -120,7 +146,29 @@ def profile_path(profile: Optional[Path], *, write: bool = False) -> Path:
             raise BadInputError(f"{profile}: a shipped profile is read-only; give a file path "
                                 f"(e.g. ./{profile} for a file of that name)")
         return shipped_path(str(profile))
+    if not write and not profile.exists():
+        _refuse_missing(profile)
     return profile
+
+
+def _refuse_missing(profile: Path) -> None:
+    """Refuse a ``--profile`` file that does not exist when it reads like a shipped profile's
+    name without its ``@`` (exactly, or by ``did_you_mean``); otherwise the reader reports the
+    missing file as usual.
+
+    :raises BadInputError: "PATH: no such file; did you mean @NAME?".
+    """
+    from advisor.errors import did_you_mean
+    from advisor.shipped import SHIPPED_PREFIX, shipped_names
+
+    if profile.parent != Path("."):  # a path with a directory names a file, not a profile
+        return
+    bare = profile.name[:-len(".toml")] if profile.name.endswith(".toml") else profile.name
+    near = did_you_mean(bare, shipped_names())
+    if near is not None:
+        raise BadInputError(f"--profile {profile}: no such file; did you mean "
+                            f"{SHIPPED_PREFIX}{near}? (a shipped profile is named with "
+                            f"{SHIPPED_PREFIX})")
 
 
 def load(profile: Optional[Path]):

@@ -20,6 +20,36 @@ from advisor.cli.boundary import boundary, out
 COMPLETE_VAR = "_ADVISOR_COMPLETE"
 
 
+def rejoin_bash_at(environ: dict) -> bool:
+    """Undo bash's split of ``@NAME`` when ``NAME`` is being completed.
+
+    ``@`` is in bash's default ``COMP_WORDBREAKS``, so ``advisor emit -p @x86<TAB>`` reaches
+    click as the words ``-p``, ``@``, ``x86``: ``@`` becomes the option's value and ``x86``
+    completes nothing.  When the word before the current one is a lone ``@``, ``environ``'s
+    ``COMP_WORDS`` / ``COMP_CWORD`` are rewritten so that the current word is ``@x86``.  The
+    candidates keep their ``@``: readline replaces the text from the ``@`` on (seen in an
+    interactive bash 5.2: tests/integration/test_completion_values.py).
+
+    :param environ: the process environment, changed in place.
+    :return: True when the words were rejoined.
+    """
+    if environ.get(COMPLETE_VAR) != "complete_bash":
+        return False
+    # typer's bash script joins COMP_WORDS with IFS, a newline ("${COMP_WORDS[*]}")
+    raw = environ.get("COMP_WORDS", "")
+    sep = "\n" if "\n" in raw else " "
+    words = raw.split(sep)
+    try:
+        cword = int(environ.get("COMP_CWORD", ""))
+    except ValueError:
+        return False
+    if not 2 <= cword < len(words) or words[cword - 1] != "@":
+        return False
+    words[cword - 1:cword + 1] = ["@" + words[cword]]
+    environ["COMP_WORDS"], environ["COMP_CWORD"] = sep.join(words), str(cword - 1)
+    return True
+
+
 class Shell(str, Enum):
     bash = "bash"
     zsh = "zsh"

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from advisor.cli import common
+from advisor.cli import common, complete
 from advisor.cli.boundary import boundary, err, out, printable, warn
 from advisor.errors import BadInputError
 
@@ -53,7 +53,7 @@ def _pick(scope: Optional[str]):
 @config_app.command("get")
 @boundary
 def get(key: str = typer.Argument(..., metavar="KEY", help="e.g. launcher.command or "
-                                  "settings.pin"),
+                                  "settings.pin", autocompletion=complete.config_keys),
         scope: Optional[str] = ScopeOpt) -> None:
     """Print the value of KEY (a table as TOML); where it comes from goes to stderr."""
     import tomli_w
@@ -107,15 +107,20 @@ def _pin_check():
 
 @config_app.command("set")
 @boundary
-def set_(key: str = typer.Argument(..., metavar="KEY", help="e.g. settings.pin.NAME"),
+def set_(key: str = typer.Argument(..., metavar="KEY", help="e.g. settings.pin.NAME",
+                                   autocompletion=complete.config_keys),
          value: str = typer.Argument(..., metavar="VALUE", help="A TOML value (16384, true, "
                                      "[\"a:b\"]); other text is taken as a string."),
-         scope: str = FileScopeOpt) -> None:
+         scope: str = FileScopeOpt,
+         reason: Optional[str] = typer.Option(None, "--reason", metavar="TEXT", help="With "
+                                              "settings.pin.NAME: why the site pins it (kept "
+                                              "with the pin; shown by list, get and explain).")
+         ) -> None:
     """Set KEY to VALUE in a scope file, keeping its comments and layout (tomlkit)."""
     from advisor.config.write import set_key
 
     path = _file_scope(scope)
-    set_key(scope, path, key, value, check=_pin_check())
+    set_key(scope, path, key, value, check=_pin_check(), reason=reason)
     err(f"{key} set in {path}")
 
 
@@ -171,7 +176,8 @@ def schema() -> None:
 
 @boundary
 def explain(name: str = typer.Argument(..., metavar="NAME", help="Setting name, e.g. "
-                                       "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD."),
+                                       "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD.",
+                                       autocompletion=complete.settings),
             profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonOpt,
             all_: bool = typer.Option(False, "--all", help="As 'emit --all': default-confirming "
                                       "settings count as written.")) -> None:

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from advisor.cli import common, outpath
+from advisor.cli import common, complete, outpath
 from advisor.cli.boundary import boundary, err, out, warn
 from advisor.errors import BadInputError
 
@@ -16,7 +16,7 @@ from advisor.errors import BadInputError
 @boundary
 def emit(
     format: str = typer.Option("env", "--format", "-f", metavar="FORMAT", help="Output format "
-                               "(see --list)."),
+                               "(see --list).", autocompletion=complete.emit_formats),
     profile: Optional[Path] = common.ProfileOpt,
     list_: bool = typer.Option(False, "--list", help="List the formats and exit."),
     json_: bool = typer.Option(False, "--json", help="With --list: the formats as JSON (name, "
@@ -26,7 +26,7 @@ def emit(
                               "at the library default, and advice advisor verify refuted on "
                               "the profile's machine class (with a comment)."),
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Only this "
-                                               "probe/plugin."),
+                                               "probe/plugin.", autocompletion=complete.plugins),
     strict: bool = typer.Option(False, "--strict", help="Refuse a profile from another machine "
                                 "or other library versions."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",

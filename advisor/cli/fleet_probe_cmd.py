@@ -25,7 +25,7 @@ from typing import List, Optional
 
 import typer
 
-from advisor.cli import common, outpath
+from advisor.cli import common, complete, outpath
 from advisor.cli.boundary import boundary, err, exit_with, signals_interrupt, warn
 from advisor.cli.fleet_cmd import fleet_app
 from advisor.errors import BadInputError, ExitCode
@@ -71,7 +71,8 @@ def probe(
     quick: bool = typer.Option(False, "--quick", help="Every node: smaller sweeps."),
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME",
                                                help="Every node runs only this probe or "
-                                               "plugin (repeatable)."),
+                                               "plugin (repeatable).",
+                                               autocompletion=complete.plugins),
     time_budget: Optional[float] = typer.Option(None, "--time-budget", metavar="SECONDS",
                                                 min=1.0, help="Every node's probe budget."),
     option: Optional[List[str]] = typer.Option(None, "--option", "-O", metavar="KEY=VALUE",

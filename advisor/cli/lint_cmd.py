@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from advisor.cli import common
+from advisor.cli import common, complete
 from advisor.cli.boundary import boundary, err, exit_with, out
 from advisor.errors import BadInputError, ExitCode
 
@@ -21,10 +21,12 @@ def lint(
     env: bool = typer.Option(False, "--env", help="Check the live environment (also with FILEs)."),
     format: str = typer.Option("auto", "--format", "-f", metavar="FORMAT", help="Input format: "
                                "auto, sh, csh, fish, tcl, lmod, spack, easybuild, json, toml, or a "
-                               "plugin's format (see 'advisor emit --list')."),
+                               "plugin's format (see 'advisor emit --list').",
+                               autocompletion=complete.lint_formats),
     json_: bool = common.JsonOpt,
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Only this "
-                                               "probe/plugin's checks (repeatable)."),
+                                               "probe/plugin's checks (repeatable).",
+                                               autocompletion=complete.plugins),
     library: Optional[List[str]] = typer.Option(None, "--library", metavar="NAME@VERSION",
                                                 help="Check NAME's settings against its "
                                                 "recorded catalogue of VERSION where the "
@@ -33,7 +35,8 @@ def lint(
     profile: Optional[Path] = typer.Option(None, "--profile", "-p", metavar="PATH|@NAME",
                                            help="Judge for the machine of this profile: its "
                                            "facts, and the recorded catalogues of the library "
-                                           "versions it records."),
+                                           "versions it records.",
+                                           autocompletion=complete.profiles),
     strict: bool = typer.Option(False, "--strict", help="A family whose names no list "
                                 "checked (unchecked-family) is an error, not a warning."),
 ) -> None:
@@ -50,6 +53,11 @@ def lint(
     if not files and not env:
         raise BadInputError("lint: give one or more FILEs, or --env for the live environment")
     reg = common.load_registry(plugin, None)
+    if format != "auto" and format not in reg.emitters:  # a typo, before any file is read
+        from advisor.emit import unknown_format
+
+        raise BadInputError(unknown_format(f"--format {format!r}", format, ["auto", *(
+            n for n, e in reg.emitters.items() if e.parse is not None)]))
     asked = parse_library_args(library, reg.libraries)
     prof_facts = common.load(profile).facts if profile is not None else None
     facts = detect(reg.fact_detectors, opencl=False)

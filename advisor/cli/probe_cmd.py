@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from advisor.cli import common, outpath
+from advisor.cli import common, complete, outpath
 from advisor.cli.boundary import boundary, err, exit_with, out, signals_interrupt, warn
 from advisor.errors import BadInputError, ExitCode
 
@@ -17,10 +17,12 @@ from advisor.errors import BadInputError, ExitCode
 @boundary
 def probe(
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Run only "
-                                               "this probe or plugin (repeatable)."),
+                                               "this probe or plugin (repeatable).",
+                                               autocompletion=complete.plugins),
     skip_plugin: Optional[List[str]] = typer.Option(None, "--skip-plugin", metavar="NAME",
                                                     help="Skip this probe or plugin "
-                                                    "(repeatable)."),
+                                                    "(repeatable).",
+                                                    autocompletion=complete.plugins),
     quick: bool = typer.Option(False, "--quick", help="Smaller sweeps; default budget 60 s."),
     time_budget: Optional[float] = typer.Option(None, "--time-budget", metavar="SECONDS", min=1.0,
                                                 help="Total seconds for all probes (default "

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from advisor.cli import common, outpath
+from advisor.cli import common, complete, outpath
 from advisor.cli.boundary import boundary, err, out, warn
 from advisor.errors import BadInputError
 
@@ -45,7 +45,8 @@ def report(
                                          "per-node distribution of each headline figure of "
                                          "this fleet directory (advisor fleet probe --out)."),
     format: str = typer.Option("html", "--format", "-f", metavar="FORMAT", help="html (one "
-                               "file), png or svg (one file per figure in the -o directory)."),
+                               "file), png or svg (one file per figure in the -o directory).",
+                               autocompletion=complete.choices(FORMATS)),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",
                                           help="The HTML file ('-' or none: stdout, "
                                           "refused on a terminal); for png and svg a "

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from advisor.baseline import Baseline  # no models import: the CLI starts fast
-from advisor.cli import common
+from advisor.cli import common, complete
 from advisor.cli.boundary import boundary, err, exit_with, out, warn
 from advisor.cli.render import console, print_table, rich_table
 from advisor.errors import BadInputError, ExitCode
@@ -22,7 +22,8 @@ def verify(
     profile: Optional[Path] = common.ProfileOpt,
     plugin: Optional[List[str]] = typer.Option(None, "--plugin", metavar="NAME", help="Verify "
                                                "only this probe or plugin's recommendations "
-                                               "(repeatable)."),
+                                               "(repeatable).",
+                                               autocompletion=complete.plugins),
     against: Baseline = typer.Option(Baseline.DEFAULTS, "--against", case_sensitive=False,
                                      help="The baseline: the library defaults, or the current "
                                      "environment's values."),

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 
 from advisor.errors import BadInputError
 
-__all__ = ["key_path", "parse_value", "set_text", "set_key", "EDIT_TEMPLATE"]
+__all__ = ["key_path", "parse_value", "set_text", "set_key", "pin_with_reason", "EDIT_TEMPLATE"]
 
 #: The text ``advisor config edit`` starts a new scope file with.
 EDIT_TEMPLATE = """\
@@ -72,16 +72,40 @@ def set_text(text: str, path: tuple[str, ...], value: Any) -> str:
     return tomlkit.dumps(doc)
 
 
+def pin_with_reason(text: str, path: tuple[str, ...], value: Any, reason: str) -> Any:
+    """The pin table ``{value = ..., reason = "..."}`` (``advisor.config.schema.Pin``) that
+    ``config set settings.pin.NAME VALUE --reason TEXT`` writes; the ``library`` of a pin
+    already set as a table in ``text`` is kept.
+
+    :raises BadInputError: ``path`` is not ``settings.pin.NAME``.
+    """
+    import tomlkit
+
+    if len(path) != 3 or path[:2] != ("settings", "pin"):
+        raise BadInputError(f"--reason: {'.'.join(path)} is not a pin (--reason goes with "
+                            f"settings.pin.NAME)")
+    table = tomlkit.inline_table()
+    table["value"] = value
+    old = tomlkit.parse(text).get("settings", {}).get("pin", {}).get(path[2])
+    if isinstance(old, dict) and "library" in old:
+        table["library"] = old["library"]
+    table["reason"] = reason
+    return table
+
+
 def set_key(scope: str, file: Path, key: str, value_text: str,
-            check: Optional[Callable[[Any], None]] = None) -> str:
+            check: Optional[Callable[[Any], None]] = None, reason: Optional[str] = None) -> str:
     """Set ``key`` to ``value_text`` in scope file ``file`` (created when missing).
     ``check(scope)`` runs on the would-be scope before anything is written (``advisor config``
     passes :func:`advisor.config.apply.check_scope_pins`).
 
+    :param reason: with a ``settings.pin.NAME`` key, why the site pins it: the pin is written as
+        a table holding it (:func:`pin_with_reason`).
     :return: the new text (as written).
     :raises BadInputError: the file cannot be read, it or the value nests deeper than
-        ``advisor.nesting.MAX_DEPTH``, or the result would not be a valid scope (message:
-        ``FILE:LINE: key '...': ...``); the file is then unchanged.
+        ``advisor.nesting.MAX_DEPTH``, the result would not be a valid scope (message:
+        ``FILE:LINE: key '...': ...``), or ``reason`` with a key that is not a pin; the file
+        is then unchanged.
     """
     from advisor.config.scopes import MAX_CONFIG_BYTES, scope_from_text
     from advisor.nesting import check_depth
@@ -92,7 +116,10 @@ def set_key(scope: str, file: Path, key: str, value_text: str,
            if file.exists() else EDIT_TEMPLATE.format(scope=scope))
     check_depth(old, str(file), "toml")  # tomlkit recurses per level too
     check_depth(value_text, f"value of {key}", "toml")
-    new = set_text(old, key_path(key), parse_value(value_text))
+    path, value = key_path(key), parse_value(value_text)
+    if reason is not None:
+        value = pin_with_reason(old, path, value, reason)
+    new = set_text(old, path, value)
     parsed = scope_from_text(scope, file, new)
     if check is not None:
         check(parsed)

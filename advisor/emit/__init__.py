@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from advisor.emit.decide import select
 from advisor.emit.veto import vetoes
-from advisor.errors import AdvisorError, BadInputError, EmitError
+from advisor.errors import AdvisorError, BadInputError, EmitError, did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.config.scopes import Config
@@ -36,7 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from advisor.plugins import Emitter, Registry
     from advisor.specs.selection import EmitOptions, Selection
 
-__all__ = ["Plan", "plan", "write", "render", "emitter_of", "dropped", "left_out_notes"]
+__all__ = ["Plan", "plan", "write", "render", "emitter_of", "dropped", "left_out_notes",
+           "FORMAT_ALIASES", "unknown_format"]
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,35 @@ def emitter_of(registry: "Registry", fmt: str) -> "Emitter":
     """
     emitter = registry.emitters.get(fmt)
     if emitter is None:
-        known = ", ".join(sorted(registry.emitters)) or "none"
-        raise BadInputError(f"unknown emit format {fmt!r}; known formats: {known}")
+        raise BadInputError(unknown_format(f"unknown emit format {fmt!r}", fmt,
+                                           registry.emitters))
     return emitter
+
+
+#: Words sites use for a format whose name here differs (the tool's or language's name): the
+#: first guess of the "did you mean" of an unknown ``--format`` (``advisor.errors.did_you_mean``).
+#: Built-in formats only (the core names no plugin); a plugin's format is found by spelling.
+FORMAT_ALIASES = {
+    "lua": "lmod", "modulefile": "lmod",
+    "environment-modules": "tcl", "envmodules": "tcl", "modules": "tcl", "module": "tcl",
+    "bash": "env", "zsh": "env", "ksh": "env", "dash": "env", "posix": "env",
+    "tcsh": "csh",
+    "eb": "easybuild", "easyconfig": "easybuild", "hooks": "easybuild-hooks",
+    "modules.yaml": "spack-modules", "env_vars.yaml": "spack",
+    "c++": "cxx-header", "cpp": "cxx-header", "hpp": "cxx-header",
+}
+
+
+def unknown_format(head: str, fmt: str, known) -> str:
+    """One line refusing format ``fmt``: ``head``, the nearest known name (``FORMAT_ALIASES``,
+    then spelling), and the known names.
+
+    :param known: the format names there are (iterable of str).
+    """
+    names = sorted(known)
+    near = did_you_mean(fmt, names, FORMAT_ALIASES)
+    return (head + (f": did you mean {near}?" if near else "")
+            + f" (known formats: {', '.join(names) or 'none'})")
 
 
 def plan(profile: "Profile", registry: "Registry", config: "Config", facts: Optional["Facts"],

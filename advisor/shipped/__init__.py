@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from advisor.errors import BadInputError
+from advisor.errors import BadInputError, did_you_mean
 from advisor.models import Model
 
 __all__ = ["SHIPPED_DIR", "ShippedProfile", "list_shipped", "shipped_names", "shipped_path",
@@ -115,8 +115,11 @@ def shipped_path(name: str) -> Path:
     bare = name[len(SHIPPED_PREFIX):] if name.startswith(SHIPPED_PREFIX) else name
     names = shipped_names()
     if bare not in names:
-        raise BadInputError(f"--profile {SHIPPED_PREFIX}{bare}: no shipped profile of that name "
-                            f"(shipped: {', '.join(names) or 'none'}; see 'advisor profiles list')")
+        near = did_you_mean(bare, names)
+        raise BadInputError(f"--profile {SHIPPED_PREFIX}{bare}: no shipped profile of that name"
+                            + (f"; did you mean {SHIPPED_PREFIX}{near}?" if near else "")
+                            + f" (shipped: {', '.join(names) or 'none'}; see 'advisor profiles "
+                            "list')")
     return SHIPPED_DIR / f"{bare}.toml"
 
 

@@ -132,3 +132,39 @@ def test_store_and_launcher_come_from_the_scopes(scopes, tmp_path, monkeypatch):
     monkeypatch.setenv("ADVISOR_LAUNCHER", "srun -n {nprocs}")  # env over site
     assert common.launcher_argv(None) == ["srun", "-n", "{nprocs}"]
     assert common.launcher_argv("mpiexec -n 2") == ["mpiexec", "-n", "2"]  # cli over all
+
+
+def test_set_pin_with_a_reason_keeps_it_where_pins_are_shown(scopes):
+    _, user = scopes
+    user.parent.mkdir(parents=True)
+    user.write_text(USER)
+    name = "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD"
+    r = advisor("config", "set", f"settings.pin.{name}", "16384", "--reason", "ticket 42: CMA off")
+    assert r.returncode == 0, r.stderr
+    text = user.read_text()
+    assert text.startswith(USER)  # the rest of the file kept
+    assert tomllib.loads(text)["settings"]["pin"][name] == {"value": 16384,
+                                                            "reason": "ticket 42: CMA off"}
+    lines = advisor("config", "list").stdout.splitlines()
+    assert any(ln.startswith(f'settings.pin.{name}.reason = "ticket 42: CMA off"  # {user}:')
+               for ln in lines), lines
+    shown = advisor("explain", name, "-p", f"@{SHIPPED_PROFILE.stem}")
+    assert shown.returncode == 0 and "ticket 42: CMA off" in shown.stdout, shown.stderr
+    emitted = advisor("emit", "-p", f"@{SHIPPED_PROFILE.stem}").stdout
+    assert f"{name}='16384'" in emitted and "ticket 42: CMA off" in emitted
+    # a new reason replaces the old, and the pin's library (set by hand) is kept
+    user.write_text(text.replace('reason = "ticket 42: CMA off"',
+                                 'library = "mpich", reason = "old"'))
+    r = advisor("config", "set", f"settings.pin.{name}", "8192", "--reason", "new")
+    assert r.returncode == 0, r.stderr
+    assert tomllib.loads(user.read_text())["settings"]["pin"][name] == {
+        "value": 8192, "library": "mpich", "reason": "new"}
+
+
+def test_reason_goes_with_a_pin_only(scopes):
+    _, user = scopes
+    user.parent.mkdir(parents=True)
+    user.write_text(USER)
+    r = advisor("config", "set", "launcher.command", "srun", "--reason", "why")
+    assert r.returncode == 2 and "--reason: launcher.command is not a pin" in r.stderr, r.stderr
+    assert user.read_text() == USER

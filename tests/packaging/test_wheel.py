@@ -36,8 +36,8 @@ def _clean_env(home: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """(venv bin directory, wheel path, environment) of a fresh venv holding the built wheel."""
+def built(tmp_path_factory):
+    """(wheel path, environment, scratch directory): the wheel ``python -m build`` makes."""
     # build.__main__, not build: a checkout's build/ folder imports as a namespace package
     pytest.importorskip("build.__main__", reason="the 'build' package (test extra) builds "
                         "the wheel")
@@ -57,6 +57,13 @@ def installed(tmp_path_factory):
                            str(src)], capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (wheel,) = dist.glob("hpc_advisor-*.whl")
+    return wheel, env, tmp
+
+
+@pytest.fixture(scope="module")
+def installed(built):
+    """(venv bin directory, wheel path, environment) of a fresh venv holding the built wheel."""
+    wheel, env, tmp = built
     venv.create(tmp / "venv", with_pip=True)
     bin_ = tmp / "venv" / "bin"
     proc = subprocess.run([str(bin_ / "python"), "-m", "pip", "install", "-q", str(wheel)],
@@ -107,3 +114,19 @@ def test_installed_advisor_has_the_builtin_plugins(installed):
         assert rows[name]["status"] == "ok", rows.get(name)
         assert rows[name]["probes"], name
     assert not any(n.startswith(("example", "fault-")) for n in rows)  # only what the wheel has
+
+
+def test_wheel_metadata_names_the_licence_and_project_urls(built):
+    """What pip show, PyPI and the site's package tools read: the SPDX licence, its file, and
+    the project's links (pyproject's [project.urls])."""
+    from email.parser import HeaderParser
+
+    wheel = built[0]
+    with zipfile.ZipFile(wheel) as zf:
+        (name,) = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
+        meta = HeaderParser().parsestr(zf.read(name).decode("utf-8"))
+    assert meta["License-Expression"] == "BSD-3-Clause"
+    assert meta.get_all("License-File") == ["LICENSE"]
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL") or [])
+    assert set(urls) >= {"Homepage", "Documentation", "Changelog", "Issues"}, urls
+    assert all(u.startswith("https://") for u in urls.values()), urls
