@@ -43,6 +43,8 @@ DESCRIPTION = "EasyBuild hooks file: parse_hook adds modextravars to matching ea
 EXTENSION = "py"
 #: Its shape decides (a ``.py`` file is no format by its suffix).
 SUFFIXES: tuple[str, ...] = ()
+#: Its shape decides over the suffix it shares with other Python files.
+SNIFF_OVER_SUFFIX = True
 
 
 def sniff(text: str) -> bool:

@@ -20,6 +20,8 @@ EXTENSION = "json"
 
 #: The file suffixes ``advisor lint --format auto`` reads as this format.
 SUFFIXES = (".json",)
+#: ``parse`` refuses what it cannot read: an empty result truly sets nothing.
+STRUCTURED = True
 
 
 def sniff(text: str) -> bool:

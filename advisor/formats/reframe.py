@@ -54,6 +54,8 @@ DESCRIPTION = "ReFrame partition env_vars and performance reference (Python snip
 EXTENSION = "py"
 #: Its shape decides (a ``.py`` file is no format by its suffix).
 SUFFIXES: tuple[str, ...] = ()
+#: Its shape decides over the suffix it shares with other Python files.
+SNIFF_OVER_SUFFIX = True
 
 
 def sniff(text: str) -> bool:

@@ -59,6 +59,8 @@ DESCRIPTION = "Spack modules.yaml: settings in the module environment of their p
 EXTENSION = "yaml"
 #: Its shape decides over the suffix, which it shares with ``spack``.
 SUFFIXES: tuple[str, ...] = ()
+#: Its shape decides over the suffix it shares with the ``spack`` format.
+SNIFF_OVER_SUFFIX = True
 
 
 def sniff(text: str) -> bool:
