@@ -75,6 +75,12 @@ def writers_of(setting) -> list[str]:
     return out
 
 
+def has_line(text: str, prefix: str) -> bool:
+    """Whether a line of ``text`` starts with ``prefix`` (a plain string search: the ``sniff``
+    of a format whose shape decides over the suffix runs on every file lint reads)."""
+    return text.startswith(prefix) or ("\n" + prefix) in text
+
+
 def _sniffs(mod: ModuleType) -> bool:
     return callable(getattr(mod, "sniff", None))
 
