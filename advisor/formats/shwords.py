@@ -105,8 +105,12 @@ def _single_quoted(body: str, fish: bool) -> str:
 
 def _unquote(word: str, fish: bool) -> str:
     """The word the shell makes of ``word`` (quotes removed, escapes applied)."""
-    if "'" not in word and '"' not in word and "\\" not in word:
-        return word
+    if '"' not in word and "\\" not in word:
+        if "'" not in word:
+            return word
+        if word.count("'") == 2:  # NAME='value', the form emit writes: one quoted string
+            head, body, tail = word.split("'")
+            return head + body.replace("$", LITERAL_DOLLAR) + tail
     out = []
     for m in _PIECE[fish].finditer(word):
         p = m.group()
