@@ -131,7 +131,8 @@ def from_env_file(path: Path | str, *, against: str, environ: Optional[Mapping[s
     problems = [e for e in entries if e.problem]
     if problems:
         e = problems[0]
-        raise BadInputError(f"{e.path}:{e.line}: {e.problem}")
+        raise BadInputError(f"{e.path}:{e.line}: {e.problem}" if e.line else
+                            f"{e.path}: {e.problem}")  # an empty file has no line
     bad = [e for e in entries if e.value is None]
     if bad:
         e = bad[0]

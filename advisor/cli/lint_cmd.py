@@ -42,7 +42,7 @@ def lint(
 ) -> None:
     """Check env files or the live environment: unknown, misspelt, renamed, inert, blocked or
     badly typed settings.  Findings go to stdout (file:line: severity: message); exit 1 on
-    errors."""
+    errors or an empty input; exit 2 on a file no format claims (use --format)."""
     from advisor.lint import (format_json, format_text, has_errors, live_env_entries,
                               read_env_source)
     from advisor.lint.catalogue import choose_catalogues, parse_library_args
@@ -93,5 +93,5 @@ def lint(
     if refused:
         err(f"lint: {len(refused)} file(s) could not be read (above)")
         exit_with(refused[0].exit_code)
-    if has_errors(findings):
-        exit_with(ExitCode.FINDINGS)
+    if has_errors(findings) or any(f.finding.id == "nothing-read" for f in findings):
+        exit_with(ExitCode.FINDINGS)  # an empty input is never a pass

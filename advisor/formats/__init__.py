@@ -20,9 +20,11 @@ Each format module has ``render(selection)`` and, unless write-only, ``parse``, 
 itself: ``NAME``, ``DESCRIPTION``, ``EXTENSION`` and optionally ``ALIASES``, ``KINDS`` (the
 setting kinds it writes; default ``("env",)``), ``LIBRARIES`` (PEP 503 names of the only
 libraries whose settings it writes; default: any), and, for ``advisor lint --format auto``,
-``SUFFIXES`` (the file suffixes that are this format) and ``sniff(text) -> bool`` (the file's
-shape is this format's).  ``advisor.emit.builtin`` registers them through the emitter hook, as a third party
-would.
+``SUFFIXES`` (the file suffixes that are this format), ``sniff(text) -> bool`` (the text's
+shape is this format's), ``SNIFF_OVER_SUFFIX`` (the shape decides over the suffix) and
+``STRUCTURED`` (``parse`` refuses what it cannot read).  A file that neither a suffix nor a
+``sniff`` claims is refused by lint.  ``advisor.emit.builtin`` registers them through the
+emitter hook, as a third party would.
 """
 
 from __future__ import annotations
@@ -73,35 +75,35 @@ def writers_of(setting) -> list[str]:
     return out
 
 
-#: The formats whose shape decides over a file's suffix (the deployment files share suffixes
-#: with other formats), in the order their ``sniff`` is tried.
-SNIFF_BEFORE_SUFFIX = ("spack-modules", "easybuild-hooks", "reframe")
-#: The formats whose ``sniff`` is tried when no suffix decided, in this order.
-SNIFF_AFTER_SUFFIX = ("tcl", "spack", "easybuild", "json", "lmod", "toml")
+def has_line(text: str, prefix: str) -> bool:
+    """Whether a line of ``text`` starts with ``prefix`` (a plain string search: the ``sniff``
+    of a format whose shape decides over the suffix runs on every file lint reads)."""
+    return text.startswith(prefix) or ("\n" + prefix) in text
 
 
-#: The write-only formats (no ``parse``) whose own output ``sniff`` recognises, so that
-#: ``advisor lint`` can say what such a file is instead of reading it as a shell file.
-SNIFF_WRITE_ONLY = ("cxx-header", "cupy")
+def _sniffs(mod: ModuleType) -> bool:
+    return callable(getattr(mod, "sniff", None))
 
 
-def _by_name() -> dict[str, ModuleType]:
-    return {mod.NAME: mod for mod in builtin_modules()}
+def _decides(mod: ModuleType) -> bool:
+    return bool(getattr(mod, "SNIFF_OVER_SUFFIX", False))
 
 
 def _detected(mod: ModuleType) -> str:
     return getattr(mod, "DETECTED_AS", mod.NAME)
 
 
-def _sniffed(text: str, names: tuple[str, ...]) -> Optional[str]:
-    mods = _by_name()
-    return next((_detected(mods[n]) for n in names if mods[n].sniff(text)), None)
+def _first(text: str, mods: list[ModuleType]) -> Optional[str]:
+    return next((_detected(m) for m in mods if m.sniff(text)), None)
 
 
 def sniff_shape(text: str) -> Optional[str]:
-    """The built-in format whose file shape ``text`` has, among those whose shape decides over
-    the suffix (:data:`SNIFF_BEFORE_SUFFIX`); None when none."""
-    return _sniffed(text, SNIFF_BEFORE_SUFFIX)
+    """The readable built-in format whose file shape ``text`` has, among those whose shape
+    decides over the suffix (``SNIFF_OVER_SUFFIX``: the deployment files share suffixes with
+    other formats, a modulefile's ``#%Module`` cookie is the module tools' own test), in
+    :data:`BUILTIN` order; None when none."""
+    return _first(text, [m for m in builtin_modules() if _decides(m) and _sniffs(m)
+                         and getattr(m, "parse", None) is not None])
 
 
 def by_suffix(suffix: str) -> Optional[str]:
@@ -112,12 +114,21 @@ def by_suffix(suffix: str) -> Optional[str]:
 
 
 def sniff_content(text: str) -> Optional[str]:
-    """The built-in format ``text`` reads as when no suffix decided
-    (:data:`SNIFF_AFTER_SUFFIX`); None when none."""
-    return _sniffed(text, SNIFF_AFTER_SUFFIX)
+    """The readable built-in format whose ``sniff`` claims ``text`` when no suffix decided, in
+    :data:`BUILTIN` order; None when none (lint then refuses the file)."""
+    return _first(text, [m for m in builtin_modules() if not _decides(m) and _sniffs(m)
+                         and getattr(m, "parse", None) is not None])
 
 
 def sniff_write_only(text: str) -> Optional[str]:
-    """The write-only built-in format that wrote ``text`` (:data:`SNIFF_WRITE_ONLY`); None when
-    none."""
-    return _sniffed(text, SNIFF_WRITE_ONLY)
+    """The write-only built-in format (no ``parse``) whose ``sniff`` recognises ``text`` as its
+    own output; None when none."""
+    return _first(text, [m for m in builtin_modules() if _sniffs(m)
+                         and getattr(m, "parse", None) is None])
+
+
+def is_structured(name: str) -> bool:
+    """Whether the built-in format ``name`` refuses what it cannot read (``STRUCTURED``), so
+    an empty result is a true "sets nothing"."""
+    return any(bool(getattr(m, "STRUCTURED", False)) for m in builtin_modules()
+               if name in (m.NAME, getattr(m, "DETECTED_AS", None), *getattr(m, "ALIASES", ())))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from advisor.specs.writing import EnvItem, item_file
 from advisor.specs.entry import EnvEntry
 from advisor.formats.quoting import csh_quote
-from advisor.formats.shellread import parse_shell
+from advisor.formats.shellread import parse_shell, shell_sniff
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.specs.selection import Selection
@@ -22,6 +22,12 @@ EXTENSION = "csh"
 
 #: The file suffixes ``advisor lint --format auto`` reads as this format.
 SUFFIXES = (".csh", ".tcsh")
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is a csh file: a ``#!`` line running csh or tcsh, or a first command
+    ``setenv NAME`` or the ``if ( $?NAME )`` list merge ``advisor emit`` writes."""
+    return shell_sniff(text, r"csh|tcsh", r"setenv\s+[A-Za-z_]|if \( \$\?")
 
 
 def _item(item: EnvItem) -> list[str]:

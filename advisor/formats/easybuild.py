@@ -51,6 +51,8 @@ EXTENSION = "eb"
 
 #: The file suffixes ``advisor lint --format auto`` reads as this format.
 SUFFIXES = (".eb",)
+#: ``parse`` refuses what it cannot read: an empty result truly sets nothing.
+STRUCTURED = True
 
 
 def sniff(text: str) -> bool:

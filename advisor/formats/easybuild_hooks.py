@@ -25,13 +25,13 @@ its modules unchanged are refused as in the ``easybuild`` format
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, Mapping
 
 from advisor.specs.writing import (EnvItem, env_items, header_lines, left_out_comment, one_line,
                                     refuse_unsafe)
 from advisor.formats.easybuild import easybuild_unsafe
 from advisor.specs.entry import EnvEntry, literal_dict_entries, python_assignments, unreadable
+from advisor.formats import has_line
 from advisor.formats.quoting import python_quote
 from advisor.libraries import builtin_libraries
 
@@ -43,13 +43,14 @@ DESCRIPTION = "EasyBuild hooks file: parse_hook adds modextravars to matching ea
 EXTENSION = "py"
 #: Its shape decides (a ``.py`` file is no format by its suffix).
 SUFFIXES: tuple[str, ...] = ()
+#: Its shape decides over the suffix it shares with other Python files.
+SNIFF_OVER_SUFFIX = True
 
 
 def sniff(text: str) -> bool:
     """Whether ``text`` is the hooks file this format writes (``parse_hook`` and
     ``SETTINGS``)."""
-    return (re.search(r"^def parse_hook\(", text, re.M) is not None
-            and re.search(r"^SETTINGS = \{", text, re.M) is not None)
+    return has_line(text, "def parse_hook(") and has_line(text, "SETTINGS = {")
 
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from advisor.specs.writing import EnvItem, item_file
 from advisor.specs.entry import EnvEntry
 from advisor.formats.quoting import fish_quote
-from advisor.formats.shellread import parse_shell
+from advisor.formats.shellread import parse_shell, shell_sniff
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.specs.selection import Selection
@@ -22,6 +22,13 @@ EXTENSION = "fish"
 
 #: The file suffixes ``advisor lint --format auto`` reads as this format.
 SUFFIXES = (".fish",)
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is a fish file: a ``#!`` line running fish, or a first command
+    ``set -gx`` (or ``-x``, ``--export``) or the ``if test -n`` list merge ``advisor emit``
+    writes."""
+    return shell_sniff(text, r"fish", r"set\s+(?:-\w*x\w*|--export)\s|if test -n \"\$")
 
 
 def _item(item: EnvItem) -> list[str]:

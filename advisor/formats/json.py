@@ -21,6 +21,8 @@ EXTENSION = "json"
 
 #: The file suffixes ``advisor lint --format auto`` reads as this format.
 SUFFIXES = (".json",)
+#: ``parse`` refuses what it cannot read: an empty result truly sets nothing.
+STRUCTURED = True
 
 
 #: How a JSON document starts: an object's first key or end, an array's first value or end

@@ -43,6 +43,7 @@ from advisor.specs.writing import (env_items, header_lines, left_out_comment, on
                                     refuse_unsafe)
 from advisor.specs.entry import (EnvEntry, entry_or_problem, is_scalar, python_assignments,
                                    scalar_text, unreadable)
+from advisor.formats import has_line
 from advisor.formats.quoting import python_quote
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,13 +55,14 @@ DESCRIPTION = "ReFrame partition env_vars and performance reference (Python snip
 EXTENSION = "py"
 #: Its shape decides (a ``.py`` file is no format by its suffix).
 SUFFIXES: tuple[str, ...] = ()
+#: Its shape decides over the suffix it shares with other Python files.
+SNIFF_OVER_SUFFIX = True
 
 
 def sniff(text: str) -> bool:
     """Whether ``text`` is the snippet this format writes (``env_vars`` and
     ``reference``)."""
-    return (re.search(r"^env_vars = \[", text, re.M) is not None
-            and re.search(r"^reference = \{", text, re.M) is not None)
+    return has_line(text, "env_vars = [") and has_line(text, "reference = {")
 
 #: Values made only of these characters mean the same to a POSIX shell unquoted (no field
 #: splitting, globbing, expansion, quoting or tilde: POSIX.1-2017 XCU 2.2, 2.6).

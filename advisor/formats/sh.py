@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from advisor.specs.writing import EnvItem, item_file
 from advisor.specs.entry import EnvEntry
 from advisor.formats.quoting import sh_quote
-from advisor.formats.shellread import parse_shell
+from advisor.formats.shellread import parse_shell, shell_sniff
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.specs.selection import Selection
@@ -30,6 +30,15 @@ EXTENSION = "sh"
 SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".env")
 #: The name the detection gives it: the shell it is.
 DETECTED_AS = "sh"
+
+
+def sniff(text: str) -> bool:
+    """Whether ``text`` is a sh file: a ``#!`` line running a Bourne-family shell, or a first
+    command that assigns (``NAME=``, ``export``/``readonly NAME``, ``declare -x``) or is the
+    ``if [`` list merge ``advisor emit`` writes."""
+    return shell_sniff(text, r"sh|bash|dash|ksh|mksh|zsh|ash",
+                       r"(?:(?:export|readonly)\s+|(?:declare|typeset)\s+-\w*x\w*\s+)?"
+                       r"[A-Za-z_][A-Za-z0-9_]*=|export\s+[A-Za-z_]|if \[ ")
 
 
 def _item(item: EnvItem) -> list[str]:

@@ -1,7 +1,8 @@
 """The shell-word reader behind the sh, csh, fish and Tcl parsers.
 
-Commands are split into words with ``shlex`` (POSIX rules) or, for Tcl modulefiles, with Tcl's
-own parser (``tkinter.Tcl``, no Tk).  Read: ``NAME=value`` (with or without ``export``), csh
+Commands are split into words with POSIX rules in one pass over the text
+(:mod:`advisor.formats.shwords`) or, for Tcl modulefiles, with Tcl's own parser (``tkinter.Tcl``,
+no Tk).  Read: ``NAME=value`` (with or without ``export``), csh
 ``setenv``, fish ``set -gx``, Tcl ``setenv`` / ``append-path`` / ``prepend-path`` / ``pushenv``,
 the list-merge ``if`` lines ``advisor emit`` writes, and settings passed on a launch line
 (``srun --export``, ``mpiexec -genv``, ``mpirun -x``, ``env A=B cmd``:
@@ -13,68 +14,46 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import io
 import re
-import shlex
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from advisor.specs.entry import NAME_RE, EnvEntry, unreadable
 from advisor.formats.launch import launch_settings, sbatch_directive
+from advisor.formats.shwords import LITERAL_DOLLAR, Logical, logical_lines
 
 _SH_KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "{", "}", "!", "end", "begin",
                 "endif", "command", "builtin", "while", "until", "(", ")",
                 "time", "exec", "nohup"}  # prefixes of a launch line (bash(1) time; nohup(1))
-_SEP_TOKENS = {";", "&&", "||", "|", "&", ";;", "(", ")"}
 
 
-def _sh_complete(text: str) -> bool:
-    """Whether ``text`` closes every quote it opens (POSIX rules, ``shlex``)."""
-    try:
-        shlex.split(text, comments=True)
-        return True
-    except ValueError:
-        return False
+#: The first line that is not blank and not a comment.
+_FIRST_COMMAND = re.compile(r"^[ \t]*([^\s#][^\n]*)", re.M)
 
 
-def _fish_complete(text: str) -> bool:
-    """As :func:`_sh_complete`, with fish's quotes (``\\'`` escapes inside single quotes)."""
-    try:
-        list(_lexer(text, fish=True))
-        return True
-    except ValueError:
-        return False
+def shell_sniff(text: str, shells: str, commands: str) -> bool:
+    """Whether ``text`` is a file of one shell family: a ``#!`` first line running one of
+    ``shells`` (a regular expression of program names), or a first command matching
+    ``commands`` (a regular expression: the assignments that family's files start with)."""
+    first = text[:text.find("\n")] if "\n" in text else text
+    if first.startswith("#!"):
+        return re.match(rf"#!\s*\S*?(?:/|\benv\s+)(?:{shells})(?:\s|$)", first) is not None
+    m = _FIRST_COMMAND.search(text)
+    return m is not None and re.match(commands, m.group(1)) is not None
 
 
-def _open_quote(text: str) -> Optional[str]:
-    """The quote character ``text`` ends inside (``shlex``'s state at the end: ``'`` or
-    ``"``), or None when every quote is closed."""
-    lex = shlex.shlex(text, posix=True)
-    lex.whitespace_split = True
-    try:
-        for _ in lex:
-            pass
-    except ValueError:
-        return lex.state if lex.state in ("'", '"') else None
-    return None
-
-
-def _logical_lines(text: str, complete: Callable[[str], bool] = _sh_complete, *,
-                   keep_backslash: bool = False) -> Iterable[tuple[int, str]]:
-    """Yield ``(first line number, text)`` of complete commands: physical lines joined while
-    ``complete`` says the command goes on (an open quote or brace) or a line ends with a
-    backslash (removed, unless ``keep_backslash``: Tcl's word splitting reads it)."""
+def _logical_lines(text: str, complete: Callable[[str], bool]) -> Iterable[tuple[int, str]]:
+    """Yield ``(first line number, text)`` of complete Tcl commands: physical lines joined
+    while ``complete`` says the command goes on (an open quote, brace or bracket) or a line ends
+    with an unescaped backslash (kept: Tcl's word splitting reads it)."""
     buf: list[str] = []
     start = 0
-    for no, line in enumerate(text.split("\n"), 1):  # the shell ends lines at \n only
+    for no, line in enumerate(text.split("\n"), 1):  # Tcl ends lines at \n only
         if not buf:
             start = no
         buf.append(line)
-        joined = "\n".join(buf)
-        if (joined.endswith("\\") and not joined.endswith("\\\\")
-                and _open_quote(joined[:-1]) != "'"):  # inside '...' a backslash is literal
-            if not keep_backslash:
-                buf[-1] = line[:-1]
+        if (len(line) - len(line.rstrip("\\"))) % 2:
             continue
+        joined = "\n".join(buf)
         if not complete(joined):
             continue
         yield start, joined
@@ -83,76 +62,12 @@ def _logical_lines(text: str, complete: Callable[[str], bool] = _sh_complete, *,
         yield start, "\n".join(buf)  # never closed: the word splitter reports it unreadable
 
 
-#: Stands for a ``$`` the shell takes literally (single-quoted or backslash-escaped) while words
-#: are read, so that only a ``$`` the shell expands makes a value unknown.  U+FDD0 is a
-#: noncharacter, "permanently reserved for internal use" (The Unicode Standard, section 23.7),
-#: so no text means it; it is put back as ``$`` in the entries.
-LITERAL_DOLLAR = "\ufdd0"
-
-
-#: Quoted separator characters, as further noncharacters while words are read (``shlex`` gives a
-#: quoted ``(`` as the same token as a separator ``(``); put back in each word.
-_QUOTED_PUNCTUATION = {c: chr(0xFDD1 + i) for i, c in enumerate(";&|()")}
-_RESTORE_PUNCTUATION = str.maketrans({v: k for k, v in _QUOTED_PUNCTUATION.items()})
-
-
-class _QuotedDollar:
-    """The text as a stream for ``shlex``, giving :data:`LITERAL_DOLLAR` for a ``$`` read while
-    the lexer is inside single quotes or after a backslash (``shlex.state`` ``'`` or ``\\``)."""
-
-    def __init__(self, text: str) -> None:
-        self._stream = io.StringIO(text)
-        self.lexer: Optional[shlex.shlex] = None
-
-    def read(self, n: int = 1) -> str:
-        ch = self._stream.read(n)
-        state = self.lexer.state if self.lexer is not None else None
-        if ch == "$" and state in ("'", "\\"):
-            return LITERAL_DOLLAR
-        if ch in _QUOTED_PUNCTUATION and state in ("'", '"', "\\"):
-            return _QUOTED_PUNCTUATION[ch]  # a quoted ';' or '(' is a character, not a separator
-        return ch
-
-    def readline(self) -> str:
-        return self._stream.readline()
-
-
 def _tcl_literal_dollars(command: str) -> str:
     """``command`` with each backslash-escaped ``\\$`` (an odd run of backslashes before it)
     written as ``\\`` + :data:`LITERAL_DOLLAR`, which Tcl's backslash substitution turns into
     the marker alone (Tcl(n) rule 9: a backslash before an ordinary character is dropped)."""
     return re.sub(r"(?<!\\)((?:\\\\)*)\\\$", lambda m: m.group(1) + "\\" + LITERAL_DOLLAR,
                   command)
-
-
-def _lexer(command: str, *, fish: bool = False) -> shlex.shlex:
-    """A POSIX ``shlex`` over ``command`` that splits at ``;&|()`` and drops comments; with
-    ``fish``, a backslash also escapes ``'`` and ``\\`` inside single quotes (fish
-    documentation, "Quotes": the only escapes in single quotes), which ``shlex`` does for quotes
-    listed in ``escapedquotes``."""
-    stream = _QuotedDollar(command)
-    lex = shlex.shlex(stream, posix=True, punctuation_chars=";&|()")
-    stream.lexer = lex
-    lex.whitespace_split = True
-    lex.commenters = "#"
-    if fish:
-        lex.escapedquotes = "'\""
-    return lex
-
-
-def _words(command: str, *, fish: bool = False) -> list[list[str]]:
-    """Split a command line into simple commands (at ``;``, ``&&``, ``||``, ``|``), as words."""
-    lex = _lexer(command, fish=fish)
-    out: list[list[str]] = [[]]
-    try:
-        for tok in lex:
-            if tok in _SEP_TOKENS:
-                out.append([])
-            else:
-                out[-1].append(tok.translate(_RESTORE_PUNCTUATION))
-    except ValueError:
-        return []
-    return [w for w in out if w]
 
 
 @functools.lru_cache(maxsize=1)
@@ -243,35 +158,38 @@ def _entry(name: str, raw: str, path: str, line: int, *, exported: bool,
                     append=append or app, separator=sep or found_sep)
 
 
+def _tcl_logical(text: str, path: str = "Tcl text") -> Iterator[Logical]:
+    """The commands of a Tcl modulefile as :data:`advisor.formats.shwords.Logical` lines
+    (``path`` names the file when its brackets nest too deep: ``advisor.nesting.check_tcl``)."""
+    for line, command in _logical_lines(text, functools.partial(_tcl_complete, label=path)):
+        split = _tcl_words(command)
+        if split:
+            yield line, "words", split
+        elif command.strip() and not command.lstrip().startswith("#"):
+            yield line, "problem", "a quote or brace is never closed"
+
+
 def parse_shell(text: str, path: str, *, tcl: bool = False, fish: bool = False
                 ) -> list[EnvEntry]:
-    """sh and csh files (POSIX word rules, ``shlex``); fish files with ``fish`` (fish's single
-    quotes); Tcl modulefiles with ``tcl`` (Tcl's own word rules when tkinter is there, else the
-    POSIX ones)."""
+    """sh and csh files (POSIX word rules, :mod:`advisor.formats.shwords`); fish files with
+    ``fish`` (fish's single quotes); Tcl modulefiles with ``tcl`` (Tcl's own word rules when
+    tkinter is there, else the POSIX ones)."""
     entries: list[EnvEntry] = []
     exported_names: set[str] = set()
     tcl = tcl and _tcl() is not None
-    if tcl:
-        lines = _logical_lines(text, functools.partial(_tcl_complete, label=path),
-                               keep_backslash=True)
-        words_of: Callable[[str], list[list[str]]] = _tcl_words
-    elif fish:
-        lines = _logical_lines(text, _fish_complete)
-        words_of = functools.partial(_words, fish=True)
-    else:
-        lines = _logical_lines(text)
-        words_of = _words
-    for line, command in lines:
-        directive = None if tcl else sbatch_directive(command)
+    lines = _tcl_logical(text, path) if tcl else logical_lines(text, fish=fish)
+    for line, kind, got in lines:
+        if kind == "problem":
+            entries.append(unreadable(path, line, str(got)))
+            continue
+        directive = sbatch_directive(str(got)) if kind == "directive" else None
         if directive is not None:
             # the job's environment: every step of the script inherits it (sbatch(1) --export)
             entries.extend(dataclasses.replace(e, launch=False)
                            for e in _launched(directive, path, line))
+        if kind != "words":
             continue
-        split = words_of(command)
-        if not split and command.strip() and not command.lstrip().startswith("#"):
-            entries.append(unreadable(path, line, "a quote is never closed"))
-        for words in split:
+        for words in got:
             while words and words[0] in _SH_KEYWORDS:
                 words = words[1:]
             if not words:

@@ -40,6 +40,8 @@ EXTENSION = "yaml"
 
 #: The file suffixes ``advisor lint --format auto`` reads as this format.
 SUFFIXES = (".yaml", ".yml")
+#: ``parse`` refuses what it cannot read: an empty result truly sets nothing.
+STRUCTURED = True
 
 
 def sniff(text: str) -> bool:

@@ -41,13 +41,13 @@ block, line numbers from the YAML nodes.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from advisor.errors import BadInputError
 from advisor.specs.writing import (EnvItem, env_items, header_lines, left_out_comment,
                                     refuse_unsafe)
 from advisor.specs.entry import EnvEntry, entry_or_problem, scalar_text, unreadable
+from advisor.formats import has_line
 from advisor.formats.quoting import yaml_quote
 from advisor.formats.spack import SPACK_PATH_SEPARATOR, _spack_appendable, yaml_child, yaml_root
 
@@ -59,13 +59,15 @@ DESCRIPTION = "Spack modules.yaml: settings in the module environment of their p
 EXTENSION = "yaml"
 #: Its shape decides over the suffix, which it shares with ``spack``.
 SUFFIXES: tuple[str, ...] = ()
+#: Its shape decides over the suffix it shares with the ``spack`` format.
+SNIFF_OVER_SUFFIX = True
 
 
 def sniff(text: str) -> bool:
     """Whether ``text`` is a Spack ``modules.yaml`` (a top-level ``modules:``, and no
     ``spack:`` or ``env_vars:``)."""
-    return (re.search(r"^modules:", text, re.M) is not None
-            and re.search(r"^(spack|env_vars):", text, re.M) is None)
+    return (has_line(text, "modules:") and not has_line(text, "spack:")
+            and not has_line(text, "env_vars:"))
 
 #: The module set written (Spack's default set is named ``default``: ``spack config get
 #: modules`` of a fresh Spack).

@@ -29,6 +29,9 @@ EXTENSION = ""
 
 #: The file suffixes ``advisor lint --format auto`` reads as this format.
 SUFFIXES = (".tcl",)
+#: The ``#%Module`` cookie decides over the suffix: the module tools read no file without it
+#: (modulefile(5): a file without the cookie is not a modulefile).
+SNIFF_OVER_SUFFIX = True
 
 
 def sniff(text: str) -> bool:

@@ -21,13 +21,27 @@ EXTENSION = "toml"
 
 #: The file suffixes ``advisor lint --format auto`` reads as this format.
 SUFFIXES = (".toml",)
+#: ``parse`` refuses what it cannot read: an empty result truly sets nothing.
+STRUCTURED = True
 
 
 def sniff(text: str) -> bool:
-    """Whether ``text`` reads as TOML (a table header line, or a profile's
-    ``schema_version``)."""
-    return (re.search(r"^\s*\[\[?[A-Za-z_.]+\]\]?\s*$", text, re.M) is not None
-            or re.search(r"^\s*schema_version\s*=", text, re.M) is not None)
+    """Whether ``text`` is a TOML document (it parses) with a table header line or a profile's
+    ``schema_version``: a Markdown file with a ``[name]`` line is not."""
+    if (re.search(r"^\s*\[\[?[A-Za-z_.]+\]\]?\s*$", text, re.M) is None
+            and re.search(r"^\s*schema_version\s*=", text, re.M) is None):
+        return False
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return False
+    return True
+
+
 #: config settings too (library arguments set in code or a configuration file)
 KINDS = ("env", "config")
 

@@ -30,9 +30,11 @@ Input formats (``detect_format``): POSIX sh (``NAME=value``, ``export NAME=value
 (``setenv("N", "v")``, ``append_path``), Spack ``env_vars`` YAML (``set``, ``append_path``,
 ``prepend_path``; top level or under ``spack:``), EasyBuild easyconfigs (the ``modextravars``
 dict), a JSON object of names to values, and the project's JSON/TOML outputs (``advisor emit -f
-json|toml``) and profiles.  Words are split with ``shlex`` (POSIX rules); an expansion of the same
-variable at the start of a value (``"${N}":item``) is read as an append; other expansions make the
-value unknown (its checks are skipped).
+json|toml``) and profiles.  Each format module claims its files by suffix and by a ``sniff`` of the
+text; a file none claims is refused (``--format`` names one), an empty input is ``nothing-read``.
+Shell words are split with POSIX rules in one pass (:mod:`advisor.formats.shwords`); an
+expansion of the same variable at the start of a value (``"${N}":item``) is read as an append;
+other expansions make the value unknown (its checks are skipped).
 
 Findings are ``LintFinding`` objects: the frozen schema's ``Finding`` (id, severity, message,
 remedy) plus ``path``, ``line`` (1-based; None for the live environment) and ``name``.

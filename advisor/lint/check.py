@@ -19,7 +19,7 @@ from advisor.lint.context import LintContext
 from advisor.lint.coverage import Coverage, coverage_of, unchecked_families
 from advisor.lint.names import history_fate, name_ok, near_knob, renamed_prefix, unknown
 from advisor.lint.read import ENV_PATH, resolve_env
-from advisor.specs.entry import EnvEntry
+from advisor.specs.entry import NOTHING_READ, EnvEntry
 from advisor.lint.report import LintFinding
 from advisor.lint.values import check_value
 from advisor.models import Facts, Finding
@@ -39,6 +39,10 @@ class Checker:
     def entry(self, e: EnvEntry) -> None:
         """Check one assignment (or an unreadable line)."""
         ctx = self.ctx
+        if e.problem == NOTHING_READ:
+            ctx.add(e, "nothing-read", "warning", e.problem, "lint the file that sets the "
+                     "environment: an empty input is never a clean result", name=None)
+            return
         if e.problem is not None:
             ctx.add(e, "unreadable-line", "error", f"cannot read this line as a setting: "
                      f"{e.problem}; nothing on it is checked",

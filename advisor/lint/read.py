@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from advisor.errors import AdvisorError, BadInputError
-from advisor.specs.entry import EnvEntry, unreadable
+from advisor.formats import is_structured
+from advisor.specs.entry import EnvEntry, nothing_read, unreadable
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.plugins import Emitter
@@ -27,7 +28,8 @@ __all__ = ["ENV_PATH", "FORMATS", "MAX_FILE_BYTES", "STDIN_PATH", "detect_format
 ENV_PATH = "<environment>"
 
 #: Largest env file read (a site env file is a few KiB; this keeps a wrong file out of memory).
-MAX_FILE_BYTES = 4 * 1024 * 1024
+#: Above the 10 MB a file must be read in (issue 28; ``bench/bench_lint.py`` measures it).
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 #: The path lint reports for text read from standard input (``advisor lint -``).
 STDIN_PATH = "<stdin>"
@@ -35,9 +37,6 @@ STDIN_PATH = "<stdin>"
 #: The built-in formats ``parse_env_text`` reads (``--format`` values besides ``auto``; ``env``
 #: is the same as ``sh``).
 FORMATS = ("sh", "csh", "fish", "tcl", "lmod", "spack", "easybuild", "json", "toml")
-
-#: Formats that refuse what they cannot read (so an empty result is a true "sets nothing").
-_STRUCTURED = ("spack", "easybuild", "json", "toml")
 
 Parser = Callable[[str, str], list]
 
@@ -53,21 +52,38 @@ def parsers(emitters: Optional[Mapping[str, "Emitter"]] = None) -> dict[str, tup
 
 
 def detect_format(text: str, path: str = "",
-                  emitters: Optional[Mapping[str, "Emitter"]] = None) -> str:
-    """A format name from the file name and text (``sh`` when nothing else fits): one of
-    ``FORMATS``, or a registered third-party format whose ``extension`` is the file's suffix."""
+                  emitters: Optional[Mapping[str, "Emitter"]] = None) -> Optional[str]:
+    """A format name from the file name and text, as each format module claims it (its
+    ``SUFFIXES`` and ``sniff``, :mod:`advisor.formats`): a shape that decides over the suffix,
+    then a built-in suffix, then a registered third-party format whose ``extension`` is the
+    suffix, then the first built-in ``sniff`` that claims the text.  None when no format
+    claims it."""
     from advisor.formats import by_suffix, sniff_content, sniff_shape
 
     suffix = Path(path).suffix.lower()
-    # the deployment files emit writes share suffixes with other formats: their shape decides;
-    # the built-in suffixes come next: a plugin cannot take them over
+    # the built-in suffixes come before the plugins': a plugin cannot take them over
     found = sniff_shape(text) or by_suffix(suffix)
     if found:
         return found
     for name, e in sorted((emitters or {}).items()):
         if e.parse is not None and e.extension and suffix == "." + e.extension.lower():
             return name
-    return sniff_content(text) or "sh"
+    return sniff_content(text)
+
+
+def _claimed(text: str, path: str, emitters: Optional[Mapping[str, "Emitter"]]) -> str:
+    """:func:`detect_format`, after refusing a write-only format's output.
+
+    :raises BadInputError: a write-only format's output, or no format claims the text (the
+        formats lint reads listed, one line)."""
+    _refuse_write_only(text, path)
+    fmt = detect_format(text, path, emitters)
+    if fmt is None:
+        names = sorted(n for n in parsers(emitters) if n != "env")
+        raise BadInputError(f"{path}: no format claims this file (neither its suffix nor its "
+                            f"text is one lint reads); give --format, one of: "
+                            f"{', '.join(names)}")
+    return fmt
 
 
 def _refuse_write_only(text: str, path: str) -> None:
@@ -94,8 +110,7 @@ def parse_env_text(text: str, *, path: str = "<text>", fmt: str = "auto",
         (the format and plugin named).
     """
     if fmt == "auto":
-        _refuse_write_only(text, path)
-        fmt = detect_format(text, path, emitters)
+        fmt = _claimed(text, path, emitters)
     table = parsers(emitters)
     if fmt not in table:
         if emitters is not None and fmt in emitters:
@@ -120,13 +135,16 @@ def read_env_text(text: str, path: str, fmt: str = "auto",
                   emitters: Optional[Mapping[str, "Emitter"]] = None) -> list[EnvEntry]:
     """``parse_env_text``, plus one unreadable entry when nothing in a non-empty line-based text
     (sh, csh, fish, Tcl, Lmod, third-party formats) reads as a setting: a clean report on text
-    lint cannot read would be a false all-clear.  The structured formats refuse what they cannot
-    read instead, and an easyconfig without ``modextravars`` truly sets nothing."""
+    lint cannot read would be a false all-clear.  The structured formats (``STRUCTURED``)
+    refuse what they cannot read instead, and an easyconfig without ``modextravars`` truly sets
+    nothing.  An input with nothing but blanks is one ``nothing_read`` entry, whatever the
+    format."""
+    if not text.strip():
+        return [nothing_read(path)]
     if fmt == "auto":
-        _refuse_write_only(text, path)
-        fmt = detect_format(text, path, emitters)
+        fmt = _claimed(text, path, emitters)
     entries = parse_env_text(text, path=path, fmt=fmt, emitters=emitters)
-    if fmt in _STRUCTURED:
+    if is_structured(fmt):
         return entries
     substantive = [i for i, ln in enumerate(text.splitlines(), 1)
                    if ln.strip() and not ln.lstrip().startswith(("#", "--", "//"))]

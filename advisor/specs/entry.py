@@ -45,6 +45,16 @@ def unreadable(path: str, line: int, why: str) -> EnvEntry:
     return EnvEntry(name="", value=None, path=path, line=line, problem=why)
 
 
+#: The ``problem`` of the entry an input with nothing in it gives (``nothing_read``).
+NOTHING_READ = "the input is empty: nothing was read, so nothing was checked"
+
+
+def nothing_read(path: str) -> EnvEntry:
+    """The one entry of an empty input (lint reports it as ``nothing-read``, not as a clean
+    file)."""
+    return EnvEntry(name="", value=None, path=path, line=None, problem=NOTHING_READ)
+
+
 def scalar_text(v: Any) -> str:
     """The environment-variable string of a scalar: ``bool`` -> ``"1"``/``"0"``, else ``str``."""
     if isinstance(v, bool):

@@ -51,10 +51,17 @@ def test_cli_lint_of_an_emitted_file_exits_0_when_clean(tmp_path):
 
 
 def test_a_file_lint_cannot_read_is_no_all_clear(tmp_path):
-    """Prose is not an env file: lint says so instead of reporting clean."""
+    """Prose is not an env file: lint says so instead of reporting clean.  No format claims
+    it, so it is refused (one line listing the formats, exit 2); read as sh on request, no
+    line of it reads as a setting (exit 1)."""
     out = tmp_path / "notes.txt"
     out.write_text("Remember to set the CMA threshold to 8 KiB before the run.\n")
     proc = subprocess.run([sys.executable, "-m", "advisor", "lint", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if "no format claims" in ln]
+    assert str(out) in line and "sh, spack" in line and "--format" in line
+    proc = subprocess.run([sys.executable, "-m", "advisor", "lint", "--format", "sh", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert "unreadable-line" in proc.stdout and "no line of this file reads" in proc.stdout

@@ -3,6 +3,8 @@ the way ``advisor emit -f env`` quotes it (POSIX single quotes) is read back exa
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -11,11 +13,15 @@ from advisor.formats.quoting import sh_quote
 
 NAMES = st.from_regex(r"[A-Z_][A-Z0-9_]{0,20}", fullmatch=True)
 # '$' is left out: after shlex removes the quotes, lint treats '$' as an expansion (value unknown)
+#: Per-example time bound (Hypothesis ``deadline``): texts of 300 characters at most are read in
+#: milliseconds; far above that so a loaded machine does not trip it, only a reader whose time
+#: explodes does.
+DEADLINE = timedelta(seconds=1)
 VALUES = st.text(st.characters(blacklist_characters="$\x00", blacklist_categories=("Cs",)),
                  max_size=40)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=DEADLINE)
 @given(st.text(max_size=300))
 def test_reader_never_raises(text):
     for fmt in ("sh", "lmod", "auto"):
@@ -25,7 +31,7 @@ def test_reader_never_raises(text):
             pass
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=DEADLINE)
 @given(NAMES, VALUES)
 @example("A", "\\\n")  # found by CI: a backslash before a newline inside '...' is literal
 def test_single_quoted_values_round_trip(name, value):
