@@ -27,7 +27,8 @@ STRUCTURED = True
 
 def sniff(text: str) -> bool:
     """Whether ``text`` is a TOML document (it parses) with a table header line or a profile's
-    ``schema_version``: a Markdown file with a ``[name]`` line is not."""
+    ``schema_version``: a Markdown file with a ``[name]`` line is not.  One nested deeper than
+    ``advisor.nesting.MAX_DEPTH`` is claimed unparsed, so reading it refuses it by its depth."""
     if (re.search(r"^\s*\[\[?[A-Za-z_.]+\]\]?\s*$", text, re.M) is None
             and re.search(r"^\s*schema_version\s*=", text, re.M) is None):
         return False
@@ -35,6 +36,10 @@ def sniff(text: str) -> bool:
         import tomllib
     except ImportError:  # Python 3.10
         import tomli as tomllib
+    from advisor.nesting import MAX_DEPTH, nesting_depth
+
+    if nesting_depth(text, "toml") > MAX_DEPTH:
+        return True  # TOML-shaped and too deep to parse: parse refuses it, naming the limit
     try:
         tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
