@@ -129,11 +129,28 @@ def _container_run(words: Sequence[str]) -> _Hit:
         if w in ("--ipc=host",):
             takes.discard("ipc")
     tool = os.path.basename(words[0])
-    certain = tool == "docker"
+    # a new PID and IPC namespace unless host: certain; rootless Podman's user namespace is the
+    # installation's choice, so with nothing else taken it is only possible
+    certain = tool == "docker" or bool(takes)
     if tool == "podman":
         takes.add("ptrace")
     # a container starts with the image's environment plus -e/--env: the caller's is not passed
     return f"{tool} run", frozenset(takes), certain, True
+
+
+def _passed_names(words: Sequence[str]) -> set[str]:
+    """Names a container run passes from the caller: ``-e NAME``, ``--env NAME``,
+    ``--env=NAME`` (docker run / podman run: a name without a value takes the caller's)."""
+    out: set[str] = set()
+    for i, w in enumerate(words):
+        value = None
+        if w in ("-e", "--env") and i + 1 < len(words):
+            value = words[i + 1]
+        elif w.startswith("--env="):
+            value = w.split("=", 1)[1]
+        if value is not None and NAME_RE.match(value.split("=", 1)[0]):
+            out.add(value.split("=", 1)[0])
+    return out
 
 
 def _unshare(words: Sequence[str]) -> _Hit:
@@ -186,10 +203,11 @@ def _wrapper(words: Sequence[str]) -> _Hit:
 
 
 def _kept(rest: Sequence[str]) -> frozenset[str]:
-    """Names a wrapper's remaining words set: ``NAME=value`` words (``sudo A=1``, ``-e A=1``)
-    and what a launcher among them passes."""
+    """Names a wrapper's remaining words set or pass on: ``NAME=value`` words (``sudo A=1``,
+    ``-e A=1``), a container's ``-e NAME`` / ``--env NAME``, and what a launcher among them
+    passes."""
     names = {w.split("=", 1)[0] for w in rest if "=" in w and NAME_RE.match(w.split("=", 1)[0])}
-    return frozenset(names | {n for n, _ in launch_settings(list(rest))})
+    return frozenset(names | _passed_names(rest) | {n for n, _ in launch_settings(list(rest))})
 
 
 def wrapper_of(words: Sequence[str]) -> Optional[Found]:

@@ -83,7 +83,8 @@ def test_cma_across_user_namespaces_fails_for_real(tmp_path):
      True),
     ("mpirun -np 2 docker run --rm img ./app", "docker run", {"pid", "ipc"}, True, True),
     ("mpirun -np 2 docker run --ipc=host --pid=host img ./app", "docker run", set(), True, True),
-    ("srun podman run img ./app", "podman run", {"pid", "ipc", "ptrace"}, False, True),
+    ("srun podman run img ./app", "podman run", {"pid", "ipc", "ptrace"}, True, True),
+    ("srun podman run --pid=host --ipc=host img ./app", "podman run", {"ptrace"}, False, True),
     ("srun unshare -Ur ./app", "unshare -U -r", {"ptrace"}, True, False),
     ("srun --container-image=nvcr.io/img ./app", "srun --container-image (pyxis/enroot)",
      {"ptrace"}, False, False),
@@ -108,6 +109,16 @@ def test_no_wrapper_no_finding(line):
 
     found = wrapper_of(shlex.split(line))
     assert found is None or not (found.takes or found.drops_env)
+
+
+def test_a_container_passes_the_names_it_is_given():
+    """``-e NAME`` / ``--env NAME`` take the caller's value into the container: not dropped."""
+    from advisor.formats.wrappers import wrapper_of
+
+    found = wrapper_of(shlex.split("mpirun -x UCX_TLS=cma podman run -e UCX_TLS --env A "
+                                   "--env=B -e C=1 img ./app"))
+    assert found is not None and found.drops_env
+    assert {"UCX_TLS", "A", "B", "C"} <= found.kept
 
 
 def test_a_wrapper_around_the_launcher_takes_nothing_from_one_rank():
