@@ -54,14 +54,14 @@ def run_app(*, command: List[str], profile: Optional[Path], plugin: Optional[Lis
         common.check_profile_plugins(prof, plugin)
         if profile is None or not str(profile).startswith("@"):
             path = common.profile_path(profile)  # a shipped @NAME is read-only: not stored
+    reg = common.load_registry(None, None)  # one plugin load: arms and the wrapper check
     if env_file is not None:
         if plugin:
             raise BadInputError("--plugin: selects a profile's settings; with --env FILE the "
                                 "settings are the file's")
-        reg = common.load_registry(None, None)
         arms = from_env_file(env_file, against=baseline, emitters=reg.emitters)
     else:
-        arms = from_profile(prof, common.load_registry(None, None), against=baseline,
+        arms = from_profile(prof, reg, against=baseline,
                             plugins=set(plugin) if plugin else None)
     if path is not None:
         from advisor.save import check_writable
@@ -80,7 +80,6 @@ def run_app(*, command: List[str], profile: Optional[Path], plugin: Optional[Lis
         + ", ".join(f"{n}={v}" for n, v in sorted(arms.advised.items())))
     from advisor.lint.wrappers import command_findings
 
-    reg = common.load_registry(None, None)
     for f in command_findings(command, arms.advised, knobs=reg.knobs, libraries=reg.libraries):
         warn(f"the command's wrapper: {f.finding.message}")  # B may not be what runs
     record = verify_app(cmd, arms, against=baseline, design=design,
