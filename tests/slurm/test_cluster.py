@@ -1,4 +1,4 @@
-"""The test Slurm itself: every node of the fixture (four), each answering with its own
+"""The test Slurm itself: every node of the fixture (six), each answering with its own
 hostname."""
 
 import pytest

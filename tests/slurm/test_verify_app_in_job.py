@@ -44,7 +44,7 @@ SCRIPT = """\
 #SBATCH --output=verify-%j.json
 #SBATCH --error=verify-%j.log
 {advisor} verify --app --profile {profile} --env aa.env --runs 6 --json \\
-    --metric 'time_s=([0-9.]+)' --lower-is-better --check 'step [0-9]+ on node[1-4]' \\
+    --metric 'time_s=([0-9.]+)' --lower-is-better --check 'step [0-9]+ on node[1-6]' \\
     -- srun -n 1 {python} -c {program}
 """
 
