@@ -2,12 +2,13 @@
 ReFrame's runtime are process-global), and print what the tool loaded as JSON on stdout.
 
 Usage:
-  ``python deploy_tools_run.py easybuild HOOKS.py WORKDIR SOFTWARE...``
+  ``python deploy_tools_run.py easybuild HOOKS.py WORKDIR NAME=VERSION...``
       EasyBuild 5: ``set_up_configuration(--hooks=HOOKS.py)``, ``load_hooks`` (the hook names
-      it found), then a real ``EasyConfig`` of a minimal easyconfig file per ``SOFTWARE`` name
-      written in WORKDIR; EasyBuild runs the parse hook while parsing it.  Prints
-      ``{"hooks": [...], "modextravars": {SOFTWARE: {...}}}``.  ``extra_options={}``: the framework alone
-      ships no easyblocks, and the parse hook does not depend on one.  Needs ``LMOD_CMD``.
+      it found), then a real ``EasyConfig`` of a minimal easyconfig file per software name and
+      version written in WORKDIR; EasyBuild runs the parse hook while parsing it.  Prints
+      ``{"hooks": [...], "modextravars": {"NAME-VERSION": {...}}}``.  ``extra_options={}``: the
+      framework alone ships no easyblocks, and the parse hook does not depend on one.  Needs
+      ``LMOD_CMD``.
   ``python deploy_tools_run.py reframe SNIPPET.py WORKDIR``
       ReFrame: writes WORKDIR/settings.py, a site configuration importing the snippet, loads
       it with ``reframe.core.config.load_config``, selects ``advisor-test:cpu`` and prints the
@@ -25,8 +26,11 @@ import os
 import sys
 from pathlib import Path
 
-EASYCONFIG = """name = {name!r}
-version = '4.3.2'
+#: A minimal easyconfig; the framework's own EasyBlock is enough for ``eb --module-only`` and
+#: ``eb -x`` (tests/formats/test_easybuild_hooks.py).
+EASYCONFIG = """easyblock = 'easybuild.framework.easyblock.EasyBlock'
+name = {name!r}
+version = {version!r}
 homepage = 'https://example.org'
 description = 'minimal easyconfig for the hooks test'
 toolchain = SYSTEM
@@ -71,10 +75,11 @@ def easybuild(hooks: str, workdir: str, *software: str) -> dict:
 
     found = sorted(load_hooks(hooks))
     extra = {}
-    for name in software:
-        path = work / f"{name}-4.3.2.eb"
-        path.write_text(EASYCONFIG.format(name=name), encoding="utf-8")
-        extra[name] = dict(EasyConfig(str(path), extra_options={})["modextravars"])
+    for spec in software:
+        name, version = spec.split("=", 1)
+        path = work / f"{name}-{version}.eb"
+        path.write_text(EASYCONFIG.format(name=name, version=version), encoding="utf-8")
+        extra[f"{name}-{version}"] = dict(EasyConfig(str(path), extra_options={})["modextravars"])
     return {"hooks": found, "modextravars": extra}
 
 

@@ -174,15 +174,20 @@ def test_easybuild_parse_hook_adds_modextravars(registry, profile, tmp_path):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
            "LMOD_CMD": _lmod_cmd(), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
     proc = subprocess.run([sys.executable, str(RUN), "easybuild", str(hooks), str(tmp_path),
-                           "MPICH", "DLA-Future", "GCC"], env=env, capture_output=True,
-                          text=True, timeout=300)
+                           "MPICH=5.0.2", "MPICH=4.3.2", "DLA-Future=0.8.0", "GCC=13.2.0"],
+                          env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout)
     assert got["hooks"] == ["parse_hook"]
     own = {"SITE_OWN_VARIABLE": "kept"}  # the easyconfig's own modextravars stay
-    assert got["modextravars"]["MPICH"] == {**own, **expected_env(profile, {"mpich"})}
-    assert got["modextravars"]["DLA-Future"] == {**own, **expected_env(profile, {"dla-future"})}
-    assert got["modextravars"]["GCC"] == own
+    # the profile measured MPICH 5.0.2: that version only (--spec-range exact, the default)
+    assert got["modextravars"]["MPICH-5.0.2"] == {**own, **expected_env(profile, {"mpich"})}
+    assert got["modextravars"]["MPICH-4.3.2"] == own
+    # no DLA-Future version recorded in the profile: every version, and the file says so
+    assert got["modextravars"]["DLA-Future-0.8.0"] == {**own,
+                                                       **expected_env(profile, {"dla-future"})}
+    assert "the profile recorded no DLA-Future version" in text
+    assert got["modextravars"]["GCC-13.2.0"] == own
     # glibc has no easyconfig: left out, and the file says so
     assert "left out: GLIBC_TUNABLES=" in text
     assert {e.name: e.value for e in parse(text, str(hooks))} == expected_env(
