@@ -17,6 +17,8 @@ of every command after its leading ``NAME=value`` words).  Forms read:
   parameters?").
 
 A launcher inside another (``srun env A=1 prog``, ``env A=1 mpiexec -genv B 2 prog``) is read too.
+A launcher's options end at its program (:func:`program_index`): the program's own words
+(``mpirun -n 2 podman run --env NAME img``) are not read as the launcher's.
 The raw value is the word as the shell gives it (quotes removed); None means the value is the
 caller's and not known from the script.
 """
@@ -36,6 +38,36 @@ LAUNCHERS = ("env",) + SLURM + MPI
 
 #: env(1) options that take a separate argument (GNU coreutils 9: -u NAME, -C DIR, -S STRING).
 _ENV_ARG_OPTIONS = ("-u", "--unset", "-C", "--chdir", "-S", "--split-string")
+#: Commands that start a program inside something else (containers, namespaces, another user,
+#: binding and profiling tools): after a launcher's options such a word is its program, never an
+#: option's value (advisor.formats.wrappers reads the first eight).
+PROGRAM_WRAPPERS = ("apptainer", "singularity", "docker", "podman", "ch-run", "enroot",
+                    "unshare", "sudo", "su", "runuser", "numactl", "taskset", "hwloc-bind",
+                    "nsys", "ncu", "valgrind", "nohup", "time", "bash", "sh")
+
+
+def program_index(words: Sequence[str], start: int = 1) -> int:
+    """Index of the program a launcher's ``words`` start (``len(words)`` when none).
+
+    The launcher's option table is not known here, so an option's value is told from the program
+    by position: the first word not starting with ``-`` that does not follow an option word
+    (``-n 2``: ``2`` is a value; ``--export=NONE``: the next word is not).  A word with a ``/``,
+    a launcher or a :data:`PROGRAM_WRAPPERS` name is the program wherever it stands.  A flag
+    without a value followed by a bare program name (``--oversubscribe hostname``) reads the
+    name as the flag's value and the program's first argument as the program: the scan still
+    stops before the program's options."""
+    for i in range(start, len(words)):
+        w = words[i]
+        if w == "--":
+            return i + 1
+        if w.startswith("-") and w != "-":
+            continue
+        if "/" in w or _name(w) in LAUNCHERS or _name(w) in PROGRAM_WRAPPERS:
+            return i
+        prev = words[i - 1] if i else ""
+        if not (prev.startswith("-") and "=" not in prev and prev != "--"):
+            return i
+    return len(words)
 
 
 def _name(word: str) -> str:
@@ -69,16 +101,24 @@ def _env(words: Sequence[str]) -> list[Pair]:
     return out + launch_settings(words[i:])
 
 
+def slurm_export(words: Sequence[str]) -> Optional[str]:
+    """The ``--export`` SPEC a Slurm command's own options give (the last one), None without
+    one; the program's words are not read (:func:`program_index`)."""
+    spec = None
+    end = program_index(words)
+    for i in range(1, end):
+        if words[i].startswith("--export="):
+            spec = words[i][len("--export="):]
+        elif words[i] == "--export" and i + 1 < end:
+            spec = words[i + 1]
+    return spec
+
+
 def _slurm(words: Sequence[str]) -> list[Pair]:
-    out: list[Pair] = []
-    for i, w in enumerate(words[1:], 1):
-        if w.startswith("--export="):
-            out += _slurm_export(w[len("--export="):])
-        elif w == "--export" and i + 1 < len(words):
-            out += _slurm_export(words[i + 1])
-        elif _name(w) in LAUNCHERS:
-            return out + launch_settings(words[i:])
-    return out
+    spec = slurm_export(words)
+    out = _slurm_export(spec) if spec is not None else []
+    end = program_index(words)
+    return out + (launch_settings(words[end:]) if end < len(words) else [])
 
 
 def _mpi(words: Sequence[str]) -> list[Pair]:
@@ -115,6 +155,8 @@ def _mpi(words: Sequence[str]) -> list[Pair]:
             continue
         if _name(w) in LAUNCHERS:
             return out + launch_settings(words[i:])
+        if program_index(words, i) == i:  # the program: its words are not the launcher's
+            return out
         i += 1
     return out
 

@@ -29,7 +29,12 @@ Each wrapper and option is read as its documentation describes it:
   ``-i/--ipc``;
 - ``sudo`` (sudoers(5) ``env_reset``, on by default: the environment is reset unless ``-E`` /
   ``--preserve-env``), ``su -``/``su -l``/``--login`` and ``runuser -l`` (a login shell's fresh
-  environment), and ``env -i`` after the launcher (env(1)).
+  environment), and ``env -i`` after the launcher (env(1));
+- Slurm ``srun --export=NONE`` or ``--export=`` a list without ``ALL`` (srun(1), ``--export``:
+  only the names listed, and ``SLURM_*``, reach the task), and a script's ``#SBATCH
+  --export=...`` without ``ALL``, which sbatch passes on to the script's ``srun`` lines (as
+  ``SLURM_EXPORT_ENV``) unless a line gives its own ``--export``: shown with the real Slurm
+  22.05 in tests/slurm/test_export_lint.py.
 
 Public API: :class:`Wrapped`, :func:`wrapped_launches`, :func:`wrapper_of`.
 """
@@ -41,7 +46,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import NamedTuple, Optional, Sequence
 
-from advisor.formats.launch import LAUNCHERS, SLURM, launch_settings
+from advisor.formats.launch import (LAUNCHERS, SLURM, launch_settings, program_index,
+                                    sbatch_directive, slurm_export)
 from advisor.specs.entry import NAME_RE
 
 __all__ = ["Found", "Wrapped", "wrapped_launches", "wrapper_of"]
@@ -210,11 +216,31 @@ def _kept(rest: Sequence[str]) -> frozenset[str]:
     return frozenset(names | _passed_names(rest) | {n for n, _ in launch_settings(list(rest))})
 
 
-def wrapper_of(words: Sequence[str]) -> Optional[Found]:
+def _export_drops(words: Sequence[str], batch_export: Optional[str]) -> Optional[Found]:
+    """``srun``'s fresh environment: its ``--export`` SPEC (or the script's ``#SBATCH
+    --export``, ``batch_export``) without ``ALL``; the names it lists are kept."""
+    own = slurm_export(words)
+    spec = own if own is not None else (batch_export if os.path.basename(words[0]) == "srun"
+                                         else None)
+    if spec is None:
+        return None
+    items = spec.split(",")
+    if "ALL" in items:
+        return None
+    kept = {i.split("=", 1)[0] for i in items if NAME_RE.match(i.split("=", 1)[0])}
+    kept |= _kept(words[program_index(words):])  # set again after srun: srun env A=1 prog
+    shown = (f"srun --export={spec}" if own is not None else
+             f"srun under #SBATCH --export={spec} (sbatch passes it on as SLURM_EXPORT_ENV)")
+    return Found(shown, frozenset(), True, True, frozenset(kept - {"NONE", "NIL"}))
+
+
+def wrapper_of(words: Sequence[str], batch_export: Optional[str] = None) -> Optional[Found]:
     """The first wrapper a command's words start the program in, after its launchers and
     their options; None when there is none.  A wrapper before any launcher (``words[0]``:
     ``sudo mpirun ...``, ``apptainer exec img mpirun ...``) holds every rank, so it takes
-    nothing from one rank that another has: only its fresh environment is reported."""
+    nothing from one rank that another has: only its fresh environment is reported.
+    ``batch_export``: the script's ``#SBATCH --export`` SPEC, which its ``srun`` lines take
+    when they give none."""
     words = list(words)
     while words and (words[0] in _PREFIX or ("=" in words[0]
                                               and NAME_RE.match(words[0].split("=", 1)[0]))):
@@ -222,6 +248,20 @@ def wrapper_of(words: Sequence[str]) -> Optional[Found]:
     if not words:
         return None
     head = os.path.basename(words[0])
+    fresh = _export_drops(words, batch_export) if head in SLURM else None
+    inner = _inner_wrapper(words, head)
+    if fresh is None:
+        return inner
+    if inner is None:
+        return fresh
+    # the launcher's fresh environment, then the wrapper's: what reaches the ranks is what the
+    # wrapper sets itself, or what the launcher's list passes (when the wrapper passes it on)
+    return inner._replace(wrapper=f"{fresh.wrapper} + {inner.wrapper}", drops_env=True,
+                          kept=inner.kept if inner.drops_env else fresh.kept)
+
+
+def _inner_wrapper(words: list[str], head: str) -> Optional[Found]:
+    """:func:`wrapper_of` without the launcher's own ``--export``."""
     if head in SLURM:
         for w in words[1:]:
             if w.startswith("--container-image"):
@@ -267,14 +307,18 @@ def wrapped_launches(text: str, path: str) -> list[Wrapped]:
     (``wrapper_of``), one per line, in order.  A line the shell's quoting rules cannot split
     (``shlex``) is skipped: the format's own reader reports it.  Linear in the text."""
     out: list[Wrapped] = []
+    batch_export: Optional[str] = None
     for line, cmd in _logical_lines(text):
+        directive = sbatch_directive(cmd)
+        if directive is not None:
+            batch_export = slurm_export(directive) or batch_export
         if not cmd.strip() or cmd.lstrip().startswith("#"):
             continue
         try:
             words = shlex.split(cmd, comments=True)
         except ValueError:
             continue
-        found = wrapper_of(words) if words else None
+        found = wrapper_of(words, batch_export) if words else None
         if found is not None and (found.takes or found.drops_env):
             out.append(Wrapped(path, line, found.wrapper, found.takes, found.certain,
                                found.drops_env, found.kept))

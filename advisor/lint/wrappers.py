@@ -98,6 +98,8 @@ def _pass_on(w: Wrapped) -> str:
         return "sudo --preserve-env=NAME, or sudo NAME=value"
     if w.wrapper.startswith(("docker", "podman")):
         return "-e NAME or -e NAME=value"
+    if w.wrapper.startswith("srun"):
+        return "srun --export=ALL,NAME, or NAME in the --export list"
     if w.wrapper.startswith(("apptainer", "singularity")):
         return "--env NAME=value, or APPTAINERENV_NAME"
     return "set it after the wrapper: env NAME=value"

@@ -46,6 +46,13 @@ def test_job_script_launch_lines_are_read():
     ("/usr/bin/env A=1 srun --export=B=2 cmd", [("A", "1"), ("B", "2")]),
     ("srun env A=1 cmd", [("A", "1")]),
     ("python3 -x A=1", []),
+    # the program's own words are not the launcher's (a new user's podman line)
+    ("mpirun -np 2 podman run --env NAME img ./a.out", []),
+    ("mpirun -np 2 -x A=1 ./a.out -x B=2", [("A", "1")]),
+    ("mpirun --oversubscribe -x A=1 python x.py -x B=2", [("A", "1")]),
+    ("mpiexec -genv A 1 -n 2 -- prog -genv B 2", [("A", "1")]),
+    ("srun -n 2 --export=ALL,A=1 ./a.out --export=B=2", [("A", "1")]),
+    ("srun -n 2 hostname --export=B=2", []),
 ])
 def test_launch_forms(line, want):
     import shlex

@@ -91,6 +91,10 @@ def test_cma_across_user_namespaces_fails_for_real(tmp_path):
     ("srun ch-run /img -- ./app", "ch-run", {"ptrace"}, True, False),
     ("mpirun -x A=1 sudo -u bob ./app", "sudo", set(), True, True),
     ("time srun --mpi=pmix env -i B=2 ./app", "env -i", set(), True, True),
+    ("srun --export=NONE /bin/app", "srun --export=NONE", set(), True, True),
+    ("srun -n 2 --export=HOME,A=1 ./app", "srun --export=HOME,A=1", set(), True, True),
+    ("srun --export=NONE apptainer exec --userns img ./app",
+     "srun --export=NONE + apptainer exec --userns", {"ptrace"}, True, True),
 ])
 def test_wrappers_are_recognised_after_the_launcher(line, wrapper, takes, certain, drops):
     from advisor.formats.wrappers import wrapper_of
@@ -103,6 +107,7 @@ def test_wrappers_are_recognised_after_the_launcher(line, wrapper, takes, certai
 
 @pytest.mark.parametrize("line", [
     "srun ./app", "mpirun -n 2 ./apptainer", "mpirun sudo -E ./app", "echo apptainer exec x",
+    "srun --export=ALL,A=1 ./app", "srun ./app --export=NONE",
 ])
 def test_no_wrapper_no_finding(line):
     from advisor.formats.wrappers import wrapper_of
@@ -119,6 +124,16 @@ def test_a_container_passes_the_names_it_is_given():
                                    "--env=B -e C=1 img ./app"))
     assert found is not None and found.drops_env
     assert {"UCX_TLS", "A", "B", "C"} <= found.kept
+
+
+def test_srun_keeps_what_its_export_list_or_a_later_env_names():
+    from advisor.formats.wrappers import wrapper_of
+
+    found = wrapper_of(shlex.split("srun --export=A,B=2 env C=3 ./app"))
+    assert found is not None and found.drops_env and {"A", "B", "C"} <= found.kept
+    # a script's #SBATCH --export is srun's own unless the line gives one
+    assert wrapper_of(["srun", "./app"], batch_export="NONE").drops_env
+    assert wrapper_of(["srun", "--export=ALL", "./app"], batch_export="NONE") is None
 
 
 def test_a_wrapper_around_the_launcher_takes_nothing_from_one_rank():
