@@ -36,11 +36,15 @@ class Need(Model):
         ``"1|yes|true"``; None: every value.
     :ivar shares: what the ranks must share (:data:`Shared`).
     :ivar why: the mechanism, for the finding (``"CMA single copy (process_vm_readv)"``).
+    :ivar certain: False when these values only allow the mechanism and the library chooses
+        per peer (UCX's ``sm`` group: cma among posix, sysv, knem, xpmem); lint then warns
+        instead of reporting an error.
     """
 
     values: Optional[str] = None
     shares: list[Shared]
     why: str
+    certain: bool = True
 
     def applies(self, value: Optional[str]) -> bool:
         """True when ``value`` (None: unknown, treated as any) makes the setting need this."""
@@ -48,12 +52,12 @@ class Need(Model):
             re.fullmatch(self.values, value.strip(), flags=re.IGNORECASE))
 
 
-def cma_need(values: Optional[str] = None) -> Need:
+def cma_need(values: Optional[str] = None, certain: bool = True) -> Need:
     """The need of a setting that selects CMA single copy (for ``values``; None: any): the
     ranks read each other's memory with process_vm_readv(2), so they must be able to ptrace
     each other and see each other's PIDs (process_vm_readv(2), ptrace(2) "Ptrace access mode
-    checking")."""
-    return Need(values=values, shares=["ptrace", "pid"],
+    checking").  ``certain``: see :class:`Need`."""
+    return Need(values=values, shares=["ptrace", "pid"], certain=certain,
                 why="CMA single copy (process_vm_readv(2) of the peer rank's memory)")
 
 

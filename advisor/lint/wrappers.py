@@ -74,18 +74,22 @@ def check_wrapped(ctx: LintContext, entries: Sequence[EnvEntry],
                         remedy=f"pass it through the wrapper ({_pass_on(w)})")
                 continue
             for knob in ctx.by_name.get(name, []):
-                for need in knob.needs:
+                for need in sorted(knob.needs, key=lambda n: not n.certain):  # errors first
                     lost = sorted(set(need.shares) & w.takes)
                     if not lost or not need.applies(e.value):
                         continue
                     what = " and ".join(SHARED_TEXT[s] for s in lost)
                     shown = name if e.value is None else f"{name}={e.value}"
-                    ctx.add(_at(e, w), "isolated-ranks", "error" if w.certain else "warning",
-                            f"{shown} selects {need.why}, which needs the ranks to {what}; "
+                    sure = w.certain and need.certain
+                    ctx.add(_at(e, w), "isolated-ranks", "error" if sure else "warning",
+                            f"{shown} {'selects' if need.certain else 'may select'} "
+                            f"{need.why}, which needs the ranks to {what}; "
                             f"{w.wrapper} on {line} "
                             + ("starts each rank without that" if w.certain else
                                "may start each rank without that (it depends on the "
-                               "installation)"),
+                               "installation)")
+                            + ("" if need.certain else " (the library may choose another "
+                               "transport for such a peer)"),
                             remedy="start the ranks in one namespace (the launcher inside one "
                                    "wrapper, or the wrapper's options that keep the host's: "
                                    "--pid=host --ipc=host, no --userns/--containall), or do not "

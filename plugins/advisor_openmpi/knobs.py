@@ -89,9 +89,11 @@ KNOBS: tuple[Knob, ...] = (
                                                                          value="all")],
          description="UCX transports to use (comma list; sm = shared memory: posix, sysv, cma, "
                      "knem, xpmem; ^ excludes)", source=_UCX_DOC,
-         # an inclusion list naming cma (or sm, which includes it): CMA between the ranks;
-         # naming posix, sysv or sm: shared-memory segments (UCX docs, UCX_TLS)
-         needs=[cma_need(r"(?!\^)(.*,)?\s*(cma|sm)\s*(,.*)?"),
+         # an inclusion list naming cma: CMA between the ranks; naming sm, which includes cma
+         # among other transports, CMA where UCX finds the peer reachable by it; naming posix,
+         # sysv or sm: shared-memory segments (UCX docs, UCX_TLS)
+         needs=[cma_need(r"(?!\^)(.*,)?\s*cma\s*(,.*)?"),
+                cma_need(r"(?!\^)(.*,)?\s*sm\s*(,.*)?", certain=False),
                 shm_need(r"(?!\^)(.*,)?\s*(posix|sysv|sm)\s*(,.*)?")]),
     Knob(library=UCX, name=UCX_RNDV_THRESH, type="str",
          defaults=[VersionedDefault(versions=">=0", value="auto")],

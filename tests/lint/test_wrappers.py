@@ -195,8 +195,15 @@ def test_verify_app_warns_about_the_commands_wrapper():
 
     reg = load()
     words = ["mpirun", "-n", "2", "apptainer", "exec", "-u", "img", "./app"]
-    (f,) = command_findings(words, {"UCX_TLS": "sm", "OMPI_MCA_btl_sm_eager_limit": "8192"},
+    (f,) = command_findings(words, {"UCX_TLS": "cma,self", "OMPI_MCA_btl_sm_eager_limit": "8192"},
                             knobs=reg.knobs, libraries=reg.libraries)
     assert (f.name, f.finding.id, f.severity) == ("UCX_TLS", "isolated-ranks", "error")
+    # sm names cma among other shared-memory transports: UCX may take another for such a peer
+    (f,) = command_findings(words, {"UCX_TLS": "sm"}, knobs=reg.knobs, libraries=reg.libraries)
+    assert (f.severity, "may select" in f.finding.message) == ("warning", True)
+    # private PID and IPC namespaces (-p -i): sm's segments certainly fail
+    words[5:6] = ["-p", "-i"]
+    (f,) = command_findings(words, {"UCX_TLS": "sm"}, knobs=reg.knobs, libraries=reg.libraries)
+    assert (f.severity, "shared-memory transport" in f.finding.message) == ("error", True)
     assert command_findings(["mpirun", "-n", "2", "./app"], {"UCX_TLS": "sm"},
                             knobs=reg.knobs, libraries=reg.libraries) == []
