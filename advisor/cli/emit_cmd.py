@@ -67,9 +67,10 @@ def emit(
     if json_:
         raise BadInputError("--json goes with --list (the formats as JSON); an emitted file is "
                             "chosen with --format json")
-    from advisor.emit import left_out_notes, plan, write
+    from advisor.emit import emitter_of, left_out_notes, plan, write
     from advisor.specs.selection import EmitOptions
 
+    emitter_of(reg, format)  # a misspelt format is the news before a missing profile
     prof = common.load(profile)
     if output is not None:
         try:

@@ -35,6 +35,11 @@ def test_emit_names_no_format_when_nothing_is_close():
     assert "did you mean" not in line and "known formats: " in line
 
 
+def test_a_misspelt_format_is_the_news_before_a_missing_profile(tmp_path):
+    line = _error_line(advisor("emit", "-p", str(tmp_path / "none.toml"), "-f", "lua"))
+    assert "unknown emit format 'lua': did you mean lmod?" in line, line
+
+
 def test_lint_suggests_the_format_meant(tmp_path):
     env_file = tmp_path / "site.sh"
     env_file.write_text("export MPIR_CVAR_CH4_CMA_ENABLE=1\n")
