@@ -10,15 +10,17 @@ How (``ModuleDeps.dependency``), per tool, each checked by loading the module in
 (tests/emit/test_module_deps.py):
 
 - ``prereq``: Lmod ``prereq(NAME)`` (Lmod documentation, "Lua Modulefile Functions": loading
-  fails until NAME is loaded); Tcl ``prereq NAME`` (modulefile(5)).  Environment Modules 5 with
+  fails until NAME is loaded); Tcl ``prereq NAME`` (modulefile(4), ``prereq``; the man page
+  of the Debian package of Environment Modules 5.2.0).  Environment Modules 5 with
   ``auto_handling`` on (its default since 5.0, NEWS) loads NAME itself when it can;
 - ``depends_on``: Lmod ``depends_on(NAME)`` (loads NAME, unloads it with the module when
-  Lmod loaded it).  Tcl: under Lmod (``$ModuleTool`` is ``Lmod``, set by ``tcl2lua.tcl``)
+  Lmod loaded it).  Tcl: under Lmod (``$ModuleTool`` is ``Lmod``, set by ``tcl2lua.tcl``;
+  ``Modules`` in Environment Modules >= 4.7, modulefile(4) "Modules variables")
   ``depends-on NAME``, which Lmod reads as ``depends_on``; under Environment Modules
-  ``module load NAME``: a requirement there (modulefile(5)) that loads NAME with
-  ``auto_handling`` on or off and unloads it with the module only when it loaded it, where
-  Environment Modules 5's ``depends-on`` loads nothing with ``auto_handling`` off (both seen
-  with Environment Modules 5.2.0);
+  ``module load NAME``: a pre-requirement that is loaded whether ``auto_handling`` is on or
+  off, where ``depends-on`` (5.1+) must be loaded by hand with it off (modulefile(4) of
+  Environment Modules 5.2, "Dependencies between modulefiles"); it is unloaded with the module
+  only when it was loaded for it (seen with 5.2.0);
 - ``family``: the module loaded as the member of the site's MPI family (``family("MPI")`` in
   the MPI module; both tools export its name as ``LMOD_FAMILY_<FAMILY>``: Lmod ``MT.lua``,
   Environment Modules ``proc family``) must be NAME without its last ``/VERSION`` part, any
@@ -33,8 +35,9 @@ as that ``prereq`` too, and the administrators' comment says so.
 
 Names are data, never code: ``advisor.config.schema.MODULE_NAME`` admits letters, digits,
 ``_ . -`` and ``/`` between parts that start with a letter, digit or ``_`` (no ``..``, no
-option, nothing Lua or Tcl would read), and the family ``FAMILY_NAME`` (Environment Modules 5.2
-``proc family``).
+option, nothing Lua or Tcl would read, none of the ``+ ~ =`` Environment Modules reads as a
+variant: modulefile(4), "Advanced module version specifiers"), and the family
+``FAMILY_NAME`` (Environment Modules 5.2 ``proc family``).
 """
 
 from __future__ import annotations

@@ -223,5 +223,5 @@ def test_site_config_and_cli_choose_name_and_form(tmp_path):
 def test_bad_names_are_one_line_and_exit_2(args, site, says, tmp_path):
     proc = _cli(tmp_path, "-f", "lmod", *args, site=site)
     assert proc.returncode == 2 and proc.stdout == "", proc.stderr
-    (line,) = [ln for ln in proc.stderr.splitlines() if "error" in ln]
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("advisor: error: ")]
     assert says in line, line
