@@ -65,7 +65,8 @@ def mpi_modules(sel: "Selection", items: Sequence["EnvItem"]) -> list[tuple[str,
     measured one first, then the others whose settings ``items`` write, by name.
 
     :raises EmitError: a name that is not a ``MODULE_NAME`` (a recorded version such as
-        ``5.0 beta``), with the setting that fixes it.
+        ``5.0 beta``), with the setting that fixes it; not with dependency ``none``, which
+        writes the names only in a comment (``one_line``).
     """
     from advisor.libraries import version_of
 
@@ -83,10 +84,11 @@ def mpi_modules(sel: "Selection", items: Sequence["EnvItem"]) -> list[tuple[str,
     for lib in chosen:
         version = version_of(facts, lib, libs) if lib in libs else facts.mpi.version
         name = names.get(lib) or (f"{lib}/{version}" if version else lib)
-        if not re.fullmatch(MODULE_NAME, name):
+        if deps.dependency != "none" and not re.fullmatch(MODULE_NAME, name):
             raise EmitError(f"MPI module name {name!r} (from the recorded {lib} version) is "
                             "not a plain module name; set it in the site config "
-                            f"([modules] mpi.{lib}) or with --mpi-module {lib}=NAME")
+                            f"([modules] mpi.{lib}) or with --mpi-module {lib}=NAME, or "
+                            "write no dependency (--module-dependency none)")
         out.append((lib, name))
     return out
 

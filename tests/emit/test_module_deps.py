@@ -190,6 +190,9 @@ def test_a_recorded_version_that_is_no_plain_name_is_refused(fmt, registry):
                                         r"in the site config \(\[modules\] mpi.mpich\)"):
         render(hostile, fmt, registry, EmitOptions())
     assert SITE_MPI in _emit(registry, fmt, "prereq", hostile)  # the site's name fixes it
+    text = _emit(registry, fmt, "none", hostile, mpi=())  # the name only in a comment line
+    assert "MARKER" not in "\n".join(ln for ln in text.splitlines()
+                                     if not ln.startswith(("#", "--")))
 
 
 def _cli(tmp_path: Path, *args: str, site: str = "") -> subprocess.CompletedProcess:
