@@ -11,6 +11,7 @@ import typer
 from advisor.cli import common, complete, outpath
 from advisor.cli.boundary import boundary, err, out, warn
 from advisor.errors import BadInputError
+from advisor.specs.selection import MODULE_DEPENDENCIES
 
 
 @boundary
@@ -33,6 +34,14 @@ def emit(
                                           help="Write to this file (atomically) instead of stdout "
                                                "('-': stdout); its directory must exist."),
     mkdir: bool = outpath.MkdirOpt,
+    mpi_module: Optional[List[str]] = typer.Option(
+        None, "--mpi-module", metavar="LIBRARY=NAME", help="lmod/tcl: the site's module of "
+        "this MPI library, e.g. mpich=mpich/4.3.2 (repeatable; [modules] mpi; default "
+        "LIBRARY/VERSION from the profile)."),
+    module_dependency: Optional[str] = typer.Option(
+        None, "--module-dependency", metavar="KIND", help="lmod/tcl: how the module depends "
+        "on that MPI module: prereq, depends_on, family or none ([modules] dependency; default "
+        "prereq).", autocompletion=lambda: list(MODULE_DEPENDENCIES)),
 ) -> None:
     """Print the profile's settings in a format sites load (env, csh, fish, lmod, tcl, ...)."""
     if output is not None and str(output) == "-":
@@ -49,7 +58,8 @@ def emit(
     # Every plugin is loaded even for a core format: a setting is emitted only when a
     # registered knob declares it, and the knobs' version ranges decide which settings the
     # recorded library versions read (advisor.libraries.reads.drop_reason).
-    cfg = common.load_config()  # [plugins], and below the pins and exclusions emit applies
+    # [plugins], and below the pins, exclusions and [modules] emit applies
+    cfg = common.load_config(*_modules_scope(mpi_module, module_dependency))
     reg = collect(common.plugin_manager(cfg))
     if list_:
         if json_:
@@ -102,3 +112,35 @@ def emit(
         err(f"{format} written to {output}")
     else:
         out(text)
+
+
+def _modules_scope(mpi_module: Optional[List[str]],
+                   dependency: Optional[str]) -> tuple[dict, dict]:
+    """``--mpi-module``/``--module-dependency`` as the command line's configuration scope
+    (``[modules]``) and the option of each key, for ``common.load_config``.
+
+    :raises BadInputError: an ``--mpi-module`` that is not ``LIBRARY=NAME`` with a plain module
+        name (``advisor.config.schema.MODULE_NAME``); an unknown ``--module-dependency``.
+    """
+    import re
+
+    from advisor.config.schema import LIBRARY_KEY, MODULE_NAME
+
+    sec: dict = {}
+    origins: dict = {}
+    for spec in mpi_module or ():
+        lib, eq, name = spec.partition("=")
+        if not (eq and re.fullmatch(LIBRARY_KEY, lib.strip())
+                and re.fullmatch(MODULE_NAME, name.strip())):
+            raise BadInputError(f"--mpi-module {spec!r}: give LIBRARY=NAME, a library name "
+                                "and a plain module name (letters, digits, _ . - and /), e.g. "
+                                "mpich=mpich/4.3.2")
+        sec.setdefault("mpi", {})[lib.strip()] = name.strip()
+        origins[("modules", "mpi", lib.strip())] = "--mpi-module"
+    if dependency is not None and dependency not in MODULE_DEPENDENCIES:
+        raise BadInputError(f"--module-dependency {dependency!r}: not one of "
+                            f"{', '.join(MODULE_DEPENDENCIES)}")
+    if dependency is not None:
+        sec["dependency"] = dependency
+        origins[("modules", "dependency")] = "--module-dependency"
+    return ({"modules": sec} if sec else {}), origins

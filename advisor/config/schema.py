@@ -8,15 +8,15 @@ the two equal).  ``docs/config.md`` describes each section and how scopes merge.
 
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from advisor.models import Model, Scalar
 
 __all__ = ["Pin", "SettingsSection", "RecommendationsSection", "LauncherSection",
-           "PluginsSection", "FleetSection", "StoreSection", "ScopeFile", "SECTIONS",
-           "json_schema"]
+           "PluginsSection", "FleetSection", "StoreSection", "ModulesSection", "ScopeFile",
+           "SECTIONS", "json_schema"]
 
 #: ``probe:recommendation-id``, as ``Verification.recommendation`` names a recommendation.
 REC_REF = r"^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$"
@@ -85,6 +85,34 @@ class StoreSection(Model):
                                     "($ADVISOR_HOME/profiles)")
 
 
+#: A library name as a key of ``[modules] mpi`` (``advisor.libraries.record``'s name rule).
+LIBRARY_KEY = r"^[a-z0-9][a-z0-9-]*$"
+#: A module name emit writes into a modulefile: letters, digits, ``_ . -`` and ``/`` between
+#: parts that start with a letter, digit or ``_`` (no ``..``, no option, nothing Lua or Tcl reads
+#: as code; ``advisor.formats.moddeps``).
+MODULE_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$"
+#: A family name: Environment Modules 5.2 accepts only these (``proc family`` in modulecmd.tcl).
+FAMILY_NAME = r"^[A-Za-z0-9_]+$"
+
+
+class ModulesSection(Model):
+    """``[modules]``: the MPI module the ``lmod``/``tcl`` modules depend on."""
+
+    dependency: Optional[Literal["prereq", "depends_on", "family", "none"]] = Field(
+        None, description="how the module depends on the MPI module it was measured with: "
+        "prereq (loading fails until it is loaded), depends_on (loading loads it), family "
+        "(the MPI family's loaded module must be it), none; default prereq "
+        "(--module-dependency)")
+    mpi: dict[Annotated[str, StringConstraints(pattern=LIBRARY_KEY)],
+              Annotated[str, StringConstraints(pattern=MODULE_NAME)]] = Field(
+        default_factory=dict, description="LIBRARY = \"module/name\": the site's module of "
+        "each MPI library, e.g. mpich = \"mpich/4.3.2\"; default LIBRARY/VERSION from the "
+        "profile (--mpi-module LIBRARY=NAME)")
+    family: Optional[Annotated[str, StringConstraints(pattern=FAMILY_NAME)]] = Field(
+        None, description="the family the site's MPI modules declare, for dependency = "
+        "\"family\"; default MPI")
+
+
 class ScopeFile(Model):
     """One scope's configuration file."""
 
@@ -94,6 +122,7 @@ class ScopeFile(Model):
     plugins: PluginsSection = PluginsSection()
     fleet: FleetSection = FleetSection()
     store: StoreSection = StoreSection()
+    modules: ModulesSection = ModulesSection()
 
 
 #: The top-level tables, in the order ``advisor config list`` shows them.

@@ -26,6 +26,7 @@ EDIT_TEMPLATE = """\
 # [plugins]           enable = [...], disable = [...]
 # [fleet]             k = 6.0, expected = "node[001-128]"
 # [store]             profiles = "/path/to/profiles"
+# [modules]           mpi = {{ mpich = "mpich/4.3.2" }}, dependency = "prereq", family = "MPI"
 """
 
 

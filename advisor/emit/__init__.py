@@ -3,7 +3,8 @@
 The pipeline the CLI runs is load, :func:`plan`, :func:`write`, then the file is written:
 
 - :func:`plan` - the domain pipeline: the "profile from another machine" check, the
-  configuration scopes (``advisor.config.apply``), then the selection
+  configuration scopes (``advisor.config.apply``; ``[modules]``: :func:`module_deps`), then
+  the selection
   (``advisor.emit.decide``: every selected setting with the one decision about it);
 - :func:`write` - the format's ``render(selection) -> str`` (``Registry.emitters``), its
   failures named;
@@ -34,10 +35,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from advisor.config.scopes import Config
     from advisor.models import Facts, Profile
     from advisor.plugins import Emitter, Registry
-    from advisor.specs.selection import EmitOptions, Selection
+    from advisor.specs.selection import EmitOptions, ModuleDeps, Selection
 
-__all__ = ["Plan", "plan", "write", "render", "emitter_of", "dropped", "left_out_notes",
-           "FORMAT_ALIASES", "unknown_format"]
+__all__ = ["Plan", "plan", "module_deps", "write", "render", "emitter_of", "dropped",
+           "left_out_notes", "FORMAT_ALIASES", "unknown_format"]
 
 
 @dataclass(frozen=True)
@@ -120,8 +121,19 @@ def plan(profile: "Profile", registry: "Registry", config: "Config", facts: Opti
     applied = apply_config(profile, config, knob_entries(registry), registry.libraries)
     for note in applied.notes:  # docs/config.md
         tell("note", note)
-    options = replace(options, left_out=tuple(options.left_out) + tuple(applied.left_out))
+    options = replace(options, left_out=tuple(options.left_out) + tuple(applied.left_out),
+                      modules=module_deps(config))
     return Plan(select(applied.profile, registry, options, fmt, label=label), emitter)
+
+
+def module_deps(config: "Config") -> "ModuleDeps":
+    """The ``[modules]`` section of the merged configuration as the emit option the lmod/tcl
+    formats read (``advisor.specs.selection.ModuleDeps``; its defaults where unset)."""
+    from advisor.specs.selection import ModuleDeps
+
+    sec, default = config.model.modules, ModuleDeps()
+    return ModuleDeps(dependency=sec.dependency or default.dependency,
+                      mpi=tuple(sorted(sec.mpi.items())), family=sec.family or default.family)
 
 
 def write(emitter: "Emitter", selection: "Selection", *, label: str = "the profile") -> str:

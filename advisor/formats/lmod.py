@@ -1,8 +1,10 @@
 """Lmod modulefiles (format ``lmod``, Lua).
 
-The module has a ``help`` text, ``whatis`` lines and the family ``hpc_advisor``
-(:mod:`advisor.formats.modhelp`: what each says and why a family); a selection with nothing to
-set is an ``EmitError``, not an empty module.
+The module has a ``help`` text for users, ``whatis`` lines and the family ``hpc_advisor``
+(:mod:`advisor.formats.modhelp`: what each says and why a family), a comment block for
+administrators and a ``prereq``/``depends_on``/family check of the MPI module it was measured
+with (:mod:`advisor.formats.moddeps`); a selection with nothing to set is an ``EmitError``,
+not an empty module.
 
 ``setenv("NAME", "value")``; list variables ``append_path("NAME", "item", "sep")`` (Lmod
 documentation, "Lua Modulefile Functions": ``append_path(NAME, value, delim)``).  ``module
@@ -79,18 +81,24 @@ def long_bracket(lines: list[str]) -> str:
 
 
 def render(sel: "Selection") -> str:
-    """An Lmod modulefile (``NAME.lua`` in a directory on ``MODULEPATH``) with ``help``,
-    ``whatis`` and ``family`` (:mod:`advisor.formats.modhelp`).
+    """An Lmod modulefile (``NAME.lua`` in a directory on ``MODULEPATH``): the administrators'
+    comment, ``help``, ``whatis``, ``family`` (:mod:`advisor.formats.modhelp`) and the
+    dependency on the measured MPI module (:mod:`advisor.formats.moddeps`).
 
     :raises EmitError: a value Lmod would mangle for some shell (``module_unsafe``); nothing
-        to set (the message says why: e.g. every selected setting only confirms a default).
+        to set (the message says why: e.g. every selected setting only confirms a default); an
+        MPI module name that is not a plain name.
     """
+    from advisor.formats.moddeps import admin_lines, dependency_lines, mpi_modules
     from advisor.formats.modhelp import FAMILY, help_lines, whatis_lines
 
     items = module_items(sel, NAME)
-    pre = ["", f"help({long_bracket(help_lines(sel, items, NAME))})", ""]
+    mpis = mpi_modules(sel, items)
+    pre = [""] + [f"-- {line}" for line in admin_lines(sel, mpis, NAME)]
+    pre += ["", f"help({long_bracket(help_lines(sel, items, mpis))})", ""]
     pre += [f"whatis({lua_quote(line)})" for line in whatis_lines(sel.profile, items)]
     pre.append(f"family({lua_quote(FAMILY)})")
+    pre += dependency_lines(sel, mpis, "lua")
     return item_file(sel, _item, marker="--", preamble=pre, fmt=NAME, items=items)
 
 

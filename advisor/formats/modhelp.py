@@ -1,11 +1,13 @@
 """What a modulefile says about itself: the help text, the whatis lines and the family, shared by
 the ``lmod`` and ``tcl`` formats.
 
-- help (Lmod ``help([[...]])``, Environment Modules ``proc ModulesHelp``): the machine, then one
-  entry per variable the module sets with its value and, per recommendation behind it, the
-  one-line why (the recommendation's title), the probe/recommendation id, the confidence and
-  the evidence ids (``advisor explain NAME`` shows the rest; ``--no-comments`` drops these
-  rationale lines), then what was left out and why;
+- help (Lmod ``help([[...]])``, Environment Modules ``proc ModulesHelp``), what users see:
+  the machine, the MPI module to load (:mod:`advisor.formats.moddeps`), one line per variable
+  the module sets with its value and the one-line why of each recommendation behind it (its
+  title; ``--no-comments`` drops them), and how to check them (``printenv``, ``advisor lint
+  --env``, ``advisor show``, ``advisor explain``).  What administrators do (re-probe,
+  regenerate, deploy) and what was left out are comments of the file
+  (``moddeps.admin_lines``, the left-out comment), never in the help;
 - whatis (Lmod ``whatis``, ``module-whatis``; ``module whatis``/``module spider`` show them):
   a description, the machine class (``advisor.machine_class.class_id``: the class a fleet
   report groups nodes by), the date the profile was made, and the names the module sets;
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from advisor.specs.writing import EnvItem, first_sentence, left_out_entries, one_line
+from advisor.specs.writing import EnvItem, first_sentence, one_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.specs.selection import Selection
@@ -58,28 +60,27 @@ def whatis_lines(profile: "Profile", items: Sequence[EnvItem]) -> list[str]:
 
 
 def help_lines(sel: "Selection", items: Sequence[EnvItem],
-               fmt: str) -> list[str]:
-    """The help text, one line per element (see the module docstring)."""
+               mpis: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """The help text users see, one line per element (see the module docstring)."""
+    from advisor.formats.moddeps import user_line
+
     profile = sel.profile
-    recs = {(res.probe, rec.id): rec for res in profile.results for rec in res.recommendations}
     lines = [one_line(f"Runtime settings measured by hpc-advisor on {machine_line(profile)}; "
-                      f"profile made {profile.provenance.created}."), "",
-             "This module sets:"]
+                      f"profile made {profile.provenance.created}.")]
+    need = user_line(sel, mpis)
+    lines += [one_line(need)] if need else []
+    lines += ["", "This module sets:"]
     for item in items:
-        lines.append("  " + one_line(f"{item.name}={item.value}"))
-        seen = set()
+        whys: list[str] = []
         for src in item.sources if sel.comments else ():  # --no-comments: no rationale
-            if (src.probe, src.recommendation) in seen:
-                continue
-            seen.add((src.probe, src.recommendation))
-            rec = recs.get((src.probe, src.recommendation))
-            ev = ", ".join(rec.evidence) if rec is not None and rec.evidence else "none recorded"
-            conf = rec.confidence if rec is not None else "unknown"
-            lines.append("    " + one_line(f"why: {first_sentence(src.rationale)} ({src.probe}/{src.recommendation};"
-                                  f" confidence {conf}; evidence: {ev})"))
-    left = left_out_entries(sel, ("env",), fmt=fmt)
-    if left:
-        lines += ["", "Not set by this module:"]
-        lines += ["  " + one_line(f"{name}={value} ({why})") for name, value, why in left]
-    lines += ["", "advisor explain NAME tells where a value comes from and the evidence behind it."]
+            why = first_sentence(src.rationale)
+            if why not in whys:
+                whys.append(why)
+        lines.append("  " + one_line(f"{item.name}={item.value}"
+                                     + (f" ({'; '.join(whys)})" if whys else "")))
+    lines += ["", "To check them:",
+              "  printenv NAME          the value your shell has",
+              "  advisor lint --env     the settings of your environment, checked",
+              "  advisor show           the measurements behind them (this node's profile)",
+              "  advisor explain NAME   where a value comes from and its evidence"]
     return lines

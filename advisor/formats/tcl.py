@@ -2,7 +2,9 @@
 
 ``proc ModulesHelp`` (``module help``), ``module-whatis`` lines and the family ``hpc_advisor``
 (:mod:`advisor.formats.modhelp`); ``family`` exists in Environment Modules >= 5.1 only, so it is
-called when the interpreter has it.  Nothing to set is an ``EmitError``, as for ``lmod``.
+called when the interpreter has it.  The administrators' comment block and the dependency on
+the measured MPI module: :mod:`advisor.formats.moddeps`.  Nothing to set is an ``EmitError``,
+as for ``lmod``.
 
 ``setenv NAME "value"``; list variables ``append-path -d SEP NAME "item"`` (modulefile(5):
 ``append-path [-d C|--delim C] ...``, Modules >= 4.0).  ``module unload`` undoes both.  Values
@@ -46,19 +48,24 @@ def _item(item: EnvItem) -> list[str]:
 
 
 def render(sel: "Selection") -> str:
-    """An Environment Modules modulefile with help, whatis and family.
+    """An Environment Modules modulefile with the administrators' comment, help, whatis,
+    family and the dependency on the measured MPI module (:mod:`advisor.formats.moddeps`).
 
-    :raises EmitError: a value the module command would mangle for some shell; nothing to set.
+    :raises EmitError: a value the module command would mangle for some shell; nothing to
+        set; an MPI module name that is not a plain name.
     """
+    from advisor.formats.moddeps import admin_lines, dependency_lines, mpi_modules
     from advisor.formats.modhelp import FAMILY, help_lines, whatis_lines
 
     items = module_items(sel, NAME)
-    pre = ["", "proc ModulesHelp {} {"]
-    pre += [f"    puts stderr {tcl_quote(line)}" for line in help_lines(sel, items,
-                                                                       NAME)]
+    mpis = mpi_modules(sel, items)
+    pre = [""] + [f"# {line}" for line in admin_lines(sel, mpis, NAME)]
+    pre += ["", "proc ModulesHelp {} {"]
+    pre += [f"    puts stderr {tcl_quote(line)}" for line in help_lines(sel, items, mpis)]
     pre += ["}", ""]
     pre += [f"module-whatis {tcl_quote(line)}" for line in whatis_lines(sel.profile, items)]
     pre.append(f"if {{[info commands family] ne {{}}}} {{ family {FAMILY} }}")
+    pre += dependency_lines(sel, mpis, "tcl")
     return item_file(sel, _item, head=["#%Module1.0"], preamble=pre, fmt=NAME,
                      items=items)
 

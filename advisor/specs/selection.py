@@ -22,7 +22,30 @@ from packaging.utils import canonicalize_name
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import Profile, Setting
 
-__all__ = ["EmitOptions", "LeftOut", "Source", "Selection", "CAUSES"]
+__all__ = ["EmitOptions", "ModuleDeps", "MODULE_DEPENDENCIES", "LeftOut", "Source", "Selection",
+           "CAUSES"]
+
+
+#: The forms of :attr:`ModuleDeps.dependency` (:mod:`advisor.formats.moddeps` writes each).
+MODULE_DEPENDENCIES = ("prereq", "depends_on", "family", "none")
+
+
+@dataclass(frozen=True)
+class ModuleDeps:
+    """How the ``lmod`` and ``tcl`` modules name the MPI module the profile was measured with
+    (the site configuration's ``[modules]``, ``emit --mpi-module``/``--module-dependency``).
+
+    :ivar dependency: one of :data:`MODULE_DEPENDENCIES`: ``prereq`` (loading fails until the
+        MPI module is loaded), ``depends_on`` (loading loads it), ``family`` (the module loaded
+        as the MPI family's member must be that MPI), ``none``.
+    :ivar mpi: ``(library, module name)`` pairs (``(mpich, mpich/4.3.2)``); a library not
+        listed gets ``LIBRARY/VERSION`` from the profile's recorded version.
+    :ivar family: the family name the site's MPI modules declare (``family("MPI")``).
+    """
+
+    dependency: str = "prereq"
+    mpi: tuple[tuple[str, str], ...] = ()
+    family: str = "MPI"
 
 
 @dataclass(frozen=True)
@@ -50,6 +73,7 @@ class EmitOptions:
     plugins: Optional[frozenset[str]] = None
     refuse_undeclared: bool = False
     left_out: tuple = field(default=(), compare=False, hash=False)
+    modules: ModuleDeps = ModuleDeps()
 
 
 #: The causes of :class:`LeftOut`, in the order a reason is looked for.

@@ -75,8 +75,29 @@ def modules_init() -> str:
                 "or its .deb unpacked under /opt/environment-modules; CI installs it)")
 
 
+#: The MPI module the shipped and fixture profiles' modules depend on by default
+#: (``LIBRARY/VERSION`` of their recorded MPICH: ``advisor.formats.moddeps``).
+MPI_MODULE = "mpich/5.0.2"
+
+
+def mpi_module(moddir: Path, fmt: str, name: str = MPI_MODULE) -> Path:
+    """A stand-in MPI module ``name`` in ``moddir`` (a real modulefile of format ``fmt``,
+    ``lmod`` or ``tcl``): it declares the family ``MPI``, as a site's MPI modules do, and sets
+    ``FAKE_MPI=name``."""
+    path = moddir / (name + (".lua" if fmt == "lmod" else ""))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'family("MPI")\nsetenv("FAKE_MPI", "{name}")\n' if fmt == "lmod" else
+                    "#%Module1.0\nif {[info commands family] ne {}} { family MPI }\n"
+                    f"setenv FAKE_MPI {name}\n", encoding="utf-8")
+    return path
+
+
 def module_argv(init: str, moddir: Path, *, unload: bool = False) -> list[str]:
-    script = f'{init}; module use "{moddir}" && module load advisor && env -0'
+    """bash loading module ``advisor`` from ``moddir`` (after the MPI module it depends on,
+    :func:`mpi_module`, when ``moddir`` has it), printing ``env -0``; with ``unload``, then
+    unloading it and printing ``env -0`` again after a ``--UNLOADED--`` record."""
+    mpi = f"module load {MPI_MODULE} && " if any(moddir.glob("mpich/*")) else ""
+    script = f'{init}; module use "{moddir}" && {mpi}module load advisor && env -0'
     if unload:
         script += ' && printf "\\0--UNLOADED--\\0" && module unload advisor && env -0'
     return [tool("bash"), "--norc", "--noprofile", "-c", script]

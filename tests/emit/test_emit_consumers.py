@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from consumers import (NASTY, assert_env, base_env, lmod_init, module_argv, modules_init,
-                       read_env0, run_consumer)
+                       mpi_module, read_env0, run_consumer)
 
 from advisor.specs.selection import EmitOptions
 from advisor.emit import render
@@ -105,6 +105,7 @@ def write_module(system: str, tmp_path: Path, registry, profile) -> tuple[str, P
     moddir = tmp_path / "modulefiles"
     moddir.mkdir()
     (moddir / fname).write_text(render(profile, fmt, registry, EmitOptions()), encoding="utf-8")
+    mpi_module(moddir, fmt)  # the module's prereq (advisor.formats.moddeps)
     return init, moddir
 
 

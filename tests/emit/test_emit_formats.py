@@ -142,7 +142,7 @@ def test_comments_are_single_lines_and_dropped_by_no_comments(fmt, registry):
     assert "\r" not in with_c and "\x1b" not in with_c
     marker = COMMENT[fmt]
     for line in with_c.splitlines():
-        if fmt in ("lmod", "tcl") and "    why: first line" in line:
+        if fmt in ("lmod", "tcl") and "ADVISOR_X=v (first line" in line:
             continue  # the module's help text (a Lua long string, a Tcl puts in ModulesHelp)
         if "first line" in line and fmt != "toml":
             assert line.lstrip().startswith(marker)

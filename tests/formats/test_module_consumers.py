@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from consumers import MODULECMD_TCL, base_env, read_env0
+from consumers import MODULECMD_TCL, MPI_MODULE, base_env, mpi_module, read_env0
 
 from advisor.specs.selection import EmitOptions
 from advisor.emit import render
@@ -55,7 +55,8 @@ def _script(system: str, shell: str, moddir: Path) -> tuple[list[str], str]:
     }[(system, shell)]
     argv = {"tcsh": [tool("tcsh"), "-f"], "zsh": [tool("zsh"), "-f"],
             "bash": [tool("bash"), "--norc", "--noprofile"], "fish": [tool("fish"), "-N"]}[shell]
-    return argv, f"{init}\nmodule use {moddir}\nmodule load advisor\nenv -0\n"
+    return argv, (f"{init}\nmodule use {moddir}\nmodule load {MPI_MODULE}\nmodule load advisor\n"
+                  "env -0\n")
 
 
 def _load(system: str, shell: str, modulefile: str, tmp_path: Path) -> dict[bytes, bytes]:
@@ -63,6 +64,7 @@ def _load(system: str, shell: str, modulefile: str, tmp_path: Path) -> dict[byte
     moddir.mkdir()
     (moddir / ("advisor.lua" if system == "lmod" else "advisor")).write_text(modulefile,
                                                                               encoding="utf-8")
+    mpi_module(moddir, system)  # the module's prereq (advisor.formats.moddeps)
     argv, script = _script(system, shell, moddir)
     path = moddir / "load.script"
     path.write_text(script, encoding="utf-8")

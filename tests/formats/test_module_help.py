@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from consumers import base_env, lmod_init, modules_init
+from consumers import MPI_MODULE, base_env, lmod_init, modules_init, mpi_module
 
 from advisor.specs.selection import EmitOptions
 from advisor.emit import render
@@ -38,6 +38,7 @@ def _tree(tmp_path: Path, fmt: str, registry) -> tuple[Path, dict]:
     for name, opts in (("advisor", EmitOptions()), ("other", EmitOptions(include_defaults=True))):
         (root / "site" / f"{name}{ext}").write_text(render(prof, fmt, registry, opts),
                                                      encoding="utf-8")
+    mpi_module(root, fmt)  # the modules' prereq (advisor.formats.moddeps)
     return root, {"prof": prof}
 
 
@@ -56,6 +57,19 @@ def _expect_texts(prof) -> list[str]:
             "Sets: " + ", ".join(names)]
 
 
+def _users_only(htext: str) -> None:
+    """The help users see: each setting with its why in one line, the MPI module, how to
+    check; no administrators' command (issue 29: re-probe, emit, deploy are comments)."""
+    assert ("  GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.cpu.x86_non_temporal_threshold="
+            "0x4000000 (glibc malloc: madvise(MADV_HUGEPAGE) on its mmap'ed chunks; glibc "
+            "memcpy: non-temporal stores from 64 MiB)") in htext
+    assert f"Load the MPI module {MPI_MODULE} first" in htext
+    assert "  advisor show " in htext and "  advisor lint --env " in htext
+    for admin in ("advisor emit", "advisor probe", "advisor verify", "--all", "MODULEPATH",
+                  "Not set by this module"):
+        assert admin not in htext, admin
+
+
 def test_lmod_show_whatis_help_and_family_swap(tmp_path, registry):
     init = lmod_init()
     root, ctx = _tree(tmp_path, "lmod", registry)
@@ -72,17 +86,16 @@ def test_lmod_show_whatis_help_and_family_swap(tmp_path, registry):
     helped = _bash(init, root, "module help site/advisor", tmp_path)
     htext = helped.stderr + helped.stdout
     assert "  GLIBC_TUNABLES=glibc.malloc.hugetlb=1" in htext
-    assert "    why: glibc malloc" in htext and "confidence high; evidence:" in htext
-    assert "Not set by this module:" in htext
-    assert ("  MPIR_CVAR_CH4_CMA_ENABLE=1 (only confirms the library default; --all writes it)"
-            in htext)
-    swap = _bash(init, root, "module load site/advisor && module load site/other && "
+    _users_only(htext)
+    assert "-- For site administrators" in (root / "site" / "advisor.lua").read_text()
+    swap = _bash(init, root, f"module load {MPI_MODULE} site/advisor && module load site/other && "
                  "module -t list 2>&1 && echo CMA=$MPIR_CVAR_CH4_CMA_ENABLE "
                  "FAMILY=$LMOD_FAMILY_HPC_ADVISOR", tmp_path)
     out = swap.stdout + swap.stderr
     assert swap.returncode == 0, out
     listed = [ln for ln in out.splitlines() if ln.startswith("site/")]
     assert listed == ["site/other"]  # the family swapped the first module out
+    assert MPI_MODULE in out.splitlines()
     assert "CMA=1" in out and "FAMILY=site" in out
 
 
@@ -97,9 +110,11 @@ def test_environment_modules_show_help_and_family_conflict(tmp_path, registry):
         assert f"module-whatis\t{{{want}}}" in text
     helped = _bash(init, root, "module help site/advisor", tmp_path)
     htext = helped.stderr + helped.stdout
-    assert "This module sets:" in htext and "    why: glibc malloc" in htext
-    both = _bash(init, root, "module load site/advisor; module load site/other; module -t list",
-                 tmp_path)
+    assert "This module sets:" in htext and "(glibc malloc: madvise" in htext
+    _users_only(htext)
+    assert "# For site administrators" in (root / "site" / "advisor").read_text()
+    both = _bash(init, root, f"module load {MPI_MODULE} site/advisor; module load site/other; "
+                 "module -t list", tmp_path)
     out = both.stdout + both.stderr
     assert "conflict" in out and "hpc_advisor" in out  # the family refuses a second one
     assert "site/other" not in [ln.strip() for ln in out.splitlines()]

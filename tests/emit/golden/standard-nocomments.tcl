@@ -7,8 +7,18 @@
 # left out: MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE=8192 (valid for mpich >=4.3,<5, the profile records mpich 5.0.2)
 # left out: QuickPool.alignment=2097152 (umpire config setting, not written by tcl; written by --format toml, json, cxx-header)
 
+# For site administrators (module help shows users only what the module sets):
+#   MPI module: mpich/5.0.2 (mpich); dependency: prereq.
+#   The MPI module's name and the form come from the site config ([modules] mpi,
+#   dependency, family) or emit --mpi-module LIBRARY=NAME / --module-dependency.
+#   Re-probe after a change of the nodes, kernel or MPI: advisor probe on a node of
+#   class cpu-xc-xg-0bf0e23c, then advisor verify.
+#   Regenerate: advisor emit -f tcl -o FILE; deploy FILE in a MODULEPATH directory as NAME (the #%Module file)
+#   (docs/deploy.md).
+
 proc ModulesHelp {} {
     puts stderr "Runtime settings measured by hpc-advisor on machine class cpu-xc-xg-0bf0e23c (host node001, fingerprint d8c495be8f05373a); profile made 2026-11-30T03:00:00Z."
+    puts stderr "Load the MPI module mpich/5.0.2 first: this module was measured with it."
     puts stderr ""
     puts stderr "This module sets:"
     puts stderr "  ADVISOR_T_BACKSLASH=back/slash /n // ends/"
@@ -24,13 +34,11 @@ proc ModulesHelp {} {
     puts stderr "  GLIBC_TUNABLES=glibc.malloc.hugetlb=1"
     puts stderr "  MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD=16384"
     puts stderr ""
-    puts stderr "Not set by this module:"
-    puts stderr "  MPICH_SMP_SINGLE_COPY_SIZE=16384 (for the cray flavour of mpich, the profile records upstream)"
-    puts stderr "  MPIR_CVAR_CH4_CMA_ENABLE=1 (only confirms the library default; --all writes it)"
-    puts stderr "  MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE=8192 (valid for mpich >=4.3,<5, the profile records mpich 5.0.2)"
-    puts stderr "  QuickPool.alignment=2097152 (umpire config setting, not written by tcl; written by --format toml, json, cxx-header)"
-    puts stderr ""
-    puts stderr "advisor explain NAME tells where a value comes from and the evidence behind it."
+    puts stderr "To check them:"
+    puts stderr "  printenv NAME          the value your shell has"
+    puts stderr "  advisor lint --env     the settings of your environment, checked"
+    puts stderr "  advisor show           the measurements behind them (this node's profile)"
+    puts stderr "  advisor explain NAME   where a value comes from and its evidence"
 }
 
 module-whatis "Description: runtime settings measured by hpc-advisor"
@@ -38,6 +46,7 @@ module-whatis "Machine: machine class cpu-xc-xg-0bf0e23c (host node001, fingerpr
 module-whatis "Date: 2026-11-30T03:00:00Z (profile made)"
 module-whatis "Sets: ADVISOR_T_BACKSLASH, ADVISOR_T_BACKTICK, ADVISOR_T_DASH, ADVISOR_T_DQUOTE, ADVISOR_T_EMPTY, ADVISOR_T_SEMI, ADVISOR_T_SPACES, ADVISOR_T_SQUOTE, ADVISOR_T_UNICODE, DLAF_UMPIRE_DEVICE_MEMORY_POOL_ALIGNMENT_BYTES, GLIBC_TUNABLES, MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD"
 if {[info commands family] ne {}} { family hpc_advisor }
+prereq "mpich/5.0.2"
 
 setenv ADVISOR_T_BACKSLASH "back\\slash \\n \\\\ ends\\"
 
