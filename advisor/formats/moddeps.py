@@ -1,8 +1,9 @@
 """The MPI module an ``lmod``/``tcl`` module depends on: which one, and how each tool says so.
 
-Which MPI: the one the profile was measured with (``facts.mpi.implementation``), and every
-other MPI library whose settings the module writes (a library whose record reads its version
-from ``mpi.version``: MPICH, Open MPI).  Its module name is the site's
+Which MPI: every MPI library whose settings the module writes (a library whose record reads
+its version from ``mpi.version``: MPICH, Open MPI), the one the profile was measured with
+(``facts.mpi.implementation``) first.  A module that writes no MPI setting (only glibc's or a
+pool's) depends on no MPI module: nothing it sets is read by MPI, so it loads beside any.  Its module name is the site's
 (``[modules] mpi.LIBRARY``, ``emit --mpi-module LIBRARY=NAME``), else ``LIBRARY/VERSION`` from
 the recorded version (``mpich/5.0.2``; ``LIBRARY`` alone when no version is recorded).
 
@@ -62,7 +63,7 @@ MPI_VERSION_FIELD = "mpi.version"
 
 def mpi_modules(sel: "Selection", items: Sequence["EnvItem"]) -> list[tuple[str, str]]:
     """``(library, module name)`` of each MPI the module depends on (module docstring): the
-    measured one first, then the others whose settings ``items`` write, by name.
+    MPI libraries whose settings ``items`` write, the measured one first, then by name.
 
     :raises EmitError: a name that is not a ``MODULE_NAME`` (a recorded version such as
         ``5.0 beta``), with the setting that fixes it; not with dependency ``none``, which
@@ -73,12 +74,10 @@ def mpi_modules(sel: "Selection", items: Sequence["EnvItem"]) -> list[tuple[str,
     deps = sel.options.modules
     facts, libs = sel.profile.facts, sel.libraries
     measured = canonicalize_name(facts.mpi.implementation or "")
-    others = sorted({canonicalize_name(src.setting.library) for item in items
-                     for src in item.sources}
-                    - {measured})
-    chosen = ([measured] if measured else []) + [
-        lib for lib in others
-        if getattr(libs.get(lib), "version_field", None) == MPI_VERSION_FIELD]
+    written = {canonicalize_name(src.setting.library) for item in items
+               for src in item.sources}
+    chosen = [lib for lib in ([measured] if measured in written else []) + sorted(
+        written - {measured}) if getattr(libs.get(lib), "version_field", None) == MPI_VERSION_FIELD]
     names = dict(deps.mpi)
     out = []
     for lib in chosen:

@@ -207,10 +207,10 @@ def _cli(tmp_path: Path, *args: str, site: str = "") -> subprocess.CompletedProc
 
 def test_site_config_and_cli_choose_name_and_form(tmp_path):
     site = '[modules]\nmpi = {mpich = "mpich/4.3.2"}\ndependency = "depends_on"\n'
-    proc = _cli(tmp_path, "-f", "lmod", site=site)
+    proc = _cli(tmp_path, "-f", "lmod", "--all", site=site)  # --all: the MPICH CVARs too
     assert proc.returncode == 0, proc.stderr
     assert 'depends_on("mpich/4.3.2")' in proc.stdout
-    proc = _cli(tmp_path, "-f", "tcl", "--mpi-module", "mpich=mpi/mpich-x86_64",
+    proc = _cli(tmp_path, "-f", "tcl", "--all", "--mpi-module", "mpich=mpi/mpich-x86_64",
                 "--module-dependency", "prereq", site=site)
     assert proc.returncode == 0, proc.stderr
     assert 'prereq "mpi/mpich-x86_64"' in proc.stdout

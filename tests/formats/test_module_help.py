@@ -58,12 +58,13 @@ def _expect_texts(prof) -> list[str]:
 
 
 def _users_only(htext: str) -> None:
-    """The help users see: each setting with its why in one line, the MPI module, how to
-    check; no administrators' command (issue 29: re-probe, emit, deploy are comments)."""
+    """The help users see: each setting with its why in one line, how to check; no
+    administrators' command (issue 29: re-probe, emit, deploy are comments).  ``site/advisor``
+    writes no MPI setting (glibc's and DLA-Future's only), so it names no MPI module."""
     assert ("  GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.cpu.x86_non_temporal_threshold="
             "0x4000000 (glibc malloc: madvise(MADV_HUGEPAGE) on its mmap'ed chunks; glibc "
             "memcpy: non-temporal stores from 64 MiB)") in htext
-    assert f"Load the MPI module {MPI_MODULE} first" in htext
+    assert "MPI module" not in htext
     assert "  advisor show " in htext and "  advisor lint --env " in htext
     for admin in ("advisor emit", "advisor probe", "advisor verify", "--all", "MODULEPATH",
                   "Not set by this module"):
@@ -88,6 +89,9 @@ def test_lmod_show_whatis_help_and_family_swap(tmp_path, registry):
     assert "  GLIBC_TUNABLES=glibc.malloc.hugetlb=1" in htext
     _users_only(htext)
     assert "-- For site administrators" in (root / "site" / "advisor.lua").read_text()
+    # site/other writes the MPICH CVARs (--all): it needs the MPI module they were measured with
+    assert f'prereq("{MPI_MODULE}")' in (root / "site" / "other.lua").read_text()
+    assert "prereq(" not in (root / "site" / "advisor.lua").read_text()
     swap = _bash(init, root, f"module load {MPI_MODULE} site/advisor && module load site/other && "
                  "module -t list 2>&1 && echo CMA=$MPIR_CVAR_CH4_CMA_ENABLE "
                  "FAMILY=$LMOD_FAMILY_HPC_ADVISOR", tmp_path)
@@ -113,6 +117,7 @@ def test_environment_modules_show_help_and_family_conflict(tmp_path, registry):
     assert "This module sets:" in htext and "(glibc malloc: madvise" in htext
     _users_only(htext)
     assert "# For site administrators" in (root / "site" / "advisor").read_text()
+    assert f'prereq "{MPI_MODULE}"' in (root / "site" / "other").read_text()
     both = _bash(init, root, f"module load {MPI_MODULE} site/advisor; module load site/other; "
                  "module -t list", tmp_path)
     out = both.stdout + both.stderr
