@@ -92,7 +92,8 @@ def unknown_format(head: str, fmt: str, known) -> str:
 
 def plan(profile: "Profile", registry: "Registry", config: "Config", facts: Optional["Facts"],
          *, fmt: str, options: "EmitOptions", label: str = "the profile", strict: bool = False,
-         say: Optional[Callable[[str, str], None]] = None) -> Plan:
+         say: Optional[Callable[[str, str], None]] = None,
+         source: Optional[str] = None) -> Plan:
     """The domain pipeline of one emit of ``profile`` as ``fmt``.
 
     :param registry: the plugin registry, whole: formats, knobs and library records.
@@ -102,6 +103,7 @@ def plan(profile: "Profile", registry: "Registry", config: "Config", facts: Opti
     :param strict: a profile from another machine is refused rather than warned about.
     :param say: ``say(level, text)`` receives each warning (``"warning"``: another machine)
         and note (``"note"``: from the configuration) as soon as it is known; None drops them.
+    :param source: the profile file's path (``Selection.source``).
     :raises BadInputError: unknown ``fmt``; with ``strict``, a profile from another machine;
         a bad pin (``advisor.config.apply``).
     :raises EmitError: a setting no format may write (``advisor.emit.decide.select``).
@@ -121,7 +123,8 @@ def plan(profile: "Profile", registry: "Registry", config: "Config", facts: Opti
     for note in applied.notes:  # docs/config.md
         tell("note", note)
     options = replace(options, left_out=tuple(options.left_out) + tuple(applied.left_out))
-    return Plan(select(applied.profile, registry, options, fmt, label=label), emitter)
+    return Plan(select(applied.profile, registry, options, fmt, label=label, source=source),
+                emitter)
 
 
 def write(emitter: "Emitter", selection: "Selection", *, label: str = "the profile") -> str:
