@@ -217,7 +217,11 @@ def left_out_notes(selection: "Selection",
             options.include_defaults or not c.setting.is_default)]
         names = sorted({c.setting.name for c in chosen})
         writers = sorted({w for c in chosen for w in c.writers} - {fmt})
-        if names:
+        if names and not written:  # a format that writes no setting (reframe-test)
+            out.append(("note", f"{fmt} writes no settings; --format "
+                                f"{' / '.join(writers) or 'toml'} writes the {len(names)} "
+                                f"selected ({', '.join(names)})"))
+        elif names:
             what = ("they are set in the library's configuration or code, not the environment"
                     if "env" not in other else "they are environment variables")
             out.append(("note", f"{len(names)} setting(s) of kind {'/'.join(other)} have no "

@@ -9,28 +9,32 @@ fleet report flags outliers with (``advisor.fleet.outliers.robust_band``).  A pr
 them (one node's profile) is refused (``EmitError``): a single measurement's confidence
 interval is not a tolerance a re-measurement on another node of the class can hold.
 
-The file (ReFrame >= 4.6, ``rfm.RunOnlyRegressionTest``) is data, then one test class:
+The file (ReFrame >= 4.6, one ``rfm.RunOnlyRegressionTest``) is imports, data, then the test:
 
-* ``CLASS_PROFILE``: the class profile's path as emit read it (absolute);
-  ``-S class_profile=PATH`` overrides it where the partition sees the file elsewhere;
+* ``CLASS_PROFILE``: the class profile's path as emit read it, absolute
+  (``Selection.source``); ``-S class_profile=PATH`` where the partition sees it elsewhere;
 * ``FIGURES``: ReFrame variable -> ``(figure, value, lower, upper, unit)``, one per figure with
-  a band; the class's ``reference`` is ``{"*": {variable: (value, lower, upper, unit)}}``;
-* the test runs ``advisor check --profile CLASS_PROFILE --json`` once (``-S advisor=PATH``: the
-  ``advisor`` program on the partition).  Sanity: the output is one JSON report with no
-  differing class fact and every figure present, and the exit status is 0 (healthy) or 1
-  (drifted: ReFrame's performance stage then names the figure); a fact that differs is a sanity
-  failure, a figure outside its band a performance failure.
+  a band; the test's ``reference`` is ``{"*": {variable: (value, lower, upper, unit)}}``;
+* the job runs ``advisor check --profile CLASS_PROFILE --json`` once (``-S advisor=PATH``: the
+  program on the partition; ``-S check_options=--quick-s,10``: more words for it).
+  Sanity: one JSON report, no differing class fact (a node of another class is a sanity
+  failure naming the facts), exit status 0 (healthy) or 1 (drifted), at least one figure
+  measured, and a drift that is no figure (a failed measurement) is a sanity failure with
+  check's reasons.  Performance: one variable per figure check measured, against its
+  reference; a figure outside its band is ReFrame's performance failure.  A figure check has
+  no short measurement for (it names it on stderr) gets no variable.
 
 Rounding (the reference is for people to read and compare, not a measurement): ``value`` is the
 class median to ``DIGITS`` (3) significant digits (``advisor.specs.units.DIGITS``: the smallest
-A/A noise floor the shipped profile records is about 0.8 %, so a fourth digit is noise);
-``lower``/``upper`` are the band's ends relative to that rounded value, rounded *outward* to
-whole percent (``advisor.formats.reframe.STEP``), so the written band always contains the class band and is at
-most one percent of the value wider on each side.  The class band is at least ±k % of the median
-(MAD held at least ``MAD_FLOOR_REL`` = 1 % of it; k = 6 by default): a percent step is small
-beside it, and the test never fails a node the fleet report would keep.  ``lower`` is held at
--1 (ReFrame refuses a lower threshold below -1 for a positive reference).  A figure without a
-band (fewer than ``MIN_NODES`` nodes had it) or with a median <= 0 is listed as left out.
+A/A noise floor the shipped profile records is about 0.8 %, so a fourth digit is noise), in
+scientific notation; ``lower``/``upper`` are the band's ends relative to that rounded value,
+rounded *outward* to whole percent (``advisor.formats.reframe.STEP``), so the written band
+always holds the class band and is at most one percent of the value wider on each side.  The
+class band is at least ±k % of the median (MAD held at least ``MAD_FLOOR_REL`` = 1 % of it;
+k = 6 by default): a percent step is small beside it, and the test never fails a node inside
+the band the fleet report keeps.  ``lower`` is held at -1 (ReFrame refuses a lower threshold
+below -1 for a positive reference).  A figure without a band (fewer than ``MIN_NODES`` nodes
+had it) or with a median <= 0 is listed as left out.
 
 Every string from the profile (path, figure names, units, class id) is written as a Python
 literal (``repr``) or a one-line comment, never as code; ReFrame writes the command line into
@@ -106,6 +110,7 @@ def class_bands(sel: "Selection") -> tuple[Any, dict[str, Any]]:
 
 
 _IMPORTS = """import json
+import os
 import shlex
 
 import reframe as rfm
@@ -133,16 +138,21 @@ def _report(path):
 
 @sn.deferrable
 def _sane(path, exitcode):
+    """advisor check ran (exit 0 healthy, 1 drifted), this node is of the class, and what
+    drifted (if anything) is a figure, which the performance stage reports."""
     got = _report(path).evaluate()
     facts = [str(f.get("fact")) for f in got.get("facts") or [] if isinstance(f, dict)]
     if facts:
         raise SanityError("this node is not of the class: " + ", ".join(facts) + " differ")
-    have = {r.get("figure") for r in got["figures"] if isinstance(r, dict)}
-    missing = sorted({f[0] for f in FIGURES.values()} - have)
-    if missing:
-        raise SanityError("advisor check measured no " + ", ".join(missing))
     if exitcode not in (0, 1):
         raise SanityError(f"advisor check exited with {exitcode} (2: bad input)")
+    rows = [r for r in got["figures"] if isinstance(r, dict)]
+    reasons = "; ".join(map(str, got.get("reasons") or []))
+    if not any(r.get("figure") in _MEASURED for r in rows):
+        raise SanityError("advisor check measured none of " + ", ".join(sorted(_MEASURED))
+                          + (f": {reasons}" if reasons else ""))
+    if exitcode == 1 and all(r.get("ok") for r in rows):
+        raise SanityError(f"advisor check: {reasons}")
     return True
 
 
@@ -152,6 +162,20 @@ def _figure(path, figure):
         if isinstance(row, dict) and row.get("figure") == figure:
             return float(row["value"])
     raise SanityError(f"advisor check measured no {figure}")
+
+
+def _measured_here(path):
+    """The FIGURES variables whose figure advisor check measured (a figure it has no short
+    measurement for is named on its stderr and has no performance variable)."""
+    try:
+        got = _report(path).evaluate()
+    except SanityError:
+        return {}
+    have = {r.get("figure") for r in got["figures"] if isinstance(r, dict)}
+    return {var: row for var, row in FIGURES.items() if row[0] in have}
+
+
+_MEASURED = {row[0] for row in FIGURES.values()}
 
 
 @rfm.simple_test
@@ -184,9 +208,10 @@ def _figure(path, figure):
 
     @run_before("performance")
     def set_perf_variables(self):
+        stdout = os.path.join(self.stagedir, self.stdout.evaluate())
         self.perf_variables = {
             var: sn.make_performance_function(_figure(self.stdout, fig), unit)
-            for var, (fig, _value, _lower, _upper, unit) in FIGURES.items()}
+            for var, (fig, _value, _lower, _upper, unit) in _measured_here(stdout).items()}
 '''
 
 
