@@ -143,7 +143,7 @@ def _sane(path, exitcode):
     got = _report(path).evaluate()
     facts = [str(f.get("fact")) for f in got.get("facts") or [] if isinstance(f, dict)]
     if facts:
-        raise SanityError("this node is not of the class: " + ", ".join(facts) + " differ")
+        raise SanityError("this node is not of the class; differing facts: " + ", ".join(facts))
     if exitcode not in (0, 1):
         raise SanityError(f"advisor check exited with {exitcode} (2: bad input)")
     rows = [r for r in got["figures"] if isinstance(r, dict)]

@@ -88,3 +88,21 @@ def test_fails_in_the_performance_stage_for_a_planted_regression(class_profile, 
     assert "FAILED" in out and "Failing phase: performance" in out, out[-3000:]
     assert "performance error: failed to meet reference(s): " \
         "host_buffer_memcpy_bandwidth_largest_bytes_per_s=" in out
+
+
+def test_a_node_of_another_class_fails_sanity_naming_the_fact(class_profile, tmp_path):
+    """The class recorded with another THP mode than this node has: ``advisor check`` names the
+    fact, and the test fails in ReFrame's sanity stage with it (not a performance figure)."""
+    from advisor.save import save_profile
+
+    prof, _path = class_profile
+    here = prof.facts.memory.thp_enabled
+    other = "never" if here != "never" else "always"
+    facts = prof.facts.model_copy(update={"memory": prof.facts.memory.model_copy(
+        update={"thp_enabled": other})})
+    planted = tmp_path / "class-thp.toml"
+    save_profile(prof.model_copy(update={"facts": facts}), planted)
+    rc, out = _run(tmp_path, planted)
+    assert rc != 0, out[-3000:]
+    assert "Failing phase: sanity" in out, out[-3000:]
+    assert "this node is not of the class; differing facts: memory.thp_enabled" in out
