@@ -27,7 +27,9 @@ def check(
                                "stdout."),
     quick_s: Optional[float] = typer.Option(None, "--quick-s", metavar="SECONDS",
                                             help="Seconds the short measurement may take "
-                                            "(default 3)."),
+                                            "(default 8; it usually takes 2)."),
+    facts_only: bool = typer.Option(False, "--facts-only", help="Compare the class facts only, "
+                                    "without measuring (for a node that runs jobs)."),
 ) -> None:
     """Check this node against its class profile: the class facts must match and a short
     measurement of the headline figures must lie inside the class's band (median ± k·MAD).
@@ -35,6 +37,7 @@ def check(
     import math
 
     from advisor.cli import common
+    from advisor.fleet.check import plain_line
     from advisor.fleet.check_run import DEFAULT_QUICK_S, run_check
     from advisor.profile import load_profile
 
@@ -42,7 +45,7 @@ def check(
     if not (math.isfinite(q) and q > 0):
         raise BadInputError(f"--quick-s {quick_s!r}: expected a number of seconds above 0")
     path = common.profile_path(profile)
-    res = run_check(load_profile(path), source=str(path), quick_s=q)
+    res = run_check(load_profile(path), source=str(path), quick_s=q, measure=not facts_only)
     if res.skipped:
         warn(f"check: no short measurement here for {', '.join(res.skipped)} (not checked)")
     if json_:
@@ -53,6 +56,8 @@ def check(
             hi = "-" if f.high is None else f"{f.high:.4g}"
             out(f"{f.figure} = {f.value:.4g} {f.unit}".rstrip()
                 + f" [{lo}, {hi}] {'ok' if f.ok else 'OUT'}\n")
+        for line in res.reasons:  # one line each, as NHC's check_cmd_output reads them
+            out(f"drifted: {plain_line(line)}\n")
         out(f"{res.node}: {res.state} ({res.took_s:.1f} s)\n")
     if res.reasons:
         more = f" (and {len(res.reasons) - 1} more)" if len(res.reasons) > 1 else ""

@@ -10,7 +10,7 @@ Otherwise the node has **drifted**; each reason is one line, facts first, then f
 name order, then measurements that failed.
 
 Public API: :class:`FigureCheck`, :class:`CheckResult`, :func:`verdict`, :func:`fact_reason`,
-:func:`figure_reason`.  The measurement that feeds it is ``advisor.fleet.check_run``.
+:func:`figure_reason`, :func:`plain_line`.  The measurement that feeds it is ``advisor.fleet.check_run``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-__all__ = ["FigureCheck", "CheckResult", "verdict", "fact_reason", "figure_reason"]
+__all__ = ["FigureCheck", "CheckResult", "verdict", "fact_reason", "figure_reason",
+           "plain_line", "UNSAFE_IN_LINE"]
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,29 @@ def _plain(v: Any) -> Any:
 
 
 def fact_reason(name: str, expected: Any, found: Any) -> str:
-    """``memory.thp_enabled = 'never' here, the class has 'always'``."""
-    return f"{name} = {found!r} here, the class has {expected!r}"
+    """``memory.thp_enabled = never here, the class has always`` (values as JSON writes them,
+    strings bare; ``None`` as ``unknown``)."""
+    def text(v: Any) -> str:
+        if v is None:
+            return "unknown"
+        return v if isinstance(v, str) else json.dumps(_plain(v))
+
+    return f"{name} = {text(found)} here, the class has {text(expected)}"
+
+
+#: Characters a reason line loses in :func:`plain_line`: quotes, ``$``, backticks and
+#: backslashes, which NHC's message handling cuts or re-reads (``die`` passes the message to
+#: ``node-mark-offline`` through ``eval`` inside single quotes; ``check_cmd_output`` strips
+#: ``"``, backticks and ``$`` from a matched line).
+UNSAFE_IN_LINE = "'\"`$\\"
+
+
+def plain_line(text: str) -> str:
+    """``text`` on one printable line without :data:`UNSAFE_IN_LINE` (each becomes ``_``), for
+    the ``drifted:`` lines a node health checker reads."""
+    line = " ".join(str(text).split())
+    line = "".join(ch if ch.isprintable() and ch not in UNSAFE_IN_LINE else "_" for ch in line)
+    return line
 
 
 def figure_reason(f: FigureCheck) -> str:
