@@ -1,16 +1,23 @@
 """The emitted ReFrame test under the real ReFrame (``reframe -r``, local scheduler): it passes
-on this machine against a class profile measured here, and fails, in ReFrame's performance
-stage, for a planted regression (the same class profile with its bands shifted far above what
-this node measures).
+on this machine against a class profile measured here, and fails for a planted regression (the
+same class profile with its bands shifted far above what this node measures: ReFrame's
+performance stage) and for a node of another class (a class fact changed: its sanity stage).
 
 The class profile is real: three quick ``advisor probe --plugin host-buffer`` runs on this
 machine as three nodes of one class, then ``advisor fleet report`` (about 15 s a probe on the
-2-core VM).  Its band is the spread of those runs (median ± 6·MAD), which on a shared 2-core
-VM is wide; ``--quick-s 20`` gives ``advisor check``'s short measurement room under load.
+2-core VM).  ``--quick-s 20`` gives ``advisor check``'s short measurement room under load.
+
+The class is reported with ``k`` = :data:`K_SHARED_VM`, not the default 6.  This 2-core VM runs
+several test sessions at once, and ``advisor check``'s one short memcpy measurement ranged from
+0.59x to 2.9x the class median of the probes here (ten runs, 2026-12-02); at k = 6 the pass case
+failed 2 of 5 runs.  With k = 300 the band is at least median ± 300 % (MAD held at least 1 % of
+the median), which holds that spread; a quiet partition keeps the default.  The planted
+regression moves the band above its own width plus ten medians, so it fails whatever k is.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
@@ -21,6 +28,8 @@ from support import VENV_BIN, tool
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
+#: The fleet report's MAD multiple for the class measured on this shared VM (module docstring).
+K_SHARED_VM = 300.0
 #: The planted regression moves each class band up by its own width plus this many class
 #: medians: its low end then lies above SHIFT medians, far above what this node measures.
 SHIFT = 10.0
@@ -48,7 +57,7 @@ def class_profile(tmp_path_factory):
         assert proc.returncode == 0, proc.stderr[-2000:]
         write_node(nodes, f"node{i}", load_profile(out))
         out.unlink()
-    (cls,) = build_report(nodes).classes
+    (cls,) = build_report(nodes, k=K_SHARED_VM).classes
     return load_profile(cls.profile_path), cls.profile_path
 
 
@@ -86,8 +95,9 @@ def test_fails_in_the_performance_stage_for_a_planted_regression(class_profile, 
     rc, out = _run(tmp_path, planted)
     assert rc != 0, out[-3000:]
     assert "FAILED" in out and "Failing phase: performance" in out, out[-3000:]
-    assert "performance error: failed to meet reference(s): " \
-        "host_buffer_memcpy_bandwidth_largest_bytes_per_s=" in out
+    # ReFrame 4.6 says "reference:", 4.10 "reference(s):"
+    assert re.search(r"performance error: failed to meet reference(\(s\))?: "
+                     r"host_buffer_memcpy_bandwidth_largest_bytes_per_s=", out), out[-3000:]
 
 
 def test_a_node_of_another_class_fails_sanity_naming_the_fact(class_profile, tmp_path):
