@@ -97,6 +97,9 @@ class CheckSection(Model):
                                     "default /etc/advisor/classes")
     quick_s: Optional[float] = Field(None, gt=0, description="advisor check --quick-s: seconds "
                                      "the short measurement may take (default 8)")
+    facts_only: Optional[bool] = Field(None, description="advisor check --facts-only: compare "
+                                       "the class facts only, no measurement (for nodes that "
+                                       "run jobs; default false)")
     timeout_s: Optional[int] = Field(None, ge=1, le=3600, description="NHC's check_cmd_output "
                                      "-t: seconds before NHC stops the check (default 20; at "
                                      "most NHC's TIMEOUT, 30 by default)")

@@ -2,7 +2,7 @@
 ``advisor check`` command line they run, from the class profile and the site's ``[check]``
 configuration (docs/config.md), and the class's nodes.
 
-The command is ``COMMAND check --profile PROFILES/<class>.toml [--quick-s S]``: ``COMMAND`` is
+The command is ``COMMAND check --profile PROFILES/<class>.toml [--quick-s S | --facts-only]``: ``COMMAND`` is
 ``[check] command`` (default: this advisor's console script by its absolute path, else
 ``python -m advisor`` of this interpreter), ``PROFILES`` is ``[check] profiles`` (default
 :data:`DEFAULT_PROFILES`), ``<class>`` the class id the profile records (``[fleet] class_id``,
@@ -90,6 +90,8 @@ def check_argv(profile: "Profile", fmt: str, conf: Any = None) -> list[str]:
     profiles = (conf.profiles or DEFAULT_PROFILES).rstrip("/") or "/"
     argv = _plain(command, "command") + ["check", "--profile"]
     argv += _plain([f"{profiles}/{fleet.class_id}.toml"], "profiles")
-    if conf.quick_s is not None:
+    if conf.facts_only:
+        argv += ["--facts-only"]
+    elif conf.quick_s is not None:
         argv += ["--quick-s", f"{conf.quick_s:g}"]
     return argv

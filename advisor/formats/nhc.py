@@ -38,6 +38,8 @@ NAME = "nhc"
 DESCRIPTION = "LBNL NHC nhc.conf line running 'advisor check' against the class profile"
 EXTENSION = "conf"
 KINDS: tuple[str, ...] = ()
+#: It writes no library's settings (only the ``advisor check`` command).
+LIBRARIES: tuple[str, ...] = ()
 #: Prefix of the lines ``advisor check`` prints for each reason (``advisor.cli.check_cmd``).
 DRIFT_PREFIX = "drifted:"
 

@@ -36,6 +36,8 @@ NAME = "slurm-healthcheck"
 DESCRIPTION = "Slurm HealthCheckProgram (sh) draining the node when 'advisor check' drifts"
 EXTENSION = "sh"
 KINDS: tuple[str, ...] = ()
+#: It writes no library's settings (only the ``advisor check`` command).
+LIBRARIES: tuple[str, ...] = ()
 #: ``scontrol`` when ``[check] scontrol`` is not set and none is on PATH when emitting (where
 #: the Debian/Ubuntu and RPM slurm packages install it).
 DEFAULT_SCONTROL = "/usr/bin/scontrol"
