@@ -5,8 +5,8 @@ validates completely or is refused with the key that is wrong.  Units are part o
 names or stated in the field description; "unknown" is always ``None`` (omitted in TOML).
 
 ``SCHEMA_VERSION`` is bumped whenever a change would make an older reader misread a profile;
-``advisor.profile`` refuses newer versions and migrates older ones.  The scheduler step and the
-``verify --app`` record live in ``models_step`` and ``models_app`` (this file stays small).
+``advisor.profile`` refuses newer versions and migrates older ones.  The scheduler step, the
+``verify --app`` record and the fleet bands live in ``models_step``, ``_app``, ``_fleet``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from advisor.machine_class import class_id, flatten
 from advisor.models_app import AppVerification
+from advisor.models_fleet import FleetClass
 from advisor.models_step import SchedulerFacts
 
 SCHEMA_VERSION = 1
@@ -212,9 +213,8 @@ class Point(Model):
     )
     warmup: list[float] = Field(default_factory=list, description="first-use samples, not noise")
     stats: Optional[Stats] = None
-    artefact: Optional[str] = Field(
-        None, description="why this point is not a physical measurement (e.g. above the ceiling)"
-    )
+    artefact: Optional[str] = Field(None, description="why this point is not a physical "
+                                    "measurement (e.g. above the ceiling)")
 
     def median(self) -> Optional[float]:
         """The point's median (unit of its series): ``stats.median`` when present, else the
@@ -388,6 +388,7 @@ class Profile(Model):
     results: list[PluginResult] = Field(default_factory=list)
     verifications: list[Verification] = Field(default_factory=list)
     app_verifications: list[AppVerification] = Field(default_factory=list)
+    fleet: Optional[FleetClass] = Field(None, description="class profiles: advisor.models_fleet")
 
     def settings(self, *, kinds: tuple[str, ...] = ("env",), include_defaults: bool = False,
                  plugins: Optional[set[str]] = None) -> list[tuple[PluginResult, Recommendation, Setting]]:

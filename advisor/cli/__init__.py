@@ -9,7 +9,7 @@ Modules: ``boundary`` (error boundary, exit codes, stdout/stderr lines), ``rende
 tables of ``advisor.report.tables`` rows), ``common`` (plugin selection, profile lookup, option
 parsing), and one module per command group: ``probe_cmd``, ``emit_cmd``, ``inspect_cmd`` (show,
 plugins, facts, schema), ``lint_cmd``, ``verify_cmd``, ``report_cmd``, ``config_cmd`` (config,
-explain), ``profiles_cmd`` (shipped profiles), ``completion_cmd`` (shell completion scripts), and
+explain), ``profiles_cmd`` (shipped profiles), ``check_cmd`` (node health), ``completion_cmd`` (shell completion scripts), and
 ``progress`` (probe progress: a bar on a terminal, lines in a log).
 """
 
@@ -19,8 +19,8 @@ import sys
 
 import typer
 
-from advisor.cli import (completion_cmd, config_cmd, emit_cmd, fleet_cmd, inspect_cmd, lint_cmd,
-                         probe_cmd, profiles_cmd, report_cmd, verify_cmd)
+from advisor.cli import (check_cmd, completion_cmd, config_cmd, emit_cmd, fleet_cmd, inspect_cmd,
+                         lint_cmd, probe_cmd, profiles_cmd, report_cmd, verify_cmd)
 from advisor.cli import fleet_probe_cmd  # noqa: F401  (registers 'advisor fleet probe')
 from advisor.errors import ExitCode
 
@@ -65,7 +65,7 @@ def _main(ctx: typer.Context,
 
 for _command in (probe_cmd.probe, emit_cmd.emit, inspect_cmd.show, inspect_cmd.plugins,
                  inspect_cmd.facts, inspect_cmd.schema, lint_cmd.lint, verify_cmd.verify,
-                 report_cmd.report, config_cmd.explain, completion_cmd.completion):
+                 report_cmd.report, config_cmd.explain, check_cmd.check, completion_cmd.completion):
     app.command()(_command)
 app.add_typer(fleet_cmd.fleet_app, name="fleet")
 app.add_typer(config_cmd.config_app, name="config")

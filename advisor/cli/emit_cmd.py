@@ -96,7 +96,7 @@ def emit(
                        plugins=frozenset(plugin) if plugin else None, refuse_undeclared=True)
     planned = plan(prof, reg, cfg, here(None), fmt=format, options=opts, label=label,
                    strict=strict, say=lambda level, line: warn(line) if level == "warning"
-                   else err(f"note: {line}"))
+                   else err(f"note: {line}"), source=label)
     text = write(planned.emitter, planned.selection, label=label)
     if output is not None:
         from advisor.save import atomic_write_text, check_writable

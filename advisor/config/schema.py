@@ -15,8 +15,8 @@ from pydantic import Field, StringConstraints
 from advisor.models import Model, Scalar
 
 __all__ = ["Pin", "SettingsSection", "RecommendationsSection", "LauncherSection",
-           "PluginsSection", "FleetSection", "StoreSection", "ModulesSection", "ScopeFile",
-           "SECTIONS", "json_schema"]
+           "PluginsSection", "FleetSection", "StoreSection", "ModulesSection", "CheckSection",
+           "ScopeFile", "SECTIONS", "json_schema"]
 
 #: ``probe:recommendation-id``, as ``Verification.recommendation`` names a recommendation.
 REC_REF = r"^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$"
@@ -113,6 +113,29 @@ class ModulesSection(Model):
         "\"family\"; default MPI")
 
 
+class CheckSection(Model):
+    """``[check]``: what ``advisor emit -f nhc`` / ``-f slurm-healthcheck`` write into the node
+    health check (docs/cluster.md, "Node health")."""
+
+    command: Optional[str] = Field(None, description="the advisor command on the nodes, words "
+                                   "separated by spaces (e.g. /opt/advisor/bin/advisor); "
+                                   "default: the advisor that emits, by its absolute path")
+    profiles: Optional[str] = Field(None, description="directory of the class profiles on the "
+                                    "nodes (<class>.toml, as advisor fleet report names them); "
+                                    "default /etc/advisor/classes")
+    quick_s: Optional[float] = Field(None, gt=0, description="advisor check --quick-s: seconds "
+                                     "the short measurement may take (default 8)")
+    facts_only: Optional[bool] = Field(None, description="advisor check --facts-only: compare "
+                                       "the class facts only, no measurement (for nodes that "
+                                       "run jobs; default false)")
+    timeout_s: Optional[int] = Field(None, ge=1, le=3600, description="NHC's check_cmd_output "
+                                     "-t: seconds before NHC stops the check (default 20; at "
+                                     "most NHC's TIMEOUT, 30 by default)")
+    scontrol: Optional[str] = Field(None, description="scontrol's absolute path for the Slurm "
+                                    "HealthCheckProgram (default: scontrol found on PATH when "
+                                    "emitting, else /usr/bin/scontrol)")
+
+
 class ScopeFile(Model):
     """One scope's configuration file."""
 
@@ -123,6 +146,7 @@ class ScopeFile(Model):
     fleet: FleetSection = FleetSection()
     store: StoreSection = StoreSection()
     modules: ModulesSection = ModulesSection()
+    check: CheckSection = CheckSection()
 
 
 #: The top-level tables, in the order ``advisor config list`` shows them.

@@ -93,7 +93,8 @@ def unknown_format(head: str, fmt: str, known) -> str:
 
 def plan(profile: "Profile", registry: "Registry", config: "Config", facts: Optional["Facts"],
          *, fmt: str, options: "EmitOptions", label: str = "the profile", strict: bool = False,
-         say: Optional[Callable[[str, str], None]] = None) -> Plan:
+         say: Optional[Callable[[str, str], None]] = None,
+         source: Optional[str] = None) -> Plan:
     """The domain pipeline of one emit of ``profile`` as ``fmt``.
 
     :param registry: the plugin registry, whole: formats, knobs and library records.
@@ -103,6 +104,7 @@ def plan(profile: "Profile", registry: "Registry", config: "Config", facts: Opti
     :param strict: a profile from another machine is refused rather than warned about.
     :param say: ``say(level, text)`` receives each warning (``"warning"``: another machine)
         and note (``"note"``: from the configuration) as soon as it is known; None drops them.
+    :param source: the profile file's path (``Selection.source``).
     :raises BadInputError: unknown ``fmt``; with ``strict``, a profile from another machine;
         a bad pin (``advisor.config.apply``).
     :raises EmitError: a setting no format may write (``advisor.emit.decide.select``).
@@ -123,7 +125,8 @@ def plan(profile: "Profile", registry: "Registry", config: "Config", facts: Opti
         tell("note", note)
     options = replace(options, left_out=tuple(options.left_out) + tuple(applied.left_out),
                       modules=module_deps(config))
-    return Plan(select(applied.profile, registry, options, fmt, label=label), emitter)
+    return Plan(select(applied.profile, registry, options, fmt, label=label, source=source),
+                emitter)
 
 
 def module_deps(config: "Config") -> "ModuleDeps":
@@ -226,7 +229,11 @@ def left_out_notes(selection: "Selection",
             options.include_defaults or not c.setting.is_default)]
         names = sorted({c.setting.name for c in chosen})
         writers = sorted({w for c in chosen for w in c.writers} - {fmt})
-        if names:
+        if names and not written:  # a format that writes no setting (reframe-test)
+            out.append(("note", f"{fmt} writes no settings; --format "
+                                f"{' / '.join(writers) or 'toml'} writes the {len(names)} "
+                                f"selected ({', '.join(names)})"))
+        elif names:
             what = ("they are set in the library's configuration or code, not the environment"
                     if "env" not in other else "they are environment variables")
             out.append(("note", f"{len(names)} setting(s) of kind {'/'.join(other)} have no "

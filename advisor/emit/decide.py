@@ -43,7 +43,8 @@ def _refusal(res: "PluginResult", rec_id: str, s: "Setting", registry: "Registry
 
 
 def select(profile: "Profile", registry: "Registry", options: EmitOptions,
-           fmt: str = "this format", *, label: str = "the profile") -> Selection:
+           fmt: str = "this format", *, label: str = "the profile",
+           source: Optional[str] = None) -> Selection:
     """The selection of ``profile`` for format ``fmt`` under ``options``.
 
     Each selected setting (``options.plugins``; every kind, defaults included) gets one
@@ -55,6 +56,7 @@ def select(profile: "Profile", registry: "Registry", options: EmitOptions,
     :param registry: the plugin registry (``advisor.plugins.Registry``): its knobs and library
         records judge versions and values, plugin-registered ones included.
     :param label: how messages name the profile (the CLI passes its path).
+    :param source: the profile file's path (``Selection.source``); None: not from a file.
     :raises EmitError: a selected setting holds a name never emitted
         (``advisor.specs.names``; checked first, whatever a plugin declares or the recorded
         version reads), or one that is not version-dropped holds, with
@@ -97,4 +99,4 @@ def select(profile: "Profile", registry: "Registry", options: EmitOptions,
         # the title is the one-line "why" by contract; the full rationale stays in the profile
         chosen.append(Source(res.plugin, res.probe, rec.id, rec.title, s, veto, drop,
                              writers[key]))
-    return Selection(profile, tuple(chosen), options, fmt, libraries)
+    return Selection(profile, tuple(chosen), options, fmt, libraries, source)

@@ -14,7 +14,9 @@
   for rates (figure names ending ``_per_s``), a maximum for times (ending ``_s``); other units
   are minima.
 
-Public API: :func:`robust_flags`, :func:`baseline_flags`, :func:`floor_flags`, :class:`Flag`.
+Public API: :func:`robust_flags`, :func:`baseline_flags`, :func:`floor_flags`, :class:`Flag`,
+:func:`robust_band` and :func:`band_record` (the band a class profile stores for ``advisor
+check``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 __all__ = ["DEFAULT_K", "MIN_NODES", "MAD_FLOOR_REL", "Flag", "robust_band", "robust_flags",
-           "baseline_flags", "floor_flags", "figure_matches"]
+           "baseline_flags", "floor_flags", "figure_matches", "band_record"]
 
 DEFAULT_K = 6.0
 MIN_NODES = 3
@@ -56,6 +58,23 @@ def robust_band(values: Mapping[str, float], k: float = DEFAULT_K) -> Optional[t
     med = float(np.median(x))
     mad = max(float(np.median(np.abs(x - med))), MAD_FLOOR_REL * abs(med))
     return med - k * mad, med + k * mad, med, mad
+
+
+def band_record(values: Mapping[str, float], figure: str, k: float = DEFAULT_K):
+    """The robust band of one class's ``figure`` as a class profile stores it
+    (``advisor.models_fleet.HeadlineBand``): :func:`robust_band`'s low, high, median and MAD,
+    ``k``, the node count and the unit; below :data:`MIN_NODES` values only the median (no band,
+    no MAD).  ``values``: node -> value (not empty)."""
+    from advisor.models_fleet import HeadlineBand
+    from advisor.specs.headline import headline_unit
+
+    band = robust_band(values, k)
+    unit = headline_unit(figure.split(":", 1)[-1])
+    if band is None:
+        med = float(np.median(np.fromiter(values.values(), dtype=float, count=len(values))))
+        return HeadlineBand(median=med, k=k, nodes=len(values), unit=unit)
+    lo, hi, med, mad = band
+    return HeadlineBand(median=med, mad=mad, k=k, low=lo, high=hi, nodes=len(values), unit=unit)
 
 
 def robust_flags(values: Mapping[str, float], figure: str, k: float = DEFAULT_K) -> list[Flag]:

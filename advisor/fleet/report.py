@@ -212,7 +212,7 @@ def build_report(directory: Path, *, k: float = DEFAULT_K, baseline: Optional[Pa
             row.state = "not-applicable"
             row.reason = "; ".join(f"{p}: {why or st}" for p, (st, why) in s.results.items()) \
                 or "no probe results"
-    classes = [_write_class(directory, cid, members, rows, probes, write_profiles)
+    classes = [_write_class(directory, cid, members, rows, probes, write_profiles, k)
                for cid, members in sorted(by_class.items())]
     return FleetReport(str(directory), k, sorted(rows.values(), key=lambda r: r.name), classes,
                        flags, warnings + _headline_warnings(summaries))
@@ -230,8 +230,22 @@ def _headline_warnings(summaries: Sequence[Any]) -> list[str]:
             for probe, got in sorted(by_probe.items())]
 
 
+def _fleet_record(cid: str, members: list, names: list, k: float):
+    """The class profile's ``[fleet]`` table (``advisor.models_fleet.FleetClass``): per headline
+    figure the band of :func:`advisor.fleet.outliers.band_record` over all the class's nodes
+    with the figure, the very values the robust rule judged (``build_report``)."""
+    from advisor.fleet.outliers import band_record
+    from advisor.models_fleet import FleetClass
+
+    figures = sorted({f for s in members for f in s.headlines})
+    bands = {f: band_record({s.name: s.headlines[f] for s in members if f in s.headlines}, f, k)
+             for f in figures}
+    return FleetClass(class_id=cid, nodes=len(names), hostlist=compress_hostlist(names), k=k,
+                      headlines=bands)
+
+
 def _write_class(directory: Path, cid: str, members: list, rows: Mapping[str, NodeRow],
-                 probes: Mapping[str, Any], write: bool) -> ClassRow:
+                 probes: Mapping[str, Any], write: bool, k: float = DEFAULT_K) -> ClassRow:
     """Pool, re-recommend and write one class profile (see ``advisor.fleet.pool``)."""
     import statistics
 
@@ -253,6 +267,7 @@ def _write_class(directory: Path, cid: str, members: list, rows: Mapping[str, No
         profs = [load_profile(s.path) for s in chosen]
         prof = class_profile(cid, profs, probes, n_nodes=len(names),
                              hostlist=compress_hostlist(names))
+        prof = prof.model_copy(update={"fleet": _fleet_record(cid, members, names, k)})
         path = directory / "classes" / f"{cid}.toml"
         if write:
             path.parent.mkdir(exist_ok=True)

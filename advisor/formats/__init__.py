@@ -6,7 +6,10 @@
 - :mod:`~advisor.formats.lmod`, :mod:`~advisor.formats.tcl`: modulefiles;
 - :mod:`~advisor.formats.spack`, :mod:`~advisor.formats.spack_modules`,
   :mod:`~advisor.formats.easybuild`, :mod:`~advisor.formats.easybuild_hooks`,
-  :mod:`~advisor.formats.reframe`: deployment and testing tools;
+  :mod:`~advisor.formats.reframe`, :mod:`~advisor.formats.reframe_test`: deployment and
+  testing tools;
+- :mod:`~advisor.formats.nhc`, :mod:`~advisor.formats.slurm_healthcheck` (with
+  :mod:`~advisor.formats.healthcheck`): node health checks running ``advisor check``;
 - :mod:`~advisor.formats.toml`, :mod:`~advisor.formats.json`: the selected settings as data;
 - :mod:`~advisor.formats.cxx` (``cxx-header``), :mod:`~advisor.formats.cupy` (``cupy``):
   config-kind settings as the snippet their consumer reads (write-only);
@@ -35,7 +38,8 @@ from typing import Optional
 
 #: The built-in format modules, in the order ``advisor emit --list`` shows them.
 BUILTIN = ("sh", "csh", "fish", "lmod", "tcl", "spack", "spack-modules", "easybuild",
-           "easybuild-hooks", "reframe", "toml", "json", "cxx", "cupy")
+           "easybuild-hooks", "reframe", "reframe-test", "nhc", "slurm-healthcheck", "toml",
+           "json", "cxx", "cupy")
 
 
 def builtin_modules() -> list[ModuleType]:

@@ -22,12 +22,15 @@ a character a POSIX shell would interpret (anything outside :data:`SHELL_PLAIN`)
 ``RegressionTest.reference``; ``"*"`` matches every system and partition: replace it with
 ``"system:partition"``).  The figures are the profile's verifications with verdict
 ``confirmed``: ``value`` is the measured ratio advised / baseline (``Verification.ratio``, > 1
-is better, unit ``ratio``), ``lower`` and ``upper`` the bounds of its bootstrap confidence
-interval relative to the value (``ci_low / ratio - 1`` and ``ci_high / ratio - 1``: the
-fractions ReFrame's thresholds are), clamped so that ``lower <= 0 <= upper``.  These are the
-only figures a profile stores with their uncertainty; a ReFrame test that re-measures the same
-advised/baseline pair (as ``advisor verify`` does) can hold the machine to them.  Verifications
-with another verdict, or without a ratio and interval, are listed as left out.  The variable
+is better, unit ``ratio``) to ``DIGITS`` (3) significant digits (``advisor.specs.units.DIGITS``:
+a fourth digit is below the smallest recorded A/A noise floor, 0.8 %); ``lower`` and ``upper``
+(the fractions ReFrame's thresholds are) cover both the bootstrap confidence interval
+``[ci_low, ci_high]`` and the A/A noise floor (``value ∓ noise_floor·value``, when recorded),
+relative to the rounded value and rounded outward to whole percent (:data:`STEP`), so
+``lower <= 0 <= upper`` and a re-measurement that differs by no more than two identical runs
+do is not a failure.  These are one machine's figures: the health test of a class of nodes,
+with tolerances from the class's spread, is format ``reframe-test``.  Verifications with
+another verdict, or without a ratio and interval, are listed as left out.  The variable
 name is the recommendation id (``probe:rec``) with every character outside ``[A-Za-z0-9_]``
 replaced by ``_``: ReFrame reads ``:`` in reference keys as a scope separator.
 
@@ -36,6 +39,7 @@ replaced by ``_``: ReFrame reads ``:`` in reference keys as a scope separator.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING, Optional
 
@@ -45,6 +49,7 @@ from advisor.specs.entry import (EnvEntry, entry_or_problem, is_scalar, python_a
                                    scalar_text, unreadable)
 from advisor.formats import has_line
 from advisor.formats.quoting import python_quote
+from advisor.specs.units import DIGITS
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.specs.selection import Selection
@@ -73,6 +78,8 @@ REFERENCE_VERDICT = "confirmed"
 ANY_SCOPE = "*"
 #: The unit of a verification ratio (advised / baseline).
 RATIO_UNIT = "ratio"
+#: Rounding step of the written thresholds (fractions of the value): whole percent.
+STEP = 0.01
 
 
 def reframe_unsafe(value: str) -> Optional[str]:
@@ -89,15 +96,31 @@ def variable_name(recommendation: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", recommendation)
 
 
+def round_sig(x: float, digits: int = DIGITS) -> float:
+    """``x`` to ``digits`` significant digits (``12345.6`` -> ``12300.0``)."""
+    return float(f"{x:.{digits}g}")
+
+
+def thresholds(value: float, low: float, high: float) -> tuple[float, float]:
+    """``(lower, upper)``: ReFrame's thresholds (fractions of ``value`` > 0) that cover
+    ``[low, high]``, rounded outward to :data:`STEP`; ``lower`` in ``[-1, 0]``, ``upper >= 0``."""
+    lo = math.floor(round((low / value - 1.0) / STEP, 9)) * STEP
+    hi = math.ceil(round((high / value - 1.0) / STEP, 9)) * STEP
+    return round(max(min(lo, 0.0), -1.0), 2), round(max(hi, 0.0), 2)
+
+
+
 def reference_entry(v: "Verification") -> Optional[tuple[float, float, float, str]]:
     """``(value, lower, upper, unit)`` of a confirmed verification with a ratio and interval,
-    else None (module docstring)."""
+    else None (module docstring: the value rounded, the thresholds covering the interval and
+    the A/A noise floor, rounded outward)."""
     if v.verdict != REFERENCE_VERDICT or v.ratio is None or v.ci_low is None \
             or v.ci_high is None or v.ratio <= 0:
         return None
-    lower = min(v.ci_low / v.ratio - 1.0, 0.0)
-    upper = max(v.ci_high / v.ratio - 1.0, 0.0)
-    return (v.ratio, lower, upper, RATIO_UNIT)
+    value = round_sig(v.ratio)
+    floor = abs(v.noise_floor or 0.0) * value
+    lower, upper = thresholds(value, min(v.ci_low, value - floor), max(v.ci_high, value + floor))
+    return (value, lower, upper, RATIO_UNIT)
 
 
 def render(sel: "Selection") -> str:
@@ -138,11 +161,12 @@ def render(sel: "Selection") -> str:
                          "separated); env_vars cannot append, this overwrites it")
         lines.append(f"    [{python_quote(item.name)}, {python_quote(item.value)}],")
     lines += ["]", "", "#: RegressionTest.reference: (value, lower, upper, unit); lower and upper "
-              "are the confidence interval relative to the value",
+              "cover the confidence interval and the A/A noise floor, relative to the value, "
+              "rounded outward to whole percent",
               "reference = {", f"    {python_quote(ANY_SCOPE)}: {{"]
     for name, v, (value, lower, upper, unit) in sorted(refs, key=lambda r: r[0]):
         lines.append(f"        # {one_line(v.recommendation)}: {v.verdict}, advised/baseline "
-                     "ratio and its confidence interval")
+                     f"ratio ({DIGITS} significant digits)")
         lines.append(f"        {python_quote(name)}: ({value!r}, {lower!r}, {upper!r}, "
                      f"{python_quote(unit)}),")
     lines += ["    },", "}"]

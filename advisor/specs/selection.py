@@ -153,6 +153,8 @@ class Selection:
     :ivar fmt: the format being written (its name, for reasons and messages).
     :ivar libraries: library name -> ``advisor.libraries.Library`` record (the registry's), for
         a format that names a library's package (spack-modules, easybuild-hooks).
+    :ivar source: the profile file's path as the emit read it (None: not from a file), for a
+        format that names it (reframe-test runs ``advisor check --profile`` on it).
     """
 
     profile: "Profile"
@@ -160,6 +162,7 @@ class Selection:
     options: EmitOptions = EmitOptions()
     fmt: str = "this format"
     libraries: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    source: Optional[str] = None
 
     @property
     def comments(self) -> bool:

@@ -325,3 +325,35 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
         values=values,
     ))
 
+
+
+def headline_sweep(ctx: MeasureContext, recorded: list[Evidence]) -> list[Evidence]:
+    """The probe's ``measure_headline`` (``advisor check``, ``advisor.specs.headline``): the
+    memcpy headline measured again, briefly, the way the recorded sweep measured it.
+
+    One fresh process (:func:`sweep_run`: the same worker, random-filled buffer pair, placement,
+    two passes and per-visit sampling as a full probe's sweep) copies only the largest size of
+    the recorded ``default`` series (``recorded``: the class profile's ``memcpy-sweep``), the
+    size the headline is read at.  The other sizes are left out: the worker fills one buffer pair
+    of the largest size and visits each size in turn, and a copy of a size far beyond the
+    last-level cache streams from memory whatever was copied before it, so the largest size's
+    bandwidth is the same alone.  Returns ``[]`` without a recorded sweep, or when that size no
+    longer fits this node's memory (``MEMORY_FRACTION``, as the sweep)."""
+    ev = Evidence.find(recorded, evidence.EV_SWEEP)
+    series = ev.series_named("default") if ev is not None else None
+    xs = [p.x for p in series.points if p.x is not None and not p.artefact] if series else []
+    total = ctx.facts.memory.total_bytes
+    if not xs or (total and 2 * max(xs) > total // MEMORY_FRACTION):
+        return []
+    size = int(max(xs))
+    timeout = max(1.0, ctx.remaining_s())
+    placement: dict = {}
+    points = sweep_run([size], None, ctx.quick, ctx.seed, timeout, notes_out=placement)
+    return [relabel(Evidence(
+        id=evidence.EV_SWEEP,
+        description="memcpy (numpy.copyto, random-filled 64 B-aligned buffers) at the recorded "
+                    "sweep's largest size only, one fresh process, current GLIBC_TUNABLES",
+        series=[Series(name="default", unit=evidence.BPS, x_name="nbytes", x_unit="bytes",
+                       points=[p.model_copy(update={"label": "default"}) for p in points])],
+        conditions=random_buffer_conditions(ctx, placement),
+        values={"headline_only": True}))]

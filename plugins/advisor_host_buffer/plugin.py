@@ -50,6 +50,13 @@ class HostBufferProbe:
 
         return headline(evidence)
 
+    def measure_headline(self, ctx: MeasureContext, recorded: Sequence[Evidence]) -> list:
+        """``advisor check``'s short measurement of the headline figure (about 1 s here):
+        :func:`advisor_host_buffer.measure_sweep.headline_sweep`."""
+        from .measure_sweep import headline_sweep
+
+        return headline_sweep(ctx, list(recorded))
+
     #: ``verify`` measures ``ctx.joint`` (the whole emitted environment) when given one.
     joint_verify = True
 

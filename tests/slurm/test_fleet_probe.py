@@ -44,6 +44,7 @@ from pathlib import Path
 
 import pytest
 import tomllib
+from cgroup_support import remove_cgroup, slow_cgroup
 
 ADVISOR = [sys.executable, "-m", "advisor"]
 #: Per-node probe: host-buffer with --quick takes about 6 s alone and 12 s with three nodes at
@@ -99,36 +100,8 @@ exec nice -n -19 @PYTHON@ "$@"
 
 
 def _slow_cgroup(name: str) -> Path:
-    """A cgroup with the CPU quota ``SLOW_QUOTA`` (v1 ``cpu`` hierarchy or v2 with the cpu
-    controller); skips where none can be made."""
-    quota, period = SLOW_QUOTA
-    v1 = Path("/sys/fs/cgroup/cpu")
-    try:
-        if (v1 / "cpu.cfs_quota_us").exists():
-            g = v1 / name
-            g.mkdir(exist_ok=True)
-            (g / "cpu.cfs_period_us").write_text(str(period))
-            (g / "cpu.cfs_quota_us").write_text(str(quota))
-            return g
-        v2 = Path("/sys/fs/cgroup")
-        if "cpu" in (v2 / "cgroup.controllers").read_text().split():
-            (v2 / "cgroup.subtree_control").write_text("+cpu")
-            g = v2 / name
-            g.mkdir(exist_ok=True)
-            (g / "cpu.max").write_text(f"{quota} {period}")
-            return g
-    except OSError as exc:
-        pytest.skip(f"no cgroup with a CPU quota can be made here: {exc}")
-    pytest.skip("no cgroup cpu controller here (v1 cpu hierarchy or v2 cpu controller)")
-
-
-def _remove_cgroup(g: Path) -> None:
-    deadline = time.monotonic() + 10
-    while g.exists() and time.monotonic() < deadline:
-        try:
-            g.rmdir()
-        except OSError:  # the slow node's last processes are still leaving
-            time.sleep(0.2)
+    """A cgroup with the CPU quota ``SLOW_QUOTA`` (tests/cgroup_support.py)."""
+    return slow_cgroup(name, SLOW_QUOTA)
 
 
 def _kill_tree(pid: int) -> None:
@@ -208,7 +181,7 @@ def _slow_and_killed_run(c, wrapper: Path, base: Path):
             (pids / "node4.killed").touch()  # the others stop waiting for node4's file
         out, err, _ = _finish(p, t0, c)
     finally:
-        _remove_cgroup(cgroup)
+        remove_cgroup(cgroup)
     return p, out, err, d, killed_at
 
 

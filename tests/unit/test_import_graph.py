@@ -18,7 +18,7 @@ from support import REPO
 #: matches the longest prefix listed; ``advisor_*`` is every plugin package under plugins/.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("advisor", "advisor.errors", "advisor.textfile", "advisor.nesting", "advisor.models",
-              "advisor.models_step", "advisor.models_app", "advisor.knobs", "advisor.specs",
+              "advisor.models_step", "advisor.models_app", "advisor.models_fleet", "advisor.knobs", "advisor.specs",
               "advisor.machine_class", "advisor.verify_outcome", "advisor.save",
               "advisor.profile", "advisor.schema", "advisor.shipped")),
     ("libraries", ("advisor.libraries", "advisor.runtime")),
