@@ -119,6 +119,7 @@ def _run(*args, env=None, timeout=120):
     (["--profile", "@x86_64-icelake-2core-vm"], "no [fleet.headlines] table"),
     (["--profile", "missing.toml"], "missing.toml"),
     (["--profile", str(CLASS), "--quick-s", "0"], "--quick-s"),
+    ([], "--profile CLASS.toml is required"),
 ])
 def test_bad_input_is_one_line_exit_2(args, message):
     r = _run("check", *args)
