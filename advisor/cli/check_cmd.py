@@ -19,10 +19,10 @@ __all__ = ["check"]
 
 @boundary
 def check(
-    profile: Path = typer.Option(..., "--profile", "-p", metavar="PATH|@NAME",
-                                 help="The class profile of this node's class "
-                                 "(DIR/classes/<class>.toml of 'advisor fleet report').",
-                                 autocompletion=complete.profiles),
+    profile: Optional[Path] = typer.Option(None, "--profile", "-p", metavar="PATH|@NAME",
+                                           help="The class profile of this node's class "
+                                           "(DIR/classes/<class>.toml of 'advisor fleet "
+                                           "report').", autocompletion=complete.profiles),
     json_: bool = typer.Option(False, "--json", help="Print the result as one JSON object on "
                                "stdout."),
     quick_s: Optional[float] = typer.Option(None, "--quick-s", metavar="SECONDS",
@@ -41,6 +41,9 @@ def check(
     from advisor.fleet.check_run import DEFAULT_QUICK_S, run_check
     from advisor.profile import load_profile
 
+    if profile is None:  # no default: this host's own profile is not a class profile
+        raise BadInputError("--profile CLASS.toml is required (DIR/classes/<class>.toml of "
+                            "'advisor fleet report')")
     q = DEFAULT_QUICK_S if quick_s is None else quick_s
     if not (math.isfinite(q) and q > 0):
         raise BadInputError(f"--quick-s {quick_s!r}: expected a number of seconds above 0")

@@ -4,7 +4,9 @@ directory (``DIR/<node>.toml``, one per node, written by ``advisor probe -o``).
 Steps: summarize every node file (``advisor.fleet.nodes``; a bad file is a ``failed`` node);
 group readable nodes by ``Facts.class_fingerprint``; per class and headline figure apply the
 outlier rules (``advisor.fleet.outliers``); per class pool the evidence of its healthy nodes and
-re-derive the advice (``advisor.fleet.pool``), written to ``DIR/classes/<class>.toml``.
+re-derive the advice (``advisor.fleet.pool``), written to ``DIR/classes/<class>.toml`` with the
+class's band of each headline figure (its ``[fleet]`` table, ``advisor.models_fleet``: what
+``advisor check`` holds a node to).
 
 Node states, kept apart: ``ok``; ``outlier`` (a figure flagged by a rule); ``failed`` (the file
 could not be read as a profile, or a probe in it failed); ``no-result`` (an expected node without
@@ -246,7 +248,8 @@ def _fleet_record(cid: str, members: list, names: list, k: float):
 
 def _write_class(directory: Path, cid: str, members: list, rows: Mapping[str, NodeRow],
                  probes: Mapping[str, Any], write: bool, k: float = DEFAULT_K) -> ClassRow:
-    """Pool, re-recommend and write one class profile (see ``advisor.fleet.pool``)."""
+    """Pool, re-recommend and write one class profile (see ``advisor.fleet.pool``), with its
+    ``[fleet]`` bands at ``k`` (:func:`_fleet_record`)."""
     import statistics
 
     from advisor.errors import BadInputError

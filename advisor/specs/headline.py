@@ -13,6 +13,12 @@ fleet figures are titled with it (:func:`headline_title`, which derives a readab
 the name for a figure the probe does not name); the keys stay what ``--floor`` and the fleet
 tables use.
 
+A probe may also define ``measure_headline(ctx, recorded) -> list[Evidence]`` (``advisor
+check``, ``advisor.fleet.check_run``): a short measurement, within ``ctx.deadline``, of what
+``headline`` reads, made the way ``recorded`` (this probe's evidence in the class profile) was
+measured, so that the value is comparable with the class's band.  It is called without
+``check``; a probe without it is not measured by ``advisor check``.
+
 Public API: :data:`Headlines` (the type), :func:`median_at_largest_x` (the usual figure),
 :func:`headline_unit`, :func:`headline_quantity`, :func:`headline_title` (how a figure is
 labelled).

@@ -331,10 +331,11 @@ def headline_sweep(ctx: MeasureContext, recorded: list[Evidence]) -> list[Eviden
     """The probe's ``measure_headline`` (``advisor check``, ``advisor.specs.headline``): the
     memcpy headline measured again, briefly, the way the recorded sweep measured it.
 
-    One fresh process (:func:`sweep_run`: the same worker, random-filled buffer pair, placement,
-    two passes and per-visit sampling as a full probe's sweep) copies only the largest size of
-    the recorded ``default`` series (``recorded``: the class profile's ``memcpy-sweep``), the
-    size the headline is read at.  The other sizes are left out: the worker fills one buffer pair
+    One fresh process (:func:`sweep_run`: the same worker, random-filled buffer pair, placement
+    and two passes as a probe's sweep; ``ctx.quick`` chooses the per-visit sampling, as for the
+    sweep: ``advisor check`` asks for the quick one, 3 copies per visit, that a ``--quick``
+    fleet probe also takes) copies only the largest size of the recorded ``default`` series
+    (``recorded``: the class profile's ``memcpy-sweep``), the size the headline is read at.  The other sizes are left out: the worker fills one buffer pair
     of the largest size and visits each size in turn, and a copy of a size far beyond the
     last-level cache streams from memory whatever was copied before it, so the largest size's
     bandwidth is the same alone.  Returns ``[]`` without a recorded sweep, or when that size no

@@ -51,7 +51,7 @@ class HostBufferProbe:
         return headline(evidence)
 
     def measure_headline(self, ctx: MeasureContext, recorded: Sequence[Evidence]) -> list:
-        """``advisor check``'s short measurement of the headline figure (about 1 s here):
+        """``advisor check``'s short measurement of the headline figure (about 1.5 s here):
         :func:`advisor_host_buffer.measure_sweep.headline_sweep`."""
         from .measure_sweep import headline_sweep
 

@@ -119,6 +119,7 @@ def _run(*args, env=None, timeout=120):
     (["--profile", "@x86_64-icelake-2core-vm"], "no [fleet.headlines] table"),
     (["--profile", "missing.toml"], "missing.toml"),
     (["--profile", str(CLASS), "--quick-s", "0"], "--quick-s"),
+    ([], "--profile CLASS.toml is required"),
 ])
 def test_bad_input_is_one_line_exit_2(args, message):
     r = _run("check", *args)
@@ -187,3 +188,30 @@ def test_a_word_nhc_would_reread_as_shell_is_refused(tmp_path, fmt, site, key):
 def test_health_check_formats_need_a_class_profile(fmt):
     r = _run("emit", "-f", fmt, "--profile", "@x86_64-icelake-2core-vm")
     assert r.returncode == 2 and "needs a class profile" in r.stderr
+
+
+class _Faulty:
+    """A probe whose short measurement raises (plugin code is run through advisor.steps)."""
+
+    name = "host-buffer"
+
+    def measure_headline(self, ctx, recorded):
+        raise RuntimeError("injected fault")
+
+    def headline(self, evidence):
+        return {}
+
+
+def test_a_measurement_that_raises_is_one_reason_not_a_crash(cls):
+    from advisor.fleet.check_run import run_check
+
+    res = run_check(cls, probes={"host-buffer": _Faulty()}, node_facts=cls.facts)
+    assert res.state == "drifted" and res.figures == []
+    assert res.reasons == [f"{FIG}: not measured (measure: RuntimeError: injected fault)"]
+
+
+def test_facts_only_measures_nothing_and_loads_no_plugin(cls):
+    from advisor.fleet.check_run import run_check
+
+    res = run_check(cls, probes={}, node_facts=cls.facts, measure=False)
+    assert res.state == "healthy" and res.figures == [] and res.facts == []
