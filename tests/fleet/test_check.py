@@ -215,3 +215,39 @@ def test_facts_only_measures_nothing_and_loads_no_plugin(cls):
 
     res = run_check(cls, probes={}, node_facts=cls.facts, measure=False)
     assert res.state == "healthy" and res.figures == [] and res.facts == []
+
+
+class _Sequence:
+    """A host-buffer stand-in whose short measurements give ``values`` in turn."""
+
+    name = "host-buffer"
+
+    def __init__(self, values):
+        self.values = list(values)
+        self.calls = 0
+
+    def measure_headline(self, ctx, recorded):
+        from advisor.models import Evidence
+
+        self.calls += 1
+        return [Evidence(id="short", values={"v": self.values.pop(0)})]
+
+    def headline(self, evidence):
+        return {FIG.partition(":")[2]: float(evidence[0].values["v"])}
+
+
+def test_a_figure_outside_its_band_is_measured_once_more_before_it_drifts(cls):
+    """One stray short copy on a shared node must not drain it: a drift needs two."""
+    from advisor.fleet.check_run import run_check
+
+    band = cls.fleet.headlines[FIG]
+    inside, below = band.median, band.low / 10
+    probe = _Sequence([below, inside])
+    res = run_check(cls, probes={"host-buffer": probe}, node_facts=cls.facts)
+    assert (res.state, probe.calls, res.figures[0].value) == ("healthy", 2, inside)
+    probe = _Sequence([below, below / 2])
+    res = run_check(cls, probes={"host-buffer": probe}, node_facts=cls.facts)
+    assert (res.state, probe.calls, res.figures[0].value) == ("drifted", 2, below)
+    probe = _Sequence([inside])
+    assert run_check(cls, probes={"host-buffer": probe}, node_facts=cls.facts).state == "healthy"
+    assert probe.calls == 1  # a healthy first measurement is not repeated
