@@ -12,6 +12,9 @@ from advisor.cli import common, complete, outpath
 from advisor.cli.boundary import boundary, err, out, warn
 from advisor.errors import BadInputError
 
+#: ``--spec-range`` values (``advisor.config.schema.SpackSection.spec_range`` checks them).
+SPEC_RANGES = ("exact", "minor", "major")
+
 
 @boundary
 def emit(
@@ -33,6 +36,12 @@ def emit(
                                           help="Write to this file (atomically) instead of stdout "
                                                "('-': stdout); its directory must exist."),
     mkdir: bool = outpath.MkdirOpt,
+    spec_range: Optional[str] = typer.Option(None, "--spec-range", metavar="RANGE",
+                                             autocompletion=complete.choices(SPEC_RANGES),
+                                             help="spack-modules: the versions a package block "
+                                             "covers: exact (mpich@5.0.2), minor (mpich@5.0) "
+                                             "or major (mpich@5) (default: [spack] spec_range "
+                                             "of the configuration, exact)."),
 ) -> None:
     """Print the profile's settings in a format sites load (env, csh, fish, lmod, tcl, ...)."""
     if output is not None and str(output) == "-":
@@ -49,7 +58,15 @@ def emit(
     # Every plugin is loaded even for a core format: a setting is emitted only when a
     # registered knob declares it, and the knobs' version ranges decide which settings the
     # recorded library versions read (advisor.libraries.reads.drop_reason).
-    cfg = common.load_config()  # [plugins], and below the pins and exclusions emit applies
+    if spec_range is not None and format != "spack-modules":
+        raise BadInputError(f"--spec-range goes with --format spack-modules, not {format}")
+    if spec_range is not None and spec_range not in SPEC_RANGES:
+        raise BadInputError(f"--spec-range {spec_range!r}: expected one of "
+                            f"{', '.join(SPEC_RANGES)}")
+    # [plugins], and below the pins and exclusions emit applies; --spec-range is the command
+    # line scope of [spack] spec_range
+    cfg = common.load_config({"spack": {"spec_range": spec_range}} if spec_range else None,
+                             {("spack", "spec_range"): "--spec-range"})
     reg = collect(common.plugin_manager(cfg))
     if list_:
         if json_:
@@ -81,8 +98,13 @@ def emit(
                                 "another file")
     common.check_profile_plugins(prof, plugin)
     label = str(common.profile_path(profile))
+    spack = cfg.model.spack  # [spack] of the configuration scopes (docs/config.md)
+    placement = spack.every_program
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
-                       plugins=frozenset(plugin) if plugin else None, refuse_undeclared=True)
+                       plugins=frozenset(plugin) if plugin else None, refuse_undeclared=True,
+                       spec_range=spack.spec_range,
+                       every_program=placement if isinstance(placement, str)
+                       else tuple(placement))
     planned = plan(prof, reg, cfg, here(None), fmt=format, options=opts, label=label,
                    strict=strict, say=lambda level, line: warn(line) if level == "warning"
                    else err(f"note: {line}"))
@@ -91,7 +113,8 @@ def emit(
         from advisor.save import atomic_write_text, check_writable
 
         check_writable(output)  # before the notes: a file that cannot be written is the news
-    for level, line in left_out_notes(planned.selection, planned.emitter.kinds):
+    notes = planned.emitter.notes(planned.selection) if planned.emitter.notes else []
+    for level, line in [*left_out_notes(planned.selection, planned.emitter.kinds), *notes]:
         if level == "warning":
             warn(line)
         else:
