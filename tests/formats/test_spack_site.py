@@ -112,6 +112,7 @@ def test_unknown_version_is_a_warning_naming_the_key(registry):
     assert notes(sel) == [("warning", "the profile records no dla-future version: its settings "
                                       "go under the key 'dla-future', every installed "
                                       "dla-future's module")]
+    assert registry.emitters["spack-modules"].notes is notes  # advisor emit prints them
 
 
 def test_open_mpi_profile_keys_its_version(registry):
