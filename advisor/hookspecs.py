@@ -51,7 +51,7 @@ def advisor_register_emitters(register):
     """Register output formats for ``advisor emit --format NAME``.
 
     :param register: ``register(name, render, *, description="", extension="", kinds=None,
-        parse=None)``.  ``name`` matches ``[a-z0-9][a-z0-9-]*`` and is unique;
+        parse=None, notes=None)``.  ``name`` matches ``[a-z0-9][a-z0-9-]*`` and is unique;
         ``render(selection) -> str`` is a pure function of an
         ``advisor.specs.selection.Selection`` (the profile, the options and every selected
         setting with what the emit decided about it) that returns the complete file text
@@ -61,7 +61,9 @@ def advisor_register_emitters(register):
         ``parse(text, path) -> list[advisor.lint.read.EnvEntry]`` reads the format back (file
         order, 1-based lines), so ``advisor lint --format NAME`` (and ``auto`` for a file whose
         suffix is ``extension``) checks it; it raises ``advisor.errors.BadInputError`` for text
-        it cannot read.  Before ``render`` runs, ``advisor emit`` refuses a profile holding a
+        it cannot read.  ``notes(selection) -> list[(level, text)]`` (level ``"warning"`` or
+        ``"note"``) is what ``advisor emit`` prints on stderr about the render (``spack-modules``:
+        a key without a version).  Before ``render`` runs, ``advisor emit`` refuses a profile holding a
         name no registered knob declares or, whatever a knob declares, one a shell, module tool,
         loader, runtime or tool reads as code (``advisor.specs.refused``).
     :return: ignored.

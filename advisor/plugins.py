@@ -50,6 +50,9 @@ class Emitter:
     #: ``parse(text, path) -> list[advisor.lint.read.EnvEntry]``: reads the format back, so
     #: ``advisor lint --format NAME`` can check it; None: the format is write-only
     parse: Optional[Callable[[str, str], list]] = None
+    #: ``notes(selection) -> list[(level, text)]``: what ``advisor emit`` prints on stderr
+    #: about this render (level ``"warning"`` or ``"note"``); None: nothing
+    notes: Optional[Callable[..., list]] = None
 
 
 #: The kinds of things a plugin registers, one per registrar hook (``Registered.kind``).
@@ -311,13 +314,16 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
     def emitter_register(plugin_name: str, staged: list):
         def register(name: str, render: Callable[..., str], *, description: str = "",
                      extension: str = "", kinds: Optional[Sequence[str]] = None,
-                     parse: Optional[Callable[[str, str], list]] = None) -> None:
+                     parse: Optional[Callable[[str, str], list]] = None,
+                     notes: Optional[Callable[..., list]] = None) -> None:
             if not isinstance(name, str) or not _NAME.match(name):
                 raise PluginContractError(f"emitter name {name!r} must match {_NAME.pattern}")
             if not callable(render):
                 raise PluginContractError(f"emitter {name!r}: render is not callable")
             if parse is not None and not callable(parse):
                 raise PluginContractError(f"emitter {name!r}: parse is not callable")
+            if notes is not None and not callable(notes):
+                raise PluginContractError(f"emitter {name!r}: notes is not callable")
             if kinds is not None and (isinstance(kinds, str) or
                                       not set(kinds) <= set(SETTING_KINDS)):
                 raise PluginContractError(f"emitter {name!r}: kinds {kinds!r} must be a subset "
@@ -327,7 +333,7 @@ def collect(pm: AdvisorPluginManager, *, skip_probes: Iterable[str] = (),
                                           f"{reg.emitters[name].plugin}")
             staged.append(lambda: reg.add("emitter", name, Emitter(
                 name, render, description, extension, plugin_name,
-                tuple(kinds) if kinds is not None else None, parse), plugin_name))
+                tuple(kinds) if kinds is not None else None, parse, notes), plugin_name))
         return register
 
     def knob_register(plugin_name: str, staged: list):

@@ -13,6 +13,9 @@ from advisor.cli.boundary import boundary, err, out, warn
 from advisor.errors import BadInputError
 from advisor.specs.selection import MODULE_DEPENDENCIES
 
+#: ``--spec-range`` values (``advisor.config.schema.SpackSection.spec_range`` checks them).
+SPEC_RANGES = ("exact", "minor", "major")
+
 
 @boundary
 def emit(
@@ -42,6 +45,12 @@ def emit(
         None, "--module-dependency", metavar="KIND", help="lmod/tcl: how the module depends "
         "on that MPI module: prereq, depends_on, family or none ([modules] dependency; default "
         "prereq).", autocompletion=lambda: list(MODULE_DEPENDENCIES)),
+    spec_range: Optional[str] = typer.Option(None, "--spec-range", metavar="RANGE",
+                                             autocompletion=complete.choices(SPEC_RANGES),
+                                             help="spack-modules, easybuild-hooks: the versions "
+                                             "a block covers: exact (mpich@5.0.2), minor (mpich@5.0) "
+                                             "or major (mpich@5) (default: [spack] spec_range "
+                                             "of the configuration, exact)."),
 ) -> None:
     """Print the profile's settings in a format sites load (env, csh, fish, lmod, tcl, ...)."""
     if output is not None and str(output) == "-":
@@ -58,8 +67,19 @@ def emit(
     # Every plugin is loaded even for a core format: a setting is emitted only when a
     # registered knob declares it, and the knobs' version ranges decide which settings the
     # recorded library versions read (advisor.libraries.reads.drop_reason).
-    # [plugins], and below the pins, exclusions and [modules] emit applies
-    cfg = common.load_config(*_modules_scope(mpi_module, module_dependency))
+    if spec_range is not None and format not in ("spack-modules", "easybuild-hooks"):
+        raise BadInputError(f"--spec-range goes with --format spack-modules or easybuild-hooks, "
+                            f"not {format}")
+    if spec_range is not None and spec_range not in SPEC_RANGES:
+        raise BadInputError(f"--spec-range {spec_range!r}: expected one of "
+                            f"{', '.join(SPEC_RANGES)}")
+    # [plugins], and below the pins, exclusions, [modules] and [spack] emit applies; the
+    # command's options are the command line's scope (--spec-range: [spack] spec_range)
+    cli, origins = _modules_scope(mpi_module, module_dependency)
+    if spec_range:
+        cli["spack"] = {"spec_range": spec_range}
+        origins[("spack", "spec_range")] = "--spec-range"
+    cfg = common.load_config(cli, origins)
     reg = collect(common.plugin_manager(cfg))
     if list_:
         if json_:
@@ -92,8 +112,13 @@ def emit(
                                 "another file")
     common.check_profile_plugins(prof, plugin)
     label = str(common.profile_path(profile))
+    spack = cfg.model.spack  # [spack] of the configuration scopes (docs/config.md)
+    placement = spack.every_program
     opts = EmitOptions(comments=not no_comments, include_defaults=all_,
-                       plugins=frozenset(plugin) if plugin else None, refuse_undeclared=True)
+                       plugins=frozenset(plugin) if plugin else None, refuse_undeclared=True,
+                       spec_range=spack.spec_range,
+                       every_program=placement if isinstance(placement, str)
+                       else tuple(placement))
     planned = plan(prof, reg, cfg, here(None), fmt=format, options=opts, label=label,
                    strict=strict, say=lambda level, line: warn(line) if level == "warning"
                    else err(f"note: {line}"), source=label)
@@ -102,7 +127,8 @@ def emit(
         from advisor.save import atomic_write_text, check_writable
 
         check_writable(output)  # before the notes: a file that cannot be written is the news
-    for level, line in left_out_notes(planned.selection, planned.emitter.kinds):
+    notes = planned.emitter.notes(planned.selection) if planned.emitter.notes else []
+    for level, line in [*left_out_notes(planned.selection, planned.emitter.kinds), *notes]:
         if level == "warning":
             warn(line)
         else:

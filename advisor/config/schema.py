@@ -8,15 +8,16 @@ the two equal).  ``docs/config.md`` describes each section and how scopes merge.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal, Optional, Union
 
-from pydantic import Field, StringConstraints
+from pydantic import ConfigDict, Field, StringConstraints, field_validator
 
 from advisor.models import Model, Scalar
 
 __all__ = ["Pin", "SettingsSection", "RecommendationsSection", "LauncherSection",
            "PluginsSection", "FleetSection", "StoreSection", "ModulesSection", "CheckSection",
-           "ScopeFile", "SECTIONS", "json_schema"]
+           "SpackSection", "ScopeFile", "SECTIONS", "json_schema"]
 
 #: ``probe:recommendation-id``, as ``Verification.recommendation`` names a recommendation.
 REC_REF = r"^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$"
@@ -136,6 +137,60 @@ class CheckSection(Model):
                                     "emitting, else /usr/bin/scontrol)")
 
 
+#: Keys Spack's ``lmod``/``tcl`` module blocks reserve for their own options
+#: (``spack.schema.modules``: the properties of the ``lmod`` block besides ``all``;
+#: tests/formats/test_spack_site.py compares them with tests/data/spack/modules-schema.json).
+SPACK_MODULE_KEYWORDS = ("core_compilers", "core_specs", "defaults", "exclude",
+                         "exclude_implicits", "filter_hierarchy_specs", "hash_length",
+                         "hide_implicits", "hierarchy", "include", "naming_scheme", "projections",
+                         "verbose")
+#: A Spack spec constraint as a ``modules.yaml`` key takes it, without spaces and other than
+#: those keywords: a package name with optional version, variants, compiler and dependency
+#: parts (``hpl``, ``hpl@2.3+openmp``, ``^mpi``); Spack's spec grammar decides the rest when it
+#: reads the file.
+SPACK_SPEC = (rf"^(?!(?:{'|'.join(SPACK_MODULE_KEYWORDS)})$)"
+              r"[A-Za-z0-9_^][A-Za-z0-9_.@:=+~%^,-]*$")
+
+
+class SpackSection(Model):
+    """``[spack]``: defaults of ``advisor emit -f spack-modules`` (``spec_range`` also of
+    ``-f easybuild-hooks``)."""
+
+    # SPACK_SPEC's lookahead: Python's engine (pydantic's default Rust one has none)
+    model_config = ConfigDict(extra="forbid", frozen=True, regex_engine="python-re")
+
+    spec_range: Literal["exact", "minor", "major"] = Field(
+        "exact", description="the versions a spack-modules package block or an easybuild-hooks "
+        "entry covers: exact (mpich@5.0.2), minor "
+        "(mpich@5.0, every 5.0.x) or major (mpich@5, every 5.x); Spack reads @5.0 as the "
+        "range 5.0:5.0 (--spec-range)")
+    every_program: Union[Literal["all", "separate"],
+                         Annotated[list[Annotated[str, StringConstraints(pattern=SPACK_SPEC)]],
+                                   Field(min_length=1)]] = Field(
+        "all", description="where settings every program reads go (GLIBC_TUNABLES: a library "
+        "whose record names Spack's 'all'): 'all' (every module), a list of package specs "
+        "(['openmpi', 'mpich', 'hpl']), or 'separate' (the module of the hpc-advisor-tunables "
+        "bundle package, packaging/spack)")
+
+    @field_validator("every_program", mode="before")
+    @classmethod
+    def _placement(cls, value: object) -> object:
+        """One clear message for a value that is neither a placement word nor a spec list."""
+        if isinstance(value, str) and value not in ("all", "separate"):
+            raise ValueError("expected 'all', 'separate' or a list of Spack specs such as "
+                             "['openmpi', 'mpich']")
+        if isinstance(value, list):
+            bad = [v for v in value if not isinstance(v, str) or not re.match(SPACK_SPEC, v)]
+            if not value:
+                raise ValueError("an empty list places them nowhere; 'all' puts them in every "
+                                 "module")
+            if bad:
+                raise ValueError(f"{bad[0]!r} is not a Spack spec a modules.yaml block can "
+                                 "name (no spaces, not one of Spack's own keys such as "
+                                 "'hierarchy')")
+        return value
+
+
 class ScopeFile(Model):
     """One scope's configuration file."""
 
@@ -147,6 +202,7 @@ class ScopeFile(Model):
     store: StoreSection = StoreSection()
     modules: ModulesSection = ModulesSection()
     check: CheckSection = CheckSection()
+    spack: SpackSection = SpackSection()
 
 
 #: The top-level tables, in the order ``advisor config list`` shows them.

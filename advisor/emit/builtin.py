@@ -1,7 +1,8 @@
 """The built-in output formats, registered through the same hook a third-party plugin uses.
 
 ``advisor.plugins.BUILTIN_HOOK_MODULES`` names this module, so every plugin manager registers it.
-Each format is a module of :mod:`advisor.formats` (``render``, and ``parse`` unless write-only); an alias
+Each format is a module of :mod:`advisor.formats` (``render``; ``parse`` unless write-only;
+``notes`` when it has something to say on stderr); an alias
 (``sh`` for ``env``) is registered as a second name for the same functions.
 """
 
@@ -19,4 +20,4 @@ def advisor_register_emitters(register):
         for name in (mod.NAME, *getattr(mod, "ALIASES", ())):
             desc = mod.DESCRIPTION if name == mod.NAME else f"alias of {mod.NAME}"
             register(name, mod.render, description=desc, extension=mod.EXTENSION, kinds=kinds,
-                     parse=getattr(mod, "parse", None))
+                     parse=getattr(mod, "parse", None), notes=getattr(mod, "notes", None))

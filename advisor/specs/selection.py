@@ -15,7 +15,7 @@ Pure data and pure queries: this module imports only the models.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Sequence, Union
 
 from packaging.utils import canonicalize_name
 
@@ -66,6 +66,12 @@ class EmitOptions:
     :ivar left_out: :class:`LeftOut` entries decided before the selection (cause ``"scope"``:
         a configuration scope's excludes, ``advisor.config.apply``), so the format's left-out
         comment names them.
+    :ivar spec_range: ``spack-modules``: the versions a package block covers, ``"exact"``
+        (``mpich@5.0.2``), ``"minor"`` (``mpich@5.0``) or ``"major"`` (``mpich@5``)
+        (``--spec-range``, ``[spack] spec_range``; ``advisor.formats.spack_modules``).
+    :ivar every_program: ``spack-modules``: where the settings every program reads go
+        (GLIBC_TUNABLES): ``"all"``, ``"separate"`` or a tuple of Spack specs
+        (``[spack] every_program``).
     """
 
     comments: bool = True
@@ -74,6 +80,8 @@ class EmitOptions:
     refuse_undeclared: bool = False
     left_out: tuple = field(default=(), compare=False, hash=False)
     modules: ModuleDeps = ModuleDeps()
+    spec_range: str = "exact"
+    every_program: Union[str, tuple[str, ...]] = "all"
 
 
 #: The causes of :class:`LeftOut`, in the order a reason is looked for.
