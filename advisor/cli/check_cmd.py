@@ -58,7 +58,9 @@ def check(
             lo = "-" if f.low is None else f"{f.low:.4g}"
             hi = "-" if f.high is None else f"{f.high:.4g}"
             out(f"{f.figure} = {f.value:.4g} {f.unit}".rstrip()
-                + f" [{lo}, {hi}] {'ok' if f.ok else 'OUT'}\n")
+                + f" [{lo}, {hi}] "
+                + ("ok\n" if f.inside else "better than the class (not a drift)\n" if f.ok
+                   else "OUT\n"))
         for line in res.reasons:  # one line each, as NHC's check_cmd_output reads them
             out(f"drifted: {plain_line(line)}\n")
         out(f"{res.node}: {res.state} ({res.took_s:.1f} s)\n")

@@ -6,6 +6,10 @@ figure measured here lies inside the band the class profile stores for it
 (``[fleet.headlines."probe:figure"]``, ``advisor.models_fleet``, written by ``advisor fleet
 report`` from ``advisor.fleet.outliers.robust_band``: median ± k·MAD of the class's nodes).  A
 figure whose band has no bounds (fewer than 3 nodes had it) is reported and never drifts.
+Only the worse side of a band is a drift, by the figure's name as the fleet's floors read it
+(``advisor.fleet.outliers.floor_flags``): a rate (``*_per_s``) below its band, a time
+(``*_s``) above it; a figure of another unit on either side.  A node faster than its class is
+not unhealthy: it is reported (``better``), not drained.
 Otherwise the node has **drifted**; each reason is one line, facts first, then figures in
 name order, then measurements that failed.
 
@@ -35,10 +39,24 @@ class FigureCheck:
     unit: str
 
     @property
-    def ok(self) -> bool:
+    def inside(self) -> bool:
         """Inside ``[low, high]`` (an open bound accepts every value)."""
         return (self.low is None or self.value >= self.low) and \
             (self.high is None or self.value <= self.high)
+
+    @property
+    def better(self) -> bool:
+        """Outside the band on its better side (module docstring): a rate above, a time below."""
+        if self.figure.endswith("_per_s"):
+            return self.high is not None and self.value > self.high
+        if self.figure.endswith("_s"):
+            return self.low is not None and self.value < self.low
+        return False
+
+    @property
+    def ok(self) -> bool:
+        """Not a drift: inside the band, or outside it on the better side."""
+        return self.inside or self.better
 
 
 @dataclass(frozen=True)
@@ -69,7 +87,8 @@ class CheckResult:
             "facts": [{"fact": k, "expected": _plain(a), "found": _plain(b)}
                       for k, a, b in self.facts],
             "figures": [{"figure": f.figure, "value": f.value, "low": f.low, "high": f.high,
-                         "median": f.median, "unit": f.unit, "ok": f.ok} for f in self.figures],
+                         "median": f.median, "unit": f.unit, "ok": f.ok, "inside": f.inside}
+                        for f in self.figures],
             "took_s": round(self.took_s, 3),
         }
 

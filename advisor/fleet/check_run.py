@@ -50,8 +50,10 @@ def node_name() -> str:
     return os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
 
 
-def _inside(value: float, band: Any) -> bool:
-    return (band.low is None or value >= band.low) and (band.high is None or value <= band.high)
+def _ok(fig: str, value: float, band: Any) -> bool:
+    from advisor.fleet.check import FigureCheck
+
+    return FigureCheck(fig, value, band.low, band.high, band.median, band.unit).ok
 
 
 def _facts_here(recorded: Any):
@@ -133,8 +135,8 @@ def run_check(profile: Any, *, source: str = "<profile>", quick_s: float = DEFAU
 
     with StepRunner() as runner:
         measure_all(runnable, 0)
-        outside = {p: [f for f in figs if f in measured and not _inside(measured[f],
-                                                                        fleet.headlines[f])]
+        outside = {p: [f for f in figs if f in measured and not _ok(f, measured[f],
+                                                                    fleet.headlines[f])]
                    for p, figs in runnable.items()}
         if any(outside.values()):  # step 4 of the module docstring
             measure_all({p: figs for p, figs in outside.items() if figs}, 1)

@@ -82,14 +82,14 @@ def test_a_changed_fact_is_named_with_both_values(cls):
 
 def test_json_shape_is_the_agreed_one(cls):
     band = cls.fleet.headlines[FIG]
-    res = verdict("node1", [("kernel.series", "6.1", None)], {FIG: band.high * 2},
+    res = verdict("node1", [("kernel.series", "6.1", None)], {FIG: band.low / 2},
                   cls.fleet.headlines, took_s=1.23456)
     j = res.to_json()
     assert list(j) == ["node", "state", "reasons", "facts", "figures", "took_s"]
     assert j["state"] == "drifted" and len(j["reasons"]) == 2
     assert j["facts"] == [{"fact": "kernel.series", "expected": "6.1", "found": None}]
     (f,) = j["figures"]
-    assert list(f) == ["figure", "value", "low", "high", "median", "unit", "ok"]
+    assert list(f) == ["figure", "value", "low", "high", "median", "unit", "ok", "inside"]
     assert f["ok"] is False and f["unit"] == "bytes/s" and f["median"] == band.median
     assert j["took_s"] == 1.235
     json.dumps(j)
@@ -251,3 +251,16 @@ def test_a_figure_outside_its_band_is_measured_once_more_before_it_drifts(cls):
     probe = _Sequence([inside])
     assert run_check(cls, probes={"host-buffer": probe}, node_facts=cls.facts).state == "healthy"
     assert probe.calls == 1  # a healthy first measurement is not repeated
+
+
+def test_only_the_worse_side_of_a_band_is_a_drift():
+    """A node faster than its class is reported, not drained: a rate above its band, a time
+    below it; a figure of another unit drifts on either side."""
+    from advisor.fleet.check import FigureCheck
+
+    rate = FigureCheck("p:copy_bytes_per_s", 12.0, 4.0, 8.0, 6.0, "bytes/s")
+    assert (rate.inside, rate.better, rate.ok) == (False, True, True)
+    assert not FigureCheck("p:copy_bytes_per_s", 3.0, 4.0, 8.0, 6.0, "bytes/s").ok
+    assert FigureCheck("p:latency_s", 1.0, 4.0, 8.0, 6.0, "s").ok
+    assert not FigureCheck("p:latency_s", 9.0, 4.0, 8.0, 6.0, "s").ok
+    assert not FigureCheck("p:ratio", 9.0, 4.0, 8.0, 6.0, "").ok
