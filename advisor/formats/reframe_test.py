@@ -33,7 +33,9 @@ always holds the class band and is at most one percent of the value wider on eac
 class band is at least ±k % of the median (MAD held at least ``MAD_FLOOR_REL`` = 1 % of it;
 k = 6 by default): a percent step is small beside it, and the test never fails a node inside
 the band the fleet report keeps.  ``lower`` is held at -1 (ReFrame refuses a lower threshold
-below -1 for a positive reference).  A figure without a band (fewer than ``MIN_NODES`` nodes
+below -1 for a positive reference).  Only the worse side is bounded, as ``advisor check``
+judges (``advisor.fleet.check``): a rate (``*_per_s``) has no upper threshold, a time (``*_s``)
+no lower one, so a node faster than its class passes.  A figure without a band (fewer than ``MIN_NODES`` nodes
 had it) or with a median <= 0 is listed as left out.
 
 Every string from the profile (path, figure names, units, class id) is written as a Python
@@ -93,7 +95,14 @@ def reference_rows(bands: dict[str, Any]) -> tuple[list[tuple], list[str]]:
         else:
             seen.add(var)
             value = round_sig(b.median)
-            rows.append((var, fig, value, *thresholds(value, b.low, b.high), b.unit))
+            lower, upper = thresholds(value, b.low, b.high)
+            # only the worse side fails, as advisor check drains (advisor.fleet.check): no
+            # upper bound for a rate, no lower bound for a time (ReFrame: None, unbounded)
+            if fig.endswith("_per_s"):
+                upper = None
+            elif fig.endswith("_s"):
+                lower = None
+            rows.append((var, fig, value, lower, upper, b.unit))
     return sorted(rows), out
 
 
