@@ -14,7 +14,7 @@ from typing import List, Optional
 import typer
 
 from advisor.cli import common
-from advisor.cli.boundary import boundary, exit_with, out, warn
+from advisor.cli.boundary import boundary, err, exit_with, out, warn
 from advisor.errors import BadInputError, ExitCode
 
 __all__ = ["fleet_app", "report", "render_report", "parse_floors"]
@@ -91,6 +91,9 @@ def report(
     from advisor.fleet.report import build_report
 
     fleet = common.load_config().model.fleet  # the scopes' [fleet] defaults (docs/config.md)
+    if k is not None and not k > 0:  # k = 0: a band of one value, every node an outlier
+        raise BadInputError(f"--k {k:g}: expected a number above 0 (the band is median "
+                            "± k·MAD; 0 makes it one value and flags every node)")
     k = k if k is not None else fleet.k
     expected = expected if expected is not None else fleet.expected
     names = None
@@ -105,5 +108,9 @@ def report(
                        tolerance=tolerance if baseline is not None else None,
                        floors=parse_floors(floor), expected=names)
     render_report(rep, json_)
+    written = [c.profile_path for c in rep.classes if c.profile_path]
+    if written:  # what advisor check, emit -f nhc / reframe-test on the nodes read from now on
+        err(f"fleet: {len(written)} class profile(s) written with bands at k={k:g}: "
+             + ", ".join(written))
     if rep.flagged:
         exit_with(ExitCode.FINDINGS)

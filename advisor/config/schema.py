@@ -73,7 +73,8 @@ class PluginsSection(Model):
 class FleetSection(Model):
     """``[fleet]``: defaults of ``advisor fleet report``."""
 
-    k: Optional[float] = Field(None, ge=0, description="outlier rule: median +- k*MAD (--k)")
+    k: Optional[float] = Field(None, gt=0, description="outlier rule: median +- k*MAD (--k); "
+                               "above 0")
     expected: Optional[str] = Field(None, description="hostlist of the nodes that should have "
                                     "a profile, e.g. node[001-128] (--expected)")
 

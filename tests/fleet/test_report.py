@@ -147,6 +147,30 @@ def test_cli_json_report_and_class_profile_emits(fleet_dir):
     assert "# Machine: class " in e.stdout  # the class, not the node its facts came from
     t = _advisor("fleet", "report", str(fleet_dir))
     assert t.stdout.rstrip().splitlines()[-1] == "flagged: bad,node3"
+    # the class profiles the nodes check against were rewritten: said on stderr
+    assert f"fleet: 1 class profile(s) written with bands at k=6: {path}" in t.stderr
+
+
+@pytest.mark.parametrize("k", ["0", "-1"])
+def test_k_of_zero_or_below_is_bad_input(fleet_dir, k):
+    """k = 0 makes each band one value: every node an outlier, every check a drift."""
+    r = _advisor("fleet", "report", str(fleet_dir), "--k", k)
+    assert r.returncode == 2 and "--k" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_band_down_to_zero_is_said(tmp_path):
+    """Nodes that disagree widely give a band reaching 0: no slow node can be flagged on it."""
+    from advisor.fleet.report import _open_band_warnings
+    from types import SimpleNamespace as NS
+
+    members = [NS(name=n, headlines={"p:copy_bytes_per_s": v})
+               for n, v in (("a", 1.0e9), ("b", 3.5e9), ("c", 9.0e9))]
+    (line,) = _open_band_warnings({"cls": members}, 6.0)
+    assert line.startswith("class cls: the band of p:copy_bytes_per_s reaches ")
+    assert "a slow node cannot be flagged on it" in line
+    members[0].headlines["p:copy_bytes_per_s"] = 3.4e9  # close: the band stays above 0
+    members[2].headlines["p:copy_bytes_per_s"] = 3.6e9
+    assert _open_band_warnings({"cls": members}, 6.0) == []
 
 
 def test_floor_option_refuses_bad_items():
