@@ -65,9 +65,10 @@ def mpi_modules(sel: "Selection", items: Sequence["EnvItem"]) -> list[tuple[str,
     """``(library, module name)`` of each MPI the module depends on (module docstring): the
     MPI libraries whose settings ``items`` write, the measured one first, then by name.
 
-    :raises EmitError: a name that is not a ``MODULE_NAME`` (a recorded version such as
-        ``5.0 beta``), with the setting that fixes it; not with dependency ``none``, which
-        writes the names only in a comment (``one_line``).
+    :raises EmitError: a ``[modules] mpi`` key that names no MPI library of the loaded
+        plugins (a misspelt ``mpichh``); a name that is not a ``MODULE_NAME`` (a recorded
+        version such as ``5.0 beta``), with the setting that fixes it; not with dependency
+        ``none``, which writes the names only in a comment (``one_line``).
     """
     from advisor.libraries import version_of
 
@@ -79,6 +80,12 @@ def mpi_modules(sel: "Selection", items: Sequence["EnvItem"]) -> list[tuple[str,
     chosen = [lib for lib in ([measured] if measured in written else []) + sorted(
         written - {measured}) if getattr(libs.get(lib), "version_field", None) == MPI_VERSION_FIELD]
     names = dict(deps.mpi)
+    known = sorted(n for n, lib in libs.items()
+                   if getattr(lib, "version_field", None) == MPI_VERSION_FIELD)
+    unknown = sorted(set(names) - set(known))
+    if unknown:  # a misspelt library would leave the default name in silently
+        raise EmitError(f"[modules] mpi / --mpi-module names {', '.join(unknown)}: not an MPI "
+                        f"library of the loaded plugins (known: {', '.join(known)})")
     out = []
     for lib in chosen:
         version = version_of(facts, lib, libs) if lib in libs else facts.mpi.version
@@ -167,11 +174,12 @@ def admin_lines(sel: "Selection", mpis: Sequence[tuple[str, str]], fmt: str) -> 
     from advisor.machine_class import class_id
 
     form, asked = _form(sel, mpis), sel.options.modules.dependency
-    names = ", ".join(f"{name} ({lib})" for lib, name in mpis) or "none recorded"
+    names = ", ".join(f"{name} ({lib})" for lib, name in mpis) or "none"
     dep = f"MPI module: {names}; dependency: {form}"
     if form != asked:
         dep += (f" (asked: {asked}; two MPIs: a user loads either, which depends_on cannot "
-                "choose)" if mpis else f" (asked: {asked}; the profile records no MPI)")
+                "choose)" if mpis else f" (asked: {asked}; this module writes no MPI setting, "
+                "so it loads beside any MPI)")
     where = "MODULEPATH directory as NAME.lua" if fmt == "lmod" else "MODULEPATH directory " \
             "as NAME (the #%Module file)"
     return ["For site administrators (module help shows users only what the module sets):",

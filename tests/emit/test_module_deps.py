@@ -222,6 +222,10 @@ def test_site_config_and_cli_choose_name_and_form(tmp_path):
     ((), '[modules]\ndependency = "always"\n', "site.toml:2: key 'modules.dependency'"),
     (("--mpi-module", "mpich=../evil"), "", "--mpi-module 'mpich=../evil': give LIBRARY=NAME"),
     (("--module-dependency", "load"), "", "--module-dependency 'load': not one of prereq"),
+    # a misspelt library (a new user's finding: the default name stayed in without a word)
+    (("--all", "--mpi-module", "mpic=mpich/4.3.2"), "",
+     "--mpi-module names mpic: not an MPI library of the loaded plugins (known: mpich, openmpi)"),
+    (("--all",), '[modules]\nmpi = {mpichh = "mpich/4.3.2"}\n', "names mpichh: not an MPI"),
 ])
 def test_bad_names_are_one_line_and_exit_2(args, site, says, tmp_path):
     proc = _cli(tmp_path, "-f", "lmod", *args, site=site)
