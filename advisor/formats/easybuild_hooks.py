@@ -116,17 +116,26 @@ def matches(name, version):
 
 def apply(ec):
     """Add the settings measured for this easyconfig's software name and version to its
-    modextravars; return them as a dict ({} when none).  An easyconfig of another version is
-    left untouched and EasyBuild's log says why."""
+    modextravars; return those added as a dict ({} when none).  A variable the easyconfig sets
+    itself keeps its value (the easyconfig's author chose it), and EasyBuild's log names it.
+    An easyconfig of another version is left untouched and EasyBuild's log says why."""
     entry, why = matches(ec.name, ec.version)
     if entry is None:
         if ec.name in SETTINGS:
             ec.log.info("hpc-advisor: %s %s left untouched: %s", ec.name, ec.version, why)
         return {}
-    ec.update("modextravars", dict(entry["env"]))
-    ec.log.info("hpc-advisor: %s %s: modextravars %s added (%s)", ec.name, ec.version,
-                ", ".join(sorted(entry["env"])), why)
-    return dict(entry["env"])
+    own = ec["modextravars"] or {}
+    added = {k: v for k, v in entry["env"].items() if k not in own}
+    kept = sorted(k for k in entry["env"] if k in own and str(own[k]) != str(entry["env"][k]))
+    if added:
+        ec.update("modextravars", added)
+        ec.log.info("hpc-advisor: %s %s: modextravars %s added (%s)", ec.name, ec.version,
+                    ", ".join(sorted(added)), why)
+    if kept:
+        ec.log.info("hpc-advisor: %s %s: the easyconfig's own %s kept (measured: %s)",
+                    ec.name, ec.version, ", ".join(kept),
+                    ", ".join("%s=%s" % (k, entry["env"][k]) for k in kept))
+    return added
 
 
 def parse_hook(ec, *args, **kwargs):

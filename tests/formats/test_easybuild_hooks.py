@@ -203,3 +203,23 @@ def test_eb_spec_range_widens_the_match(hooks_file, tmp_path, spec_range, versio
     _out, modules = eb(tmp_path, hooks, list(versions), "--module-only", "--force")
     got = {v: all(module_sets(modules / f"{v}.lua", env).values()) for v in versions}
     assert got == versions
+
+
+@pytest.mark.integration
+def test_eb_an_easyconfigs_own_value_is_kept(hooks_file, tmp_path):
+    """A variable the easyconfig (here: the site's hook before ours) sets itself keeps its
+    value, and EasyBuild's log says so (a new user's finding: ours replaced it, logged as
+    added)."""
+    hooks = hooks_file(tmp_path)
+    env = mpich_env(hooks)
+    name = "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD"
+    assert name in env and env[name] != "65536"
+    own = tmp_path / "site_hooks.py"
+    own.write_text(SITE_BY_PATH.replace('{"SITE_POLICY": "on"}', f'{{"{name}": "65536"}}'),
+                   encoding="utf-8")
+    out, modules = eb(tmp_path, own, ["5.0.2"], "--module-only", "--force")
+    text = (modules / "5.0.2.lua").read_text()
+    assert f'setenv("{name}", "65536")' in text and f'setenv("{name}", "{env[name]}")' not in text
+    assert f"hpc-advisor: MPICH 5.0.2: the easyconfig's own {name} kept" in out
+    others = {k: v for k, v in env.items() if k != name}
+    assert all(module_sets(modules / "5.0.2.lua", others).values())
