@@ -50,6 +50,18 @@ def node_name() -> str:
     return os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
 
 
+def _why(done: Any, faults: list, quick_s: float) -> str:
+    """Why a figure was not measured, in one short line: a node health checker makes it the
+    node's drain reason, so no worker command line (seen: a timed-out worker's JSON argument)."""
+    from advisor.fleet.summary import one_line
+
+    if done.ok:
+        return one_line(faults[0], 160) if faults else "the short measurement gave no value"
+    if done.kind == "timeout" or "timed out" in (done.error or ""):
+        return f"the short measurement did not end within --quick-s {quick_s:g} s"
+    return one_line(done.error or done.kind, 160)
+
+
 def _ok(fig: str, value: float, band: Any) -> bool:
     from advisor.fleet.check import FigureCheck
 
@@ -129,9 +141,7 @@ def run_check(profile: Any, *, source: str = "<profile>", quick_s: float = DEFAU
                                           < abs(measured[fig] - band.median)):
                     measured[fig] = value
                 elif value is None and not attempt:
-                    why = done.error if not done.ok else (faults[0] if faults else
-                                                          "the short measurement gave no value")
-                    failed.append(f"{fig}: not measured ({why})")
+                    failed.append(f"{fig}: not measured ({_why(done, faults, quick_s)})")
 
     with StepRunner() as runner:
         measure_all(runnable, 0)

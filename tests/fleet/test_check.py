@@ -264,3 +264,13 @@ def test_only_the_worse_side_of_a_band_is_a_drift():
     assert FigureCheck("p:latency_s", 1.0, 4.0, 8.0, 6.0, "s").ok
     assert not FigureCheck("p:latency_s", 9.0, 4.0, 8.0, 6.0, "s").ok
     assert not FigureCheck("p:ratio", 9.0, 4.0, 8.0, 6.0, "").ok
+
+
+def test_a_measurement_that_overruns_is_a_short_reason(cls):
+    """The reason becomes a drain reason: no worker command line in it (a new user's
+    finding: a timed-out worker's JSON argument ended up in the line)."""
+    from advisor.fleet.check_run import run_check
+
+    res = run_check(cls, node_facts=cls.facts, quick_s=0.01)
+    (line,) = res.reasons
+    assert line == f"{FIG}: not measured (the short measurement did not end within --quick-s 0.01 s)"
