@@ -7,7 +7,9 @@ seconds; "any action to be taken must be explicitly performed by the program (e.
 
     node=${SLURMD_NODENAME:-$(hostname -s)}     # slurmd sets SLURMD_NODENAME for it
     out=$(ADVISOR check --profile PROFILES/<class>.toml 2>&1 >/dev/null); rc=$?
-    rc 1 (drifted): scontrol update nodename="$node" state=drain reason="<advisor's line>"
+    rc 1 (drifted): scontrol update nodename="$node" state=drain reason="<advisor's line>",
+        unless the node is drained already for another reason (an administrator's, NHC's):
+        that reason is kept and the script exits 1 with advisor's lines on stderr
     other non-zero: the lines on stderr (slurmd logs them), the same exit status
     0: nothing
 
@@ -65,6 +67,11 @@ def render(sel: "Selection") -> str:
         f"out=$({' '.join(sh_quote(w) for w in argv)} 2>&1 >/dev/null)",
         "rc=$?",
         'if [ "$rc" -eq 1 ]; then',
+        "    # a node drained for another reason (an administrator's, NHC's) keeps it",
+        f"    case \"$({sh_quote(scontrol)} show node \"$node\" -o 2>/dev/null)\" in",
+        "        *'Reason=advisor check:'*) ;;",
+        "        *State=*DRAIN*) printf '%s\\n' \"$out\" >&2; exit 1 ;;",
+        "    esac",
         "    reason=$(printf '%s\\n' \"$out\" | sed -n 's/^advisor check: //p' | head -n 1)",
         f"    exec {sh_quote(scontrol)} update nodename=\"$node\" state=drain "
         "reason=\"advisor check: ${reason:-drifted}\"",

@@ -244,8 +244,17 @@ def test_slurm_healthcheck_drains_a_drifted_node_with_the_reason(slurm_cluster, 
         state = _node(c, "node4")
         assert "DRAIN" in state, state
         assert "Reason=advisor check: drifted: memory.thp_enabled = " in state, state
+        # a node an administrator drained keeps the administrator's reason (run here, as the
+        # drained node takes no job step; SLURMD_NODENAME as slurmd sets it for the program)
+        r = c.run("scontrol", "update", "nodename=node5", "state=drain",
+                  "reason=admin: DIMM swap", timeout=30)
+        assert r.returncode == 0, r.stderr
+        r = c.run("sh", str(drifted), env={**c.env, "SLURMD_NODENAME": "node5"},
+                  timeout=CHECK_TIMEOUT_S)
+        assert r.returncode == 1 and "drifted" in r.stderr, r.stderr
+        assert "Reason=admin: DIMM swap" in _node(c, "node5")
     finally:  # the cluster as found: no node of this test stays drained
-        for n in ("node1", "node4"):
+        for n in ("node1", "node4", "node5"):
             if "DRAIN" in _node(c, n):
                 c.run("scontrol", "update", f"nodename={n}", "state=resume", timeout=30)
     assert "DRAIN" not in _node(c, "node4")
