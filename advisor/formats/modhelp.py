@@ -25,6 +25,9 @@ either language, never code.
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 from typing import TYPE_CHECKING, Sequence
 
 from advisor.specs.writing import EnvItem, first_sentence, one_line
@@ -59,6 +62,26 @@ def whatis_lines(profile: "Profile", items: Sequence[EnvItem]) -> list[str]:
     ]
 
 
+def _row(command: str, what: str) -> str:
+    """One line of "To check them": the command, then what it shows from column 25."""
+    command = one_line(command)
+    return f"  {command:<23}{what}" if len(command) < 23 else f"  {command}   {what}"
+
+
+def _profile_word(source: str) -> str:
+    """``@NAME`` for a shipped profile (found wherever hpc-advisor is installed), else the
+    path emit read."""
+    from advisor.shipped import shipped_names, shipped_path
+
+    for name in shipped_names():
+        try:
+            if Path(source).resolve() == shipped_path(name).resolve():
+                return f"@{name}"
+        except OSError:
+            continue
+    return source
+
+
 def help_lines(sel: "Selection", items: Sequence[EnvItem],
                mpis: Sequence[tuple[str, str]] = ()) -> list[str]:
     """The help text users see, one line per element (see the module docstring)."""
@@ -78,9 +101,15 @@ def help_lines(sel: "Selection", items: Sequence[EnvItem],
                 whys.append(why)
         lines.append("  " + one_line(f"{item.name}={item.value}"
                                      + (f" ({'; '.join(whys)})" if whys else "")))
+    # the profile the module was made from: a user's own default is this host's profile,
+    # which a user rarely has (a new user's finding: 'advisor show' failed from the help)
+    word = _profile_word(sel.source) if sel.source else ""
+    prof = f" -p {shlex.quote(word)}" if word else ""
     lines += ["", "To check them:",
               "  printenv NAME          the value your shell has",
               "  advisor lint --env     the settings of your environment, checked",
-              "  advisor show           the measurements behind them (this node's profile)",
-              "  advisor explain NAME   where a value comes from and its evidence"]
+              _row(f"advisor show{prof}", "the measurements behind them"),
+              _row(f"advisor explain NAME{prof}", "where a value comes from and its evidence")]
+    if word and not word.startswith("@"):
+        lines.append("  (the profile this module was made from; your site may keep it elsewhere)")
     return lines

@@ -16,6 +16,7 @@ modulefile that declares the family ``MPI``) in a temporary ``MODULEPATH``.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -232,3 +233,17 @@ def test_bad_names_are_one_line_and_exit_2(args, site, says, tmp_path):
     assert proc.returncode == 2 and proc.stdout == "", proc.stderr
     (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("advisor: error: ")]
     assert says in line, line
+
+
+def test_help_names_the_profile_it_was_made_from(tmp_path):
+    """A user's 'advisor show' reads the user's own host profile, which a user rarely has (a
+    new user's finding): the help names the module's profile (@NAME for a shipped one)."""
+    proc = _cli(tmp_path, "-f", "lmod")
+    assert "  advisor show -p @x86_64-icelake-2core-vm   the measurements" in proc.stdout
+    own = tmp_path / "site-profile.toml"
+    own.write_bytes(SHIPPED_PROFILE.read_bytes())
+    env = {**os.environ, "PYTHONPATH": ":".join(sys.path)}
+    proc = subprocess.run([sys.executable, "-m", "advisor", "emit", "-f", "tcl", "-p", str(own)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert f"advisor explain NAME -p {own}" in proc.stdout
+    assert "your site may keep it elsewhere" in proc.stdout

@@ -37,7 +37,7 @@ proc ModulesHelp {} {
     puts stderr "To check them:"
     puts stderr "  printenv NAME          the value your shell has"
     puts stderr "  advisor lint --env     the settings of your environment, checked"
-    puts stderr "  advisor show           the measurements behind them (this node's profile)"
+    puts stderr "  advisor show           the measurements behind them"
     puts stderr "  advisor explain NAME   where a value comes from and its evidence"
 }
 
