@@ -198,10 +198,13 @@ def left_out_notes(selection: "Selection",
         ``advisor verify`` refuted on the profile's class (``advisor.emit.veto``: left out, or
         written by ``--all``); default-confirming settings left out without
         ``include_defaults``; that nothing at all is selected, with each selected probe's
-        status; settings of kinds the format cannot carry.
+        status; settings of kinds the format cannot carry.  Nothing for a format that writes
+        no setting (``kinds`` empty: ``nhc``, ``slurm-healthcheck``, ``reframe-test``).
     """
     from advisor.plugins import SETTING_KINDS
 
+    if kinds is not None and not tuple(kinds):
+        return []  # a format that writes no setting (nhc, reframe-test): none is left out of it
     profile, options, fmt = selection.profile, selection.options, selection.fmt
     out = [("warning", f"left out: {line}") for line in dropped(selection)]
     written = tuple(kinds) if kinds is not None else SETTING_KINDS
@@ -229,11 +232,7 @@ def left_out_notes(selection: "Selection",
             options.include_defaults or not c.setting.is_default)]
         names = sorted({c.setting.name for c in chosen})
         writers = sorted({w for c in chosen for w in c.writers} - {fmt})
-        if names and not written:  # a format that writes no setting (reframe-test)
-            out.append(("note", f"{fmt} writes no settings; --format "
-                                f"{' / '.join(writers) or 'toml'} writes the {len(names)} "
-                                f"selected ({', '.join(names)})"))
-        elif names:
+        if names:
             what = ("they are set in the library's configuration or code, not the environment"
                     if "env" not in other else "they are environment variables")
             out.append(("note", f"{len(names)} setting(s) of kind {'/'.join(other)} have no "
