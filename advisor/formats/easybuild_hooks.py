@@ -184,8 +184,9 @@ def render(sel: "Selection") -> str:
     ``{"measured": version or None, "range": spec range, "lowest": ..., "below": ...,
     "env": {NAME: value}}`` (:func:`version_range`), then the fixed :data:`HOOK` code.
 
-    :raises EmitError: a value EasyBuild would not carry unchanged (``easybuild_unsafe``); a
-        spec range :func:`version_range` refuses.
+    :raises EmitError: nothing to write (``Selection.nothing_to_write``: no setting of a
+        library an easyconfig builds); a value EasyBuild would not carry unchanged
+        (``easybuild_unsafe``); a spec range :func:`version_range` refuses.
     """
     spec_range = getattr(sel.options, "spec_range", "exact")
     lines = [f"# {line}" for line in header_lines(sel.profile)]
@@ -194,6 +195,10 @@ def render(sel: "Selection") -> str:
     items = [i for i in env_items(sel)
              if any(src.setting.library in names for src in i.sources)]
     refuse_unsafe(items, easybuild_unsafe, "use another format (lmod, tcl) for this value")
+    if not items:  # a hooks file that adds nothing would be deployed for nothing
+        from advisor.errors import EmitError
+
+        raise EmitError(sel.nothing_to_write(("env",), NAME, tuple(names)))
     by_name: dict[str, list[EnvItem]] = {}
     lib_of: dict[str, str] = {}
     for item in items:

@@ -223,3 +223,16 @@ def test_eb_an_easyconfigs_own_value_is_kept(hooks_file, tmp_path):
     assert f"hpc-advisor: MPICH 5.0.2: the easyconfig's own {name} kept" in out
     others = {k: v for k, v in env.items() if k != name}
     assert all(module_sets(modules / "5.0.2.lua", others).values())
+
+
+def test_a_hooks_file_with_nothing_to_add_is_refused():
+    """A class profile of host-buffer only (glibc's and a pool's settings: no easyconfig builds
+    either) would give ``SETTINGS = {}``: refused, as an empty module is (a new user's
+    finding)."""
+    from advisor.errors import EmitError
+
+    registry = collect(make_plugin_manager(entry_points=False))
+    prof = load_profile(Path(__file__).resolve().parents[1] / "data" / "fleet"
+                        / "class-x86_64_v4-2c-24g.toml")
+    with pytest.raises(EmitError, match="nothing to write as easybuild-hooks: "):
+        render(prof, "easybuild-hooks", registry, RangeOptions())
