@@ -115,16 +115,25 @@ class ModulesSection(Model):
         "\"family\"; default MPI")
 
 
+#: A word NHC's ``eval`` and POSIX sh read back unchanged without quotes
+#: (``advisor.formats.healthcheck.PLAIN_WORD``); a command is such words, one space apart, and
+#: a path on the nodes one absolute such word.
+CHECK_WORD = r"[A-Za-z0-9_./:@%+=,-]+"
+CHECK_COMMAND = rf"^{CHECK_WORD}( {CHECK_WORD})*$"
+CHECK_PATH = rf"^/{CHECK_WORD}$"
+
+
 class CheckSection(Model):
     """``[check]``: what ``advisor emit -f nhc`` / ``-f slurm-healthcheck`` write into the node
     health check (docs/cluster.md, "Node health")."""
 
-    command: Optional[str] = Field(None, description="the advisor command on the nodes, words "
-                                   "separated by spaces (e.g. /opt/advisor/bin/advisor); "
-                                   "default: the advisor that emits, by its absolute path")
-    profiles: Optional[str] = Field(None, description="directory of the class profiles on the "
-                                    "nodes (<class>.toml, as advisor fleet report names them); "
-                                    "default /etc/advisor/classes")
+    command: Optional[Annotated[str, StringConstraints(pattern=CHECK_COMMAND)]] = Field(
+        None, description="the advisor command on the nodes, plain words one space apart (no "
+        "quotes or shell characters; a blank always separates two words), e.g. "
+        "/opt/advisor/bin/advisor; default: the advisor that emits, by its absolute path")
+    profiles: Optional[Annotated[str, StringConstraints(pattern=CHECK_PATH)]] = Field(
+        None, description="directory of the class profiles on the nodes, an absolute path "
+        "(<class>.toml, as advisor fleet report names them); default /etc/advisor/classes")
     quick_s: Optional[float] = Field(None, gt=0, description="advisor check --quick-s: seconds "
                                      "the short measurement may take (default 8)")
     facts_only: Optional[bool] = Field(None, description="advisor check --facts-only: compare "
@@ -133,9 +142,9 @@ class CheckSection(Model):
     timeout_s: Optional[int] = Field(None, ge=1, le=3600, description="NHC's check_cmd_output "
                                      "-t: seconds before NHC stops the check (default 20; at "
                                      "most NHC's TIMEOUT, 30 by default)")
-    scontrol: Optional[str] = Field(None, description="scontrol's absolute path for the Slurm "
-                                    "HealthCheckProgram (default: scontrol found on PATH when "
-                                    "emitting, else /usr/bin/scontrol)")
+    scontrol: Optional[Annotated[str, StringConstraints(pattern=CHECK_PATH)]] = Field(
+        None, description="scontrol's absolute path for the Slurm HealthCheckProgram "
+        "(default: scontrol found on PATH when emitting, else /usr/bin/scontrol)")
 
 
 #: Keys Spack's ``lmod``/``tcl`` module blocks reserve for their own options

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from advisor.errors import EmitError
+from advisor.fleet.check_run import DEFAULT_QUICK_S
 from advisor.formats.healthcheck import DEFAULT_TIMEOUT_S, check_argv, class_of, site
 from advisor.specs.writing import header_lines, one_line
 
@@ -47,11 +49,17 @@ DRIFT_PREFIX = "drifted:"
 def render(sel: "Selection") -> str:
     """The ``nhc.conf`` lines (see the module docstring).
 
-    :raises EmitError: not a class profile; a ``[check]`` word that is not plain."""
+    :raises EmitError: not a class profile; a ``[check]`` word that is not plain;
+        ``timeout_s`` not above twice ``quick_s``."""
     conf = site()
     fleet = class_of(sel.profile, NAME)
     argv = check_argv(sel.profile, NAME, conf)
     timeout = conf.timeout_s or DEFAULT_TIMEOUT_S
+    quick = conf.quick_s or DEFAULT_QUICK_S
+    if not conf.facts_only and timeout <= 2 * quick:  # a drift is measured twice
+        raise EmitError(f"[check] timeout_s {timeout}: not above twice quick_s {quick:g} (advisor "
+                        "check measures a figure outside its band once more, each within "
+                        "quick_s): NHC would stop a check that is still measuring")
     lines = [f"# {line}" for line in header_lines(sel.profile)]
     lines += [
         "# " + one_line(f"advisor check of machine class {fleet.class_id} "

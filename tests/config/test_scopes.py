@@ -89,7 +89,7 @@ def test_site_config_may_name_a_directory(tmp_path):
 @pytest.mark.parametrize("text, expect", [
     ("[settings]\npinn = {}\n", ":2: key 'settings.pinn': unknown key"),
     ("\n[fleet]\nk = \"six\"\n", ":3: key 'fleet.k': Input should be a valid number"),
-    ("[fleet]\nk = -1\n", ":2: key 'fleet.k': Input should be greater than or equal to 0"),
+    ("[fleet]\nk = -1\n", ":2: key 'fleet.k': Input should be greater than 0"),
     ("[recommendations]\naccept = [1]\n", ":2: key 'recommendations.accept.0'"),
     ("[fleet\n", ": malformed TOML: "),
 ])
