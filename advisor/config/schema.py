@@ -156,10 +156,10 @@ SPACK_MODULE_KEYWORDS = ("core_compilers", "core_specs", "defaults", "exclude",
                          "verbose")
 #: A Spack spec constraint as a ``modules.yaml`` key takes it, without spaces and other than
 #: those keywords: a package name with optional version, variants, compiler and dependency
-#: parts (``hpl``, ``hpl@2.3+openmp``, ``^mpi``); Spack's spec grammar decides the rest when it
-#: reads the file.
+#: parts (``hpl``, ``hpl@2.3+openmp``, ``^mpi``, ``%gcc@12``); Spack's spec grammar decides
+#: the rest when it reads the file.
 SPACK_SPEC = (rf"^(?!(?:{'|'.join(SPACK_MODULE_KEYWORDS)})$)"
-              r"[A-Za-z0-9_^][A-Za-z0-9_.@:=+~%^,-]*$")
+              r"[A-Za-z0-9_^%][A-Za-z0-9_.@:=+~%^,-]*$")
 
 
 class SpackSection(Model):
