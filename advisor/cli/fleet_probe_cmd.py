@@ -159,7 +159,10 @@ def probe(
     from advisor.cli.fleet_cmd import render_report
     from advisor.fleet.report import build_report
 
-    rep = build_report(out_dir, expected=outcome.expected)
+    # the report's rules as 'advisor fleet report' reads them: [fleet] k of the scopes
+    fleet = common.load_config().model.fleet
+    rep = build_report(out_dir, expected=outcome.expected,
+                       **({"k": fleet.k} if fleet.k is not None else {}))
     render_report(rep, json_)
     if rep.flagged:
         exit_with(ExitCode.FINDINGS)

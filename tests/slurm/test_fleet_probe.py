@@ -67,6 +67,14 @@ SLOW_QUOTA = (2000, 10000)
 #: Seconds after the killed node's task started before it is killed: its probe is then past
 #: Python start-up and fact detection (about 1-2 s here) and before its end (12 s).
 KILL_AFTER_S = 3.0
+#: The site's outlier rule for this test's "nodes" ([fleet] k, which fleet probe's report reads
+#: as fleet report does).  Six "nodes" taking turns on one shared 2-core VM spread far more
+#: than identical nodes: the MAD of the healthy nodes' headline was 5-17 % of the median here
+#: (8.56, 8.62, 9.84, 10.07 GB/s in one run with a core busy: MAD 1.21 GB/s), so at the default
+#: k = 6 the band reached down to 1.35 GB/s and held the throttled node (1.87 GB/s).  At k = 4
+#: a node must be 4 MADs off: the throttled node, at about a fifth of the median, is flagged
+#: while the healthy nodes' MAD stays below a fifth of the median.
+FLEET_K = 4.0
 #: The nodes that write a profile: all but node4 (killed).
 HEALTHY_AND_SLOW = ("node1", "node2", "node3", "node5", "node6")
 
@@ -161,7 +169,10 @@ def _slow_and_killed_run(c, wrapper: Path, base: Path):
     d = base / "fleet"
     cgroup = _slow_cgroup(f"advisor-fleet-test-{os.getpid()}-{base.name}")
     try:
-        env = {**c.env, "FLEET_TEST_SLOW_NODE": "node2", "FLEET_TEST_CGROUP": str(cgroup),
+        site = base / "site.toml"
+        site.write_text(f"[fleet]\nk = {FLEET_K:g}\n")
+        env = {**c.env, "ADVISOR_SITE_CONFIG": str(site),
+               "FLEET_TEST_SLOW_NODE": "node2", "FLEET_TEST_CGROUP": str(cgroup),
                "FLEET_TEST_KILL_NODE": "node4", "FLEET_TEST_PIDS": str(pids),
                "FLEET_TEST_ORDER": "node4 node1 node3 node5 node6 node2"}
         p, t0 = _fleet(c, "--nodes", str(len(c.nodes)), "--partition", c.partition, "--time-limit", "5",
@@ -198,14 +209,16 @@ def test_fleet_probe_under_slurm_flags_the_slow_node_and_keeps_the_killed_one_ap
     p, out, err, d, killed_at = _slow_and_killed_run(c, wrapper, tmp_path / "try1")
     rep = json.loads(out) if p.returncode == 1 else {"nodes": []}
     node2 = next((n for n in rep["nodes"] if n["name"] == "node2"), {})
-    if node2.get("state") == "failed":
-        # seen once in CI (exit 3, a probe result failed on the throttled node; the reason was
-        # cut off then): say why, and run the whole scenario once more
-        print(f"node2 failed its probe in the first run; once more:\n{_explain(rep, d)}",
+    if node2.get("state") != "outlier":
+        # seen in CI: the throttled node failed its probe (its sweep cut by the quick probe's
+        # target), or the healthy "nodes" of this shared VM spread too far for the rule to
+        # single it out (FLEET_K): say why, and run the whole scenario once more
+        print(f"node2 was not flagged in the first run; once more:\n{_explain(rep, d)}",
               file=sys.stderr)
         p, out, err, d, killed_at = _slow_and_killed_run(c, wrapper, tmp_path / "try2")
     assert p.returncode == 1, f"{err[-3000:]}\n{c.logs()}"  # 1: nodes are flagged
     rep = json.loads(out)
+    assert rep["k"] == FLEET_K  # the site's [fleet] k, as fleet report reads it
     # 3 per-node profiles; the killed node wrote none
     assert sorted(f.name for f in d.glob("*.toml")) == [f"{n}.toml" for n in HEALTHY_AND_SLOW]
     for f in d.glob("*.toml"):
