@@ -114,6 +114,12 @@ def _resolution_ns() -> int:
     return max(1, int(round(res * 1e9)))
 
 
+def _steady_count(ordered: list, warmup: Optional[int], steady_start: int) -> int:
+    """How many of ``ordered`` are steady-state samples by the rule :func:`sample` ends with."""
+    k = split_warmup(ordered) if warmup is None else min(warmup, len(ordered))
+    return len(ordered) - max(k, steady_start)
+
+
 def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float = 1.0,
            max_samples: int = 2_000, warmup: Optional[int] = None, batch: Optional[int] = None,
            deadline: Optional[float] = None, max_timer_error: float = MAX_TIMER_ERROR,
@@ -199,8 +205,9 @@ def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float
         if out_of_time():
             truncated = n < min_samples
             break
-        if n >= min_samples and time.monotonic() >= t_cap:
-            break
+        if n >= min_samples and time.monotonic() >= t_cap and _steady_count(
+                ordered, warmup, steady_start) >= min_samples:
+            break  # min_samples steady ones: the warm-up rule may take a run of slow first calls
         if rel_precision is not None and n >= next_check:
             steady_now = ordered[max(split_warmup(ordered), steady_start):]
             if len(steady_now) >= min_samples and precise_enough(steady_now, rel_precision):
