@@ -6,6 +6,8 @@ is unstable, the crossover then bisected between grid sizes (``run_paired``).  W
 
 from __future__ import annotations
 
+from typing import Optional
+
 from advisor.measure import STABLE_SHARE
 from advisor.models import Evidence, MpiFacts
 from advisor.probe import MeasureContext
@@ -60,6 +62,18 @@ MAX_LAUNCHES_QUICK, MAX_LAUNCHES_FULL = 4, 6
 #: on the 2-core VM the probes whose launches all met the fast-copy state advised 16 KiB,
 #: those that met both kept the 8 KiB default (2 of 6 full probes, issue 25).
 MIN_STATE_LAUNCH_SHARE = 0.5
+#: Rounds of the sizes where launches 2, 3, ... of the full probe cannot move the decision
+#: (``later_sizes=light``: outside ``decision.decisive_sizes``, every contender routes them
+#: alike).  They are still measured in every launch, so a launch in another machine state is
+#: seen there and the launch bootstrap keeps them, with the rounds the THP and per-message
+#: kinds run everywhere (``kind_rounds``: half the base kind's), so only the base kind gets
+#: lighter.  The batches keep their length: fewer batches, not shorter ones.  Fewer rounds
+#: were tried: with 4, one outlier batch set the median of a quarter of a light size's
+#: resamples, the minimax's worst size then scored every candidate alike, and after four
+#: launches every candidate, CMA off included, fell in the tie band (2-core VM, a probe whose
+#: worst ratios were 0.86 for the advice and 0.25 for CMA off).  On that VM a later launch
+#: with full rounds took 6.7 s, the sizes of 1 MiB and up 3.2 s of it.
+LIGHT_ROUNDS = 8
 #: Why the launches stopped (``cma-decision`` value ``stopped``).
 STOP_STABLE, STOP_BUDGET, STOP_CAP = "stable", "budget", "launch cap"
 
@@ -133,10 +147,12 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     Launch 1 measures the grid; the crossover is then refined per kind by bisection
     (``crossover.bracket`` / ``crossover.midpoint``, each step a launch of its own, counted as part
     of launch 1) while the budget allows, at most ``refine_steps`` steps per kind.  Launches
-    2, 3, ... each measure, in one launch per rank pair, every size so far (grid and refined),
-    or with ``--quick`` only those where the candidates in contention after launch 1 route
-    messages differently or have their worst ratio (``decision.decisive_sizes``; a kind with
-    none is not measured again);
+    2, 3, ... each measure, in one launch per rank pair, every size so far (grid and refined):
+    where the candidates in contention after the launches so far route messages differently
+    or have their worst ratio (``decision.decisive_sizes``) with the kind's rounds, the others
+    with ``LIGHT_ROUNDS`` (``--option later_sizes=light``, the full probe's default; ``all``:
+    full rounds everywhere); with ``--quick`` (``decisive``) only the decisive sizes after
+    launch 1 (a kind with none is not measured again);
     from launch ``MIN_LAUNCHES`` on, the decision (``decision.record_of``, what ``recommend``
     uses) is taken after each, and measuring stops when its stability reaches
     ``advisor.measure.STABLE_SHARE`` and the launches did not all meet one state of a two-state copy
@@ -177,24 +193,39 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     raw: dict[tuple[str, str], dict[str, dict]] = {}
     per_batch: dict[tuple[str, str], float] = {}
 
-    def launch(pair, cpus, todo_kinds: dict[str, tuple[list[int], float]]) -> dict[str, dict]:
+    def launch(pair, cpus, todo_kinds: dict[str, tuple[list[int], float]],
+               light: Optional[dict[str, list[int]]] = None) -> dict[str, dict]:
         """One MPI launch measuring every kind of ``todo_kinds`` (kind -> (sizes, seconds per
         size and measure)) in turn (worker ``--pages k1,k2``): one MPI start instead of one
-        per kind.  -> ``{kind: paired result}``, or ``{"": result with mpit_error}``."""
-        ks = list(todo_kinds)
-        args = ["paired", "--pages", ",".join(ks),
-                "--sizes", ";".join(",".join(map(str, todo_kinds[k][0])) for k in ks),
-                "--target-s", ";".join(f"{2 * todo_kinds[k][1]:.4f}" for k in ks),
-                "--rounds", ";".join(str(kind_rounds(k, per_launch_rounds)) for k in ks)]
+        per kind.  ``light`` (kind -> sizes): sizes of a kind measured in the same launch
+        with ``LIGHT_ROUNDS`` rounds of the same batch length (a job of its own, merged
+        into the kind's result).  -> ``{kind: paired result}``, or ``{"": result with
+        mpit_error}``."""
+        jobs = []  # (kind, sizes, target seconds per size and measure, rounds)
+        for k, (szs, t) in todo_kinds.items():
+            full, few = kind_rounds(k, per_launch_rounds), LIGHT_ROUNDS
+            lite = [n for n in (light or {}).get(k, ()) if n in szs] if few < full else []
+            heavy = [n for n in szs if n not in lite]
+            if heavy:
+                jobs.append((k, heavy, 2 * t, full))
+            if lite:  # the same seconds per batch: fewer batches, not shorter ones
+                jobs.append((k, lite, 2 * t * few / full, few))
+        args = ["paired", "--pages", ",".join(j[0] for j in jobs),
+                "--sizes", ";".join(",".join(map(str, j[1])) for j in jobs),
+                "--target-s", ";".join(f"{j[2]:.4f}" for j in jobs),
+                "--rounds", ";".join(str(j[3]) for j in jobs)]
         if cpus:
             args += ["--cpus", cpus]
-        est = sum(launch_estimate(szs, 2 * t) for szs, t in todo_kinds.values())
+        est = sum(launch_estimate(j[1], j[2]) for j in jobs)
         res = run_mpi(RANK, args, env=env, launcher=ctx.launcher,
                       timeout_s=max(10.0, min(ctx.remaining_s() + 10.0, 20 * est)))
         if res.get("mpit_error") or not (res.get("kinds") or res.get("sizes")):
             return {"": res}
         rows = res.pop("kinds", None) or [res]
-        return {k: {**res, **r} for k, r in zip(ks, rows)}
+        out: dict[str, dict] = {}
+        for (k, *_), r in zip(jobs, rows):
+            out[k] = merge(out[k], r) if k in out else {**res, **r}
+        return out
 
     def merge(old: dict, new: dict) -> dict:
         rows = {int(r["bytes"]): r for r in old["sizes"] + new["sizes"]}
@@ -291,19 +322,33 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     # ``decisive`` chooses either way.
     later = {k: sorted({int(r["bytes"]) for r in raw[(k, todo[0][0])][first]["sizes"]})
              for k in kinds}
-    rec0 = (record_of(usable_kinds(evidence(steps))[0], lib_sane, bad_thr)
-            if ctx.options.get("later_sizes", "decisive" if ctx.quick else "all") == "decisive"
-            else None)
-    if rec0 is not None:
-        cut = {k: decisive_sizes(rec0.d, default_candidate(lib_sane), v)
-               for k, v in later.items()}
-        later = {k: v for k, v in cut.items() if v} or later
+    mode = ctx.options.get("later_sizes", "decisive" if ctx.quick else "light")
+    light: dict[str, list[int]] = {}  # kind -> sizes the next launch measures with few rounds
+
+    def contest(rec) -> None:
+        """Where the decision ``rec`` can still move (``decision.decisive_sizes``): with
+        ``decisive`` later launches measure only there; with ``light`` every size, the others
+        with ``LIGHT_ROUNDS``."""
+        nonlocal later
+        if rec is None or mode == "all":
+            return
+        cut = {k: decisive_sizes(rec.d, default_candidate(lib_sane), v) for k, v in later.items()}
+        if mode == "decisive":
+            later = {k: v for k, v in cut.items() if v} or later
+        else:
+            light.clear()
+            light.update({k: [n for n in later[k] if n not in cut[k]] for k in later})
+
+    if mode in ("decisive", "light"):
+        contest(record_of(usable_kinds(evidence(steps))[0], lib_sane, bad_thr))
     while True:
         if n_launch >= MIN_LAUNCHES:
             so_far = evidence(steps)
             used, _ = usable_kinds(so_far)
             rec = record_of(used, lib_sane, bad_thr)
             history.append(rec.d.stability if rec else 0.0)
+            if mode == "light":  # the contention as the launches so far leave it
+                contest(rec)
             states.append(machine_states(so_far, n_launch))
             # stable, and not from one state of a copy path seen to switch between two
             if history[-1] >= STABLE_SHARE and states[-1] != "one":
@@ -312,7 +357,9 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             if n_launch >= max_launches(ctx):
                 stopped = STOP_CAP
                 break
-        est = sum(launch_estimate(later[k], 2 * per_batch[(k, pr)])
+        est = sum(launch_estimate(later[k], 2 * per_batch[(k, pr)]
+                                  * (1 - len(light.get(k, ())) / len(later[k])
+                                     * (1 - LIGHT_ROUNDS / kind_rounds(k, per_launch_rounds))))
                   for k in later for pr, _ in todo)
         # the planning estimate, or what the last launch took when that was longer (a loaded
         # machine: a new user's make probe saw a launch overrun the budget and lose them all)
@@ -327,7 +374,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
         got_all: dict[tuple[str, str], dict] = {}
         try:
             for pair, cpus in todo:
-                got = launch(pair, cpus, {k: (later[k], per_batch[(k, pair)]) for k in later})
+                got = launch(pair, cpus, {k: (later[k], per_batch[(k, pair)]) for k in later},
+                             light)
                 if "" in got or any(not got[k].get("sizes") for k in later):
                     raise LaunchError(f"paired launch {n_launch + 1} returned no sizes: "
                                       f"{got.get('', {}).get('mpit_error', '')}")
@@ -346,6 +394,9 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     seq = {"launches": n_launch, "stopped": stopped,
            "stability_by_launch": ",".join(f"{x:.2f}" for x in history),
            "machine_states_by_launch": ",".join(states),
+           "later_launch_light_sizes": "; ".join(
+               f"{k}: " + (",".join(map(str, light[k])) if light.get(k) else "none")
+               for k in kinds),
            "later_launch_sizes": "; ".join(f"{k}: " + (",".join(map(str, later[k]))
                                                        if k in later else "none")
                                            for k in kinds),

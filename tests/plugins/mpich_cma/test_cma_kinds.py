@@ -150,14 +150,7 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
 
     def one_kind(pages, sizes, rounds):
         calls.append((pages, sizes))
-        rows = []
-        for n in sizes:
-            rho = 2.0 if n >= 100 * KiB else 0.8
-            off = [10e9 * (1 + 0.001 * i) for i in range(rounds)]
-            rows.append({"bytes": n, "bw_on_Bps": [x * rho for x in off], "bw_off_Bps": off,
-                         "lat_on_s": [n / (x * rho) for x in off],
-                         "lat_off_s": [n / x for x in off]})
-        return {"sizes": rows, "rounds": rounds, "thresholds": {"on": 1, "off": 1 << 30},
+        return {"sizes": _scripted_rows(sizes, rounds), "rounds": rounds, "thresholds": {"on": 1, "off": 1 << 30},
                 "pages": pages, "buffer_bytes": 2 * max(sizes),
                 "thp_backed_bytes_per_rank": [4 << 20] * 2 if pages == "thp" else [0, 0]}
 
@@ -253,6 +246,17 @@ def test_a_later_launch_that_times_out_keeps_the_launches_before_it(monkeypatch)
     assert {pt.label for s in e.series for pt in s.points} == {"launch1", "launch2"}
 
 
+def _scripted_rows(sizes, rounds: int) -> list[dict]:
+    """A steady scripted machine's paired rows: CMA 2x from 100 KiB, 0.8x below."""
+    rows = []
+    for n in sizes:
+        rho = 2.0 if n >= 100 * KiB else 0.8
+        off = [10e9 * (1 + 0.001 * i) for i in range(rounds)]
+        rows.append({"bytes": n, "bw_on_Bps": [x * rho for x in off], "bw_off_Bps": off,
+                     "lat_on_s": [n / (x * rho) for x in off], "lat_off_s": [n / x for x in off]})
+    return rows
+
+
 def test_later_launches_measure_where_the_contenders_differ():
     """``decision.decisive_sizes``: the sizes the tie band, advice, best and default route
     differently, one measured size on each side, and where the default's and the advice's
@@ -273,3 +277,55 @@ def test_later_launches_measure_where_the_contenders_differ():
                             per_size_default={("", 16 * MiB): 0.6, ("", 8 * KiB): 0.9},
                             per_size_advice={("", 16 * MiB): 0.6})
     assert decision.decisive_sizes(worst, 8 * KiB, grid) == [4 * KiB, 8 * KiB, 16 * MiB]
+
+
+def test_full_probe_later_launches_measure_every_size_the_rest_with_fewer_rounds(monkeypatch):
+    """The full probe's later launches (``later_sizes=light``): the sizes where the contenders
+    route alike are still measured in every launch (a launch in another machine state is seen
+    there), in the same launch, with ``LIGHT_ROUNDS`` batches of the same length; where the
+    contenders differ, with the kind's full rounds."""
+    import time
+
+    from advisor import measure
+    from advisor.models import MpiFacts
+
+    jobs_seen: list[list[tuple]] = []
+
+    def fake_run_mpi(module, args, **kw):
+        a = dict(zip(args[1::2], args[2::2]))
+        kinds = a["--pages"].split(",")
+        jobs = list(zip(kinds, a["--sizes"].split(";"), a["--rounds"].split(";"),
+                        a["--target-s"].split(";")))
+        jobs_seen.append([(k, sz, int(r), float(t)) for k, sz, r, t in jobs])
+        out = []
+        for k, sz, r, _ in jobs:
+            out.append({"sizes": _scripted_rows([int(x) for x in sz.split(",")], int(r)),
+                        "rounds": int(r), "pages": k, "thresholds": {"on": 1, "off": 1 << 30}, "buffer_bytes": 1 << 20,
+                        "thp_backed_bytes_per_rank": [0, 0]})
+        return out[0] if len(out) == 1 else {"kinds": out}
+
+    monkeypatch.setattr(measure, "run_mpi", fake_run_mpi)
+    facts = Facts.model_validate({"memory": {"thp_enabled": "never"},
+                                  "mpi": {"implementation": "mpich", "flavour": "upstream",
+                                          "version": "5.0.2"}})
+    ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=False,
+                         options={"traffic": "reused", "refine": "0"})
+    grid = [8 * KiB, 16 * KiB, 64 * KiB, 128 * KiB, 1 * MiB, 16 * MiB]
+    p = {"sizes": grid, "repeats": 5, "target_s": 0.04}
+    (e,), why = paired.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
+                                                version="5.0.2"), p, [("", None)])
+    full = paired.FULL_ROUNDS // paired.MIN_LAUNCHES
+    assert why == "" and jobs_seen[0] == [("base", ",".join(map(str, grid)), full,
+                                           jobs_seen[0][0][3])]
+    # launch 2: one MPI start, two jobs of the base kind: the contenders' sizes (advice
+    # 128 KiB, default 8 KiB, one size on each side) at full rounds, the rest light, with the
+    # per-batch seconds kept (target seconds scaled by the rounds)
+    (heavy, light) = jobs_seen[1]
+    assert heavy[:3] == ("base", f"{8 * KiB},{16 * KiB},{64 * KiB},{128 * KiB}", full)
+    assert light[:3] == ("base", f"{1 * MiB},{16 * MiB}", paired.LIGHT_ROUNDS)
+    assert light[3] / light[2] == pytest.approx(heavy[3] / heavy[2], rel=0.01)
+    assert e.values["later_launch_light_sizes"] == f"base: {1 * MiB},{16 * MiB}"
+    rounds = {(pt.label, int(pt.x)): len(pt.samples) for s in e.series for pt in s.points}
+    assert rounds[("launch2", 16 * MiB)] == paired.LIGHT_ROUNDS
+    assert rounds[("launch2", 64 * KiB)] == rounds[("launch1", 16 * MiB)] == full
+    assert e.values["launches"] == paired.MIN_LAUNCHES and e.values["stopped"] == paired.STOP_STABLE
