@@ -74,8 +74,16 @@ MIN_STATE_LAUNCH_SHARE = 0.5
 #: worst ratios were 0.86 for the advice and 0.25 for CMA off).  On that VM a later launch
 #: with full rounds took 6.7 s, the sizes of 1 MiB and up 3.2 s of it.
 LIGHT_ROUNDS = 8
+#: Most launches a stable decision is measured on while every launch met one state of a
+#: two-state copy path (``machine_states`` "one"): more launches are taken only as chances to
+#: meet the other state (the decision is the default, every candidate tied, until one does).
+#: One chance beyond ``MIN_LAUNCHES``: on the 2-core VM three probes went on for this reason
+#: to 5-6 launches (15-21 s each) and none met the other state (two ended at the cap still
+#: "one", one "steady" once the stray batches no longer formed a group).
+MAX_ONE_STATE_LAUNCHES = MIN_LAUNCHES + 1
 #: Why the launches stopped (``cma-decision`` value ``stopped``).
 STOP_STABLE, STOP_BUDGET, STOP_CAP = "stable", "budget", "launch cap"
+STOP_ONE_STATE = "one-state cap"
 
 
 
@@ -158,7 +166,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     ``advisor.measure.STABLE_SHARE`` and the launches did not all meet one state of a two-state copy
     path (``machine_states``) ("stable"), when one more launch would not fit the budget by the
     planning estimate or by what the last launch took, or a launch times out ("budget"), at
-    ``max_launches`` ("launch cap"), or when a later launch fails ("launch <i> failed: ...");
+    ``max_launches`` ("launch cap"), stable at ``MAX_ONE_STATE_LAUNCHES`` with every launch in
+    one state ("one-state cap"), or when a later launch fails ("launch <i> failed: ...");
     the launches that completed stand.  Every kind is measured in the same
     launch per rank pair (worker ``--pages base,thp``), one after the other with its own
     buffers and paired rounds, as a launch of its own would; only the MPI start is shared.
@@ -356,6 +365,9 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
                 break
             if n_launch >= max_launches(ctx):
                 stopped = STOP_CAP
+                break
+            if history[-1] >= STABLE_SHARE and n_launch >= MAX_ONE_STATE_LAUNCHES:
+                stopped = STOP_ONE_STATE  # stable, every launch in one state: no more chances
                 break
         est = sum(launch_estimate(later[k], 2 * per_batch[(k, pr)]
                                   * (1 - len(light.get(k, ())) / len(later[k])

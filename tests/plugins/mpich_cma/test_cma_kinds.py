@@ -329,3 +329,38 @@ def test_full_probe_later_launches_measure_every_size_the_rest_with_fewer_rounds
     assert rounds[("launch2", 16 * MiB)] == paired.LIGHT_ROUNDS
     assert rounds[("launch2", 64 * KiB)] == rounds[("launch1", 16 * MiB)] == full
     assert e.values["launches"] == paired.MIN_LAUNCHES and e.values["stopped"] == paired.STOP_STABLE
+
+
+def test_one_copy_state_in_every_launch_gets_one_more_launch_not_the_cap(monkeypatch):
+    """A stable decision whose launches all met one state of a two-state copy path is measured
+    once more (one chance to meet the other state), then stops: ``MAX_ONE_STATE_LAUNCHES``,
+    not the launch cap, and the profile says why."""
+    import time
+
+    from advisor import measure
+    from advisor.models import MpiFacts
+
+    launches = []
+
+    def fake_run_mpi(module, args, **kw):
+        a = dict(zip(args[1::2], args[2::2]))
+        launches.append(a["--sizes"])
+        rows = _scripted_rows([int(x) for x in a["--sizes"].split(",")], int(a["--rounds"]))
+        return {"sizes": rows, "rounds": int(a["--rounds"]), "pages": "base",
+                "thresholds": {"on": 1, "off": 1 << 30}, "buffer_bytes": 1 << 20,
+                "thp_backed_bytes_per_rank": [0, 0]}
+
+    monkeypatch.setattr(measure, "run_mpi", fake_run_mpi)
+    monkeypatch.setattr(paired, "machine_states", lambda evs, n: "one")
+    facts = Facts.model_validate({"memory": {"thp_enabled": "never"},
+                                  "mpi": {"implementation": "mpich", "flavour": "upstream",
+                                          "version": "5.0.2"}})
+    ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=False,
+                         options={"traffic": "reused", "refine": "0", "later_sizes": "all"})
+    p = {"sizes": [16 * KiB, 64 * KiB, 1 * MiB], "repeats": 5, "target_s": 0.02}
+    (e,), why = paired.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
+                                                version="5.0.2"), p, [("", None)])
+    assert why == "" and len(launches) == paired.MAX_ONE_STATE_LAUNCHES < paired.MAX_LAUNCHES_FULL
+    assert e.values["stopped"] == paired.STOP_ONE_STATE
+    assert e.values["machine_states_by_launch"] == "one,one"
+    assert e.values["launches"] == paired.MAX_ONE_STATE_LAUNCHES
