@@ -75,12 +75,14 @@ MIN_STATE_LAUNCH_SHARE = 0.5
 #: with full rounds took 6.7 s, the sizes of 1 MiB and up 3.2 s of it.
 LIGHT_ROUNDS = 8
 #: Most launches a stable decision is measured on while every launch met one state of a
-#: two-state copy path (``machine_states`` "one"): more launches are taken only as chances to
-#: meet the other state (the decision is the default, every candidate tied, until one does).
-#: One chance beyond ``MIN_LAUNCHES``: on the 2-core VM three probes went on for this reason
-#: to 5-6 launches (15-21 s each) and none met the other state (two ended at the cap still
-#: "one", one "steady" once the stray batches no longer formed a group).
-MAX_ONE_STATE_LAUNCHES = MIN_LAUNCHES + 1
+#: two-state copy path (``machine_states`` "one"); further launches would only be chances to
+#: meet the other state (until one does, the decision is the default, every candidate tied:
+#: ``minimax.decide(one_state=)``).  None beyond ``MIN_LAUNCHES``: on the 2-core VM three
+#: probes went on for this reason to 5-6 launches (15-21 s each) and none met the other state
+#: (two ended at the cap of 6 still "one", one "steady" once the stray batches no longer formed
+#: a group); one more launch cost 5.2 s of a 36 s whole probe (issue 25's target: 30 s).
+#: ``--option one_state_launches=N`` takes up to N.
+MAX_ONE_STATE_LAUNCHES = MIN_LAUNCHES
 #: Why the launches stopped (``cma-decision`` value ``stopped``).
 STOP_STABLE, STOP_BUDGET, STOP_CAP = "stable", "budget", "launch cap"
 STOP_ONE_STATE = "one-state cap"
@@ -166,8 +168,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     ``advisor.measure.STABLE_SHARE`` and the launches did not all meet one state of a two-state copy
     path (``machine_states``) ("stable"), when one more launch would not fit the budget by the
     planning estimate or by what the last launch took, or a launch times out ("budget"), at
-    ``max_launches`` ("launch cap"), stable at ``MAX_ONE_STATE_LAUNCHES`` with every launch in
-    one state ("one-state cap"), or when a later launch fails ("launch <i> failed: ...");
+    ``max_launches`` ("launch cap"), stable at ``MAX_ONE_STATE_LAUNCHES`` (option
+    ``one_state_launches``) with every launch in one state ("one-state cap"), or when a later launch fails ("launch <i> failed: ...");
     the launches that completed stand.  Every kind is measured in the same
     launch per rank pair (worker ``--pages base,thp``), one after the other with its own
     buffers and paired rounds, as a launch of its own would; only the MPI start is shared.
@@ -366,7 +368,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             if n_launch >= max_launches(ctx):
                 stopped = STOP_CAP
                 break
-            if history[-1] >= STABLE_SHARE and n_launch >= MAX_ONE_STATE_LAUNCHES:
+            if history[-1] >= STABLE_SHARE and n_launch >= int(
+                    ctx.options.get("one_state_launches", MAX_ONE_STATE_LAUNCHES)):
                 stopped = STOP_ONE_STATE  # stable, every launch in one state: no more chances
                 break
         est = sum(launch_estimate(later[k], 2 * per_batch[(k, pr)]

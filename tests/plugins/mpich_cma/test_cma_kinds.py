@@ -233,9 +233,11 @@ def test_a_later_launch_that_times_out_keeps_the_launches_before_it(monkeypatch)
                                   "mpi": {"implementation": "mpich", "flavour": "upstream",
                                           "version": "5.0.2"}})
     # the scripted machine is steady, so two launches would stop as stable: "every launch met
-    # one copy state" keeps the loop going, and launch 3 runs and times out
+    # one copy state" (with room for more launches in that case) keeps the loop going, and
+    # launch 3 runs and times out
     ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=True,
-                         options={"traffic": "reused", "refine": "0", "launches": "4"})
+                         options={"traffic": "reused", "refine": "0", "launches": "4",
+                                  "one_state_launches": "4"})
     p = {"sizes": [16 * KiB, 64 * KiB, 1 * MiB], "repeats": 3, "target_s": 0.02}
     monkeypatch.setattr(paired, "machine_states", lambda evs, n: "one")
     evs, why = paired.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
@@ -331,10 +333,11 @@ def test_full_probe_later_launches_measure_every_size_the_rest_with_fewer_rounds
     assert e.values["launches"] == paired.MIN_LAUNCHES and e.values["stopped"] == paired.STOP_STABLE
 
 
-def test_one_copy_state_in_every_launch_gets_one_more_launch_not_the_cap(monkeypatch):
-    """A stable decision whose launches all met one state of a two-state copy path is measured
-    once more (one chance to meet the other state), then stops: ``MAX_ONE_STATE_LAUNCHES``,
-    not the launch cap, and the profile says why."""
+def test_one_copy_state_in_every_launch_stops_at_the_one_state_cap_not_the_launch_cap(
+        monkeypatch):
+    """A stable decision whose launches all met one state of a two-state copy path stops at
+    ``MAX_ONE_STATE_LAUNCHES`` (option ``one_state_launches``), not the launch cap, and the
+    profile says why."""
     import time
 
     from advisor import measure
@@ -355,12 +358,14 @@ def test_one_copy_state_in_every_launch_gets_one_more_launch_not_the_cap(monkeyp
     facts = Facts.model_validate({"memory": {"thp_enabled": "never"},
                                   "mpi": {"implementation": "mpich", "flavour": "upstream",
                                           "version": "5.0.2"}})
-    ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=False,
-                         options={"traffic": "reused", "refine": "0", "later_sizes": "all"})
     p = {"sizes": [16 * KiB, 64 * KiB, 1 * MiB], "repeats": 5, "target_s": 0.02}
-    (e,), why = paired.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
-                                                version="5.0.2"), p, [("", None)])
-    assert why == "" and len(launches) == paired.MAX_ONE_STATE_LAUNCHES < paired.MAX_LAUNCHES_FULL
-    assert e.values["stopped"] == paired.STOP_ONE_STATE
-    assert e.values["machine_states_by_launch"] == "one,one"
-    assert e.values["launches"] == paired.MAX_ONE_STATE_LAUNCHES
+    mpi = MpiFacts(implementation="mpich", flavour="upstream", version="5.0.2")
+    for opts, n in (({}, paired.MAX_ONE_STATE_LAUNCHES), ({"one_state_launches": "3"}, 3)):
+        launches.clear()
+        ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=False,
+                             options={"traffic": "reused", "refine": "0", "later_sizes": "all",
+                                      **opts})
+        (e,), why = paired.run_paired(ctx, mpi, p, [("", None)])
+        assert why == "" and len(launches) == n < paired.MAX_LAUNCHES_FULL
+        assert e.values["stopped"] == paired.STOP_ONE_STATE and e.values["launches"] == n
+        assert e.values["machine_states_by_launch"] == ",".join(["one"] * (n - 1))
