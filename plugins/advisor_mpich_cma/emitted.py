@@ -72,12 +72,14 @@ def phase_counts(strace_text: str) -> dict[tuple[int, int], int]:
 
 
 def traced_route(ctx: "MeasureContext", env: dict, phases: Sequence[tuple[int, int]], *,
-                 write: bool) -> tuple[Optional[dict[tuple[int, int], int]], int, str]:
+                 write: bool, env_phases: int = 0
+                 ) -> tuple[Optional[dict[tuple[int, int], int]], int, str]:
     """One launch of the worker's ``route`` mode under ``strace -f`` with the env overlay
     ``env``: ``(CMA calls per phase, messages per phase, "")``, or ``(None, 0, why)`` when it
     could not be counted here (no ``strace`` or launcher, the launch failed, MPI_T refused,
     strace unable to trace).  ``write``: each phase's threshold is written through MPI_T;
-    otherwise the environment's stands.  Never raises for a failing launch."""
+    otherwise the environment's stands (and so in the first ``env_phases`` phases, before any
+    write).  Never raises for a failing launch."""
     from advisor.measure import LaunchError, resolve_launcher, run_command
     from advisor.measure.launch import parse_json_result, python_argv
 
@@ -93,7 +95,9 @@ def traced_route(ctx: "MeasureContext", env: dict, phases: Sequence[tuple[int, i
         log = Path(tmp) / "strace.txt"
         argv = [strace, "-f", "-o", str(log), "-e",
                 "trace=" + ",".join((*SYSCALLS, *MARKER_SYSCALLS)), *launcher,
-                *python_argv(RANK, args + ([] if write else ["--env-form"]))]
+                *python_argv(RANK, args + ([] if not write else
+                                           ["--env-phases", str(env_phases)] if env_phases
+                                           else []) + ([] if write else ["--env-form"]))]
         try:
             cp = run_command(argv, env=env, timeout_s=max(20.0, min(60.0,
                                                                     ctx.remaining_s() + 10)))
@@ -131,6 +135,34 @@ def route_ok(threshold: int, calls_at: int, calls_below: int,
                    f"threshold took the CMA path")
 
 
+#: Label of the phases of an environment-form check run inside the switch check's launch
+#: (``env_phases``): 0, a threshold no MPI_T phase writes, so their markers stay apart.
+ENV_LABEL = 0
+
+
+def env_phases(threshold: int, label: Optional[int] = None) -> list[tuple[int, int]]:
+    """The phases of an environment-form check of ``threshold`` (bytes): messages of the
+    threshold, one byte below, and a 1-byte baseline (none below a threshold of 2, which has
+    no 1-byte message under its T - 1), each labelled ``label`` (default: the threshold)."""
+    t = int(threshold)
+    lab = t if label is None else int(label)
+    return [(lab, t), (lab, t - 1)] + ([(lab, 1)] if t > 2 else [])
+
+
+def route_evidence(threshold: int, counts: dict[tuple[int, int], int],
+                   phases: Sequence[tuple[int, int]], how: str = "") -> Evidence:
+    """``cma-emitted-route`` evidence of ``threshold`` from the CMA calls ``counts`` of its
+    ``env_phases`` ``phases`` (at, below, baseline); ``how``: where they were counted, when
+    not in a launch of their own (value ``traced_in``)."""
+    at, below = counts[phases[0]], counts[phases[1]]
+    base = counts[phases[2]] if len(phases) > 2 else 0
+    behaves, why = route_ok(threshold, at, below, base)
+    values = {"threshold_bytes": int(threshold), "behaves": behaves, "checked": True,
+              "calls_at": at, "calls_below": below, "calls_baseline": base, "why": why,
+              **({"traced_in": how} if how else {})}
+    return evidence_of(values)
+
+
 def run_route_check(ctx: "MeasureContext", mpi: MpiFacts, threshold: int) -> Evidence:
     """The traced launch (module docstring) -> ``cma-emitted-route`` evidence.  Never raises
     for a missing or failing ``strace``: the evidence says why nothing was counted."""
@@ -142,10 +174,8 @@ def run_route_check(ctx: "MeasureContext", mpi: MpiFacts, threshold: int) -> Evi
                     "calls_below": -1, "calls_baseline": -1}
     if threshold < 2:
         values["why"] = "no threshold to check"
-        return _evidence(values)
-    # (a threshold of 2 has no 1-byte message below its T - 1 to serve as the baseline)
-    phases = [(threshold, threshold), (threshold, threshold - 1)] + (
-        [(threshold, 1)] if threshold > 2 else [])
+        return evidence_of(values)
+    phases = env_phases(threshold)
     ctx.progress(f"tracing the emitted threshold {threshold}: messages of {threshold} and "
                  f"{threshold - 1} bytes, and a 1-byte baseline", None)
     counts, _, why = traced_route(ctx, config_env(mpi.flavour, ON, int(threshold)), phases,
@@ -153,19 +183,18 @@ def run_route_check(ctx: "MeasureContext", mpi: MpiFacts, threshold: int) -> Evi
     if counts is None:
         values["why"] = (f"{why}: the route of the emitted threshold was not counted"
                          if why == "strace not found" else why)
-        return _evidence(values)
-    at, below = counts[phases[0]], counts[phases[1]]
-    base = counts[phases[2]] if len(phases) > 2 else 0
-    behaves, why = route_ok(threshold, at, below, base)
-    values = {"threshold_bytes": int(threshold), "behaves": behaves, "checked": True,
-              "calls_at": at, "calls_below": below, "calls_baseline": base, "why": why}
-    return _evidence(values)
+        return evidence_of(values)
+    return route_evidence(threshold, counts, phases)
 
 
-def _evidence(values: dict) -> Evidence:
+def evidence_of(values: dict) -> Evidence:
+    """The ``cma-emitted-route`` evidence with ``values`` (module docstring; ``traced_in``
+    names the launch when it was not one of its own)."""
     return Evidence(id=EMITTED, description="the advised threshold in the form emit writes it "
-                    "(environment), traced in one launch: process_vm_readv/writev calls of "
-                    "messages at the threshold, one byte below and of 1 byte", values=values)
+                    "(environment), traced in one launch (its own, or the MPI_T switch "
+                    "check's before any MPI_T write: value traced_in): "
+                    "process_vm_readv/writev calls of messages at the threshold, one byte "
+                    "below and of 1 byte", values=values)
 
 
 def emitted_findings(evidence: Sequence[Evidence]) -> tuple[list[Finding], Optional[bool]]:

@@ -241,8 +241,11 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
         from advisor_mpich_cma.trust import run_check, run_trace_check
 
         checking = ctx.options.get("switch_check", "1") != "0"
-        # the switch traced first (one launch): an untrusted switch costs no paired launch
-        check = run_trace_check(ctx, mpi) if checking else None
+        # the switch traced first (one launch): an untrusted switch costs no paired launch;
+        # the same launch traces the library default in the form emit writes, before any
+        # MPI_T write, so advice that keeps the default needs no traced launch of its own
+        check = (run_trace_check(ctx, mpi, env_threshold=default_threshold(ctx))
+                 if checking else None)
         if check is not None and not check.values.get("trusted"):
             out.append(check)  # recommend says why the paired rounds were not used
             why_not = str(check.values.get("why"))
@@ -257,7 +260,7 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
                     thr = (int(decided[0].values.get("advice_threshold_bytes", -1)) if decided
                            else -1)
                     return (out + ([check] if check else []) + paired + decided
-                            + emitted_evidence(ctx, mpi, thr))
+                            + emitted_evidence(ctx, mpi, thr, check))
                 out.append(check)
                 why_not = str(check.values.get("why"))
         ctx.progress(f"paired MPI_T mode not used ({why_not}): separate launches", 0.0)
@@ -287,7 +290,10 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
                          max_extra_rounds=0 if ctx.quick else 1, progress=ctx.progress)
         out.append(to_evidence(pair, raw, res.rounds, sizes, envs, ceiling, plausibility,
                                 conditions, ctx, cpus, p, t_ceiling))
-    return out + emitted_evidence(ctx, mpi, advised_threshold(ctx, out))
+    from advisor_mpich_cma.trust import SWITCH_CHECK
+
+    return out + emitted_evidence(ctx, mpi, advised_threshold(ctx, out),
+                                  next((e for e in out if e.id == SWITCH_CHECK), None))
 
 
 def advised_threshold(ctx: MeasureContext, evidence: list[Evidence]) -> int:
@@ -303,13 +309,27 @@ def advised_threshold(ctx: MeasureContext, evidence: list[Evidence]) -> int:
     return -1
 
 
-def emitted_evidence(ctx: MeasureContext, mpi: MpiFacts, thr: int) -> list[Evidence]:
+def default_threshold(ctx: MeasureContext) -> Optional[int]:
+    """The library default threshold (bytes) the check step read (``cma-library``), or None."""
+    lib = Evidence.find(list(ctx.applicability.evidence) if ctx.applicability else [], LIBRARY)
+    v = lib.values.get("threshold_default_bytes") if lib else None
+    return int(v) if isinstance(v, (int, float)) and v >= 2 else None
+
+
+def emitted_evidence(ctx: MeasureContext, mpi: MpiFacts, thr: int,
+                     check: Optional[Evidence] = None) -> list[Evidence]:
     """The advised threshold ``thr`` (bytes; -1: none) traced in the form emit writes
-    (``advisor_mpich_cma.emitted``; ``--option emitted_check=0`` skips it)."""
+    (``advisor_mpich_cma.emitted``; ``--option emitted_check=0`` skips it): taken from the
+    switch check ``check`` when its launch traced that threshold so (``env_form.*`` values of
+    ``trust.run_trace_check``), else in a launch of its own."""
     if thr < 2 or ctx.options.get("emitted_check", "1") == "0" or mpi.flavour == knobs.CRAY:
         return []
-    from advisor_mpich_cma.emitted import run_route_check
+    from advisor_mpich_cma.emitted import evidence_of, run_route_check
 
+    got = {k.removeprefix("env_form."): v for k, v in (check.values if check else {}).items()
+           if k.startswith("env_form.")}
+    if got.get("checked") and got.get("threshold_bytes") == thr:
+        return [evidence_of(got)]
     return [run_route_check(ctx, mpi, thr)]
 
 

@@ -240,28 +240,41 @@ def trace_verdict(counts: dict[tuple[int, int], int], messages: int,
 
 
 def run_trace_check(ctx: "MeasureContext", mpi: MpiFacts,
-                    thresholds: Sequence[int] = TRACE_THRESHOLDS) -> Optional[Evidence]:
+                    thresholds: Sequence[int] = TRACE_THRESHOLDS,
+                    env_threshold: Optional[int] = None) -> Optional[Evidence]:
     """One launch of the ``route`` mode under ``strace -f`` (``trace_phases(thresholds)``, each
     threshold written through MPI_T; ``emitted.traced_route``), as the ``cma-switch-check``
     evidence with ``method`` "strace": values ``phases`` ("T:N=calls,..."), ``messages_per_phase``,
     ``trusted``, ``why``.  None when it could not be counted here (no ``strace`` or launcher,
     MPI_T refused, strace unable to trace): the caller then checks the switch by bandwidth
-    (``run_check``).  Never raises for a failing launch."""
-    from advisor_mpich_cma.emitted import traced_route
+    (``run_check``).  Never raises for a failing launch.
+
+    ``env_threshold`` (bytes, >= 2; the library default): the launch starts with it in the
+    environment, and before any MPI_T write its phases check it in the form emit writes
+    (``emitted.env_phases``, labelled ``emitted.ENV_LABEL``), as ``emitted.run_route_check``
+    would in a launch of its own; values ``env_form.<key>``: the ``cma-emitted-route`` values
+    (``emitted.route_evidence``), so a probe whose advice is that threshold needs no second
+    traced launch (``measure.emitted_evidence``)."""
+    from advisor_mpich_cma.emitted import ENV_LABEL, env_phases, route_evidence, traced_route
     from advisor_mpich_cma.launch import config_env
 
     phases = trace_phases(thresholds)
+    first = env_phases(env_threshold, ENV_LABEL) if env_threshold and env_threshold >= 2 else []
     ctx.progress("tracing the MPI_T switch: which path each written threshold sends by", None)
-    counts, messages, _ = traced_route(ctx, config_env(mpi.flavour, ON, 0), phases, write=True)
+    counts, messages, _ = traced_route(ctx, config_env(mpi.flavour, ON, env_threshold or 0),
+                                       first + phases, write=True, env_phases=len(first))
     if counts is None:
         return None
     trusted, why = trace_verdict(counts, messages, phases)
+    env_form = ({f"env_form.{k}": v for k, v in route_evidence(
+        int(env_threshold), counts, first, how="the MPI_T switch check's launch").values.items()}
+        if first else {})
     return Evidence(
         id=SWITCH_CHECK, description="the MPI_T run-time threshold switch traced: "
         "process_vm_readv/writev calls per written threshold and message size, one launch",
         values={"trusted": trusted, "why": why, "method": "strace",
                 "phases": ",".join(f"{t}:{n}={counts[(t, n)]}" for t, n in phases),
-                "messages_per_phase": messages})
+                "messages_per_phase": messages, **env_form})
 
 
 def check_findings(evidence: Sequence[Evidence]) -> list[Finding]:

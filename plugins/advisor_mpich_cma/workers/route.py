@@ -20,10 +20,12 @@ ROUTE_MARKER = "/advisor-route-phase-"
 ROUTE_EXCHANGES = 4
 
 
-def route(MPI, comm, checks: Sequence[tuple[int, int]], write: bool = True) -> dict:
+def route(MPI, comm, checks: Sequence[tuple[int, int]], write: bool = True,
+          env_phases: int = 0) -> dict:
     """The ``route`` mode: for each ``(threshold, nbytes)`` of ``checks``, write the threshold
-    CVAR through MPI_T on every rank (``write``; otherwise the environment's threshold stands
-    and ``threshold`` only labels the phase), mark the phase (``ROUTE_MARKER``), exchange
+    CVAR through MPI_T on every rank (``write``, from the ``env_phases``-th phase on; otherwise
+    the environment's threshold stands and ``threshold`` only labels the phase: the first
+    ``env_phases`` phases run before any write, as a launch that writes nothing), mark the phase (``ROUTE_MARKER``), exchange
     ``ROUTE_EXCHANGES`` messages of ``nbytes`` each way, then a barrier.  Nothing is timed: the
     probe counts the CMA system calls of each phase under ``strace``
     (``advisor_mpich_cma.emitted.traced_route``).  Returns ``{"phases": [[threshold, nbytes],
@@ -42,8 +44,8 @@ def route(MPI, comm, checks: Sequence[tuple[int, int]], write: bool = True) -> d
         except MpitError as exc:
             return {"mpit_error": str(exc)}
     peer = 1 - comm.Get_rank()
-    for threshold, nbytes in checks:
-        if thr is not None:
+    for i, (threshold, nbytes) in enumerate(checks):
+        if thr is not None and i >= env_phases:
             thr.write(int(threshold))
         comm.Barrier()
         os.access(f"{ROUTE_MARKER}{threshold}:{nbytes}", os.F_OK)
@@ -61,7 +63,8 @@ def route(MPI, comm, checks: Sequence[tuple[int, int]], write: bool = True) -> d
 def route_mode(MPI, comm, argv: list) -> dict:
     """The worker's ``route`` mode (an ``advisor.measure.mpi.rank.ExtraMode``): ``argv`` has
     ``--checks T:N,...`` and optionally ``--env-form`` (nothing written through MPI_T; the
-    environment's threshold stands and each phase's ``T`` only labels it)."""
+    environment's threshold stands and each phase's ``T`` only labels it) or ``--env-phases K``
+    (the first K phases so, the others written)."""
     ap = argparse.ArgumentParser(prog="python -m advisor_mpich_cma.workers.rank route")
     ap.add_argument("--checks", default=f"{THRESHOLD_ON}:1024",
                     help="phases 'THRESHOLD:BYTES,...' (threshold written through MPI_T, then "
@@ -69,6 +72,8 @@ def route_mode(MPI, comm, argv: list) -> dict:
     ap.add_argument("--env-form", action="store_true",
                     help="do not write the threshold; the environment's stands and each "
                          "phase's THRESHOLD only labels it")
+    ap.add_argument("--env-phases", type=int, default=0,
+                    help="the first K phases in the environment's form (nothing written yet)")
     args = ap.parse_args(argv)
     checks = [tuple(int(x) for x in c.split(":")) for c in args.checks.split(",") if c]
-    return route(MPI, comm, checks, write=not args.env_form)
+    return route(MPI, comm, checks, write=not args.env_form, env_phases=args.env_phases)

@@ -127,3 +127,24 @@ def test_the_switch_is_traced_on_the_real_mpich(traced_ctx):
     assert ev.values["method"] == "strace" and ev.values["trusted"] is True, ev.values
     (f,) = trust.check_findings([ev])
     assert f.id == "cma-mpit-checked" and "traced" in f.message
+
+
+@pytest.mark.integration
+def test_the_switch_check_launch_also_traces_the_default_in_the_emitted_form(traced_ctx):
+    """The switch check's launch starts with the library default in the environment and, before
+    any MPI_T write, traces it as ``run_route_check`` would in a launch of its own; advice that
+    keeps that default takes its ``cma-emitted-route`` from there (one traced launch, not two),
+    and the switch verdict is drawn from the MPI_T phases alone."""
+    from advisor_mpich_cma import measure, trust
+
+    mpi = MpiFacts(implementation="mpich", flavour="upstream")
+    ev = trust.run_trace_check(traced_ctx, mpi, env_threshold=8192)
+    if ev is None:
+        pytest.skip("strace cannot trace MPI launches here")
+    assert ev.values["trusted"] is True and ev.values["phases"].startswith("1:16384=")
+    assert ev.values["env_form.checked"] is True and ev.values["env_form.behaves"] is True
+    assert ev.values["env_form.calls_below"] == 0 < ev.values["env_form.calls_at"]
+    (em,) = measure.emitted_evidence(traced_ctx, mpi, 8192, ev)
+    assert em.id == emitted.EMITTED and em.values["traced_in"] == "the MPI_T switch check's launch"
+    assert em.values["behaves"] is True and em.values["threshold_bytes"] == 8192
+    assert emitted.emitted_findings([em])[1] is True
