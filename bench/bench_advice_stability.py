@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_advice_stability.py                       # 10 full mpich-cma
     .venv/bin/python bench/bench_advice_stability.py --plugin openmpi --probes 5 --quick
     .venv/bin/python bench/bench_advice_stability.py --probes 20 --ab later_sizes=all  # A/B
+    .venv/bin/python bench/bench_advice_stability.py --plugin all      # whole probes
 
 Each probe is ``python -m advisor probe --plugin P [--quick] -o <tmp>`` in a fresh process, one
 after the other.  Per probe it prints the advised settings (the recommendations' non-default
@@ -33,6 +34,9 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: ``--plugin all``: the whole probe (no ``--plugin``); the advice is every probe's, the
+#: stability, launches and stop mpich-cma's.
+ALL = "all"
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
 #: The stability policy (advisor.measure.STABLE_SHARE).
@@ -46,7 +50,8 @@ def one(plugin: str, quick: bool, keep: Path | None = None, index: int = 0,
     with tempfile.TemporaryDirectory() as tmp:
         out = (keep / f"probe-{index:02d}.toml") if keep else Path(tmp) / "p.toml"
         t0 = time.monotonic()
-        cp = subprocess.run([sys.executable, "-m", "advisor", "probe", "--plugin", plugin,
+        cp = subprocess.run([sys.executable, "-m", "advisor", "probe",
+                             *(["--plugin", plugin] if plugin != ALL else []),
                              *(["--quick"] if quick else []),
                              *[x for o in options for x in ("--option", o)], "-o", str(out)],
                             capture_output=True, text=True, cwd=ROOT,
@@ -56,11 +61,15 @@ def one(plugin: str, quick: bool, keep: Path | None = None, index: int = 0,
             return {"advice": f"(no profile, exit {cp.returncode})", "stability": None,
                     "launches": None, "stopped": None, "seconds": took}
         prof = load_profile(out)
-    res = next((r for r in prof.results if r.probe == plugin), None)
+    # the whole probe (``--plugin all``): every probe's advice, mpich-cma's stability
+    res = next((r for r in prof.results if r.probe == (plugin if plugin != ALL else "mpich-cma")),
+               None)
     if res is None:
         return {"advice": "(no result)", "stability": None, "launches": None,
                 "stopped": None, "seconds": took}
-    advice = sorted(f"{s.name}={s.value}" for r in res.recommendations for s in r.settings
+    advice = sorted(f"{s.name}={s.value}"
+                    for r in (prof.results if plugin == ALL else [res])
+                    for rec in r.recommendations for s in rec.settings
                     if not s.is_default) or ["default"]
     stab, launches, stopped = None, None, None
     dec = next((e for e in res.evidence if e.id == "cma-decision"), None)
@@ -83,7 +92,8 @@ def one(plugin: str, quick: bool, keep: Path | None = None, index: int = 0,
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--plugin", default="mpich-cma")
+    ap.add_argument("--plugin", default="mpich-cma",
+                    help="the probe, or 'all': whole probes (every probe's advice compared)")
     ap.add_argument("--probes", type=int, default=10)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--keep", type=Path, default=None, metavar="DIR",
