@@ -198,6 +198,16 @@ class DecisionRecord:
     def tie_text(self) -> str:
         if len(self.d.tie) < 2:
             return ""
+        if self.d.one_state:
+            # a tie by rule, not by noise: the "one-state" reason already says it
+            if self.kept_why == "one-state":
+                return ""
+            runner = max((t for t in self.d.tie if t != self.d.advice),
+                         key=lambda t: self.d.worst[t])
+            return ("Every candidate counts as tied, by rule, not by noise: every launch met "
+                    "one state of a copy path that switches between two (cma-machine-state), "
+                    "and how the others do in the other state is unmeasured (the next best "
+                    f"measured: {thr_name(runner)} {self.d.worst[runner]:.2f}). ")
         return ("Tie band (within noise of the best worst ratio): "
                 + ", ".join(f"{thr_name(t)} {self.d.worst[t]:.2f}" for t in self.d.tie)
                 + "; the advice is its member nearest the library default (fewest measured "
