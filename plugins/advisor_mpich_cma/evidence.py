@@ -181,7 +181,7 @@ def buffer_pages(ev: Evidence) -> str:
     return "base"
 
 
-#: Buffer kinds of the paired measurement (``advisor_mpich_cma.paired.page_kinds``): base pages
+#: Buffer kinds of the paired measurement (``advisor_mpich_cma.kinds.page_kinds``): base pages
 #: with one buffer reused for every message (as ``osu_bw`` sends), base pages with a buffer per
 #: message of a window (as halo exchanges send: issue 25 item 6, where the best threshold
 #: differed between the two patterns at 8-32 KiB on the 2-core AMD VM), and THP-backed buffers.

@@ -15,8 +15,8 @@ from advisor.probe import MeasureContext
 from advisor_mpich_cma import minimax
 from advisor_mpich_cma.crossover import bracket, midpoint
 from advisor_mpich_cma.decision import decisive_sizes, default_candidate, record_of
-from advisor_mpich_cma.evidence import (BASE, MSGBUF, ON, THP, library_of, sane_library,
-                                        usable_kinds)
+from advisor_mpich_cma.evidence import BASE, ON, library_of, sane_library, usable_kinds
+from advisor_mpich_cma.kinds import kind_rounds, kind_sizes, page_kinds
 from advisor_mpich_cma.launch import LAUNCH_OVERHEAD_S, PER_SIZE_FACTOR, config_env, launch_estimate
 from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma.records import paired_evidence
@@ -25,23 +25,6 @@ from advisor_mpich_cma.workers import RANK
 #: Rounds of (on, off) batches per size and measure in the paired (MPI_T) mode; at most the
 #: worker's MAX_ROUNDS (48, what a profile keeps per point).
 FULL_ROUNDS, QUICK_ROUNDS = 32, 16
-#: The per-message pattern is measured up to this size (bytes): the crossover region (the
-#: winners moved at 8-32 KiB, the crossover is 128 KiB, background.md §4) with room; above it
-#: the candidates that differ there are CMA off and thresholds above 1 MiB, which the base
-#: kind already scores.  A cost bound: a window of per-message buffers is up to 64 MiB.
-MSGBUF_UP_TO_BYTES = 1 << 20
-#: THP-backed buffers are measured only from this size (bytes).  The buffer kind changed CMA's
-#: verdict only from 128 KiB up on the AMD VM (background.md §4: crossover 128 KiB for both
-#: kinds, the kinds differing at 4-16 MiB); 64 KiB is the grid point below that, so the THP
-#: crossover can still be bracketed; below it the base-page evidence alone decides.
-THP_FROM_BYTES = 64 << 10
-#: The THP kind runs 1/THP_ROUNDS_DIVISOR of the base kind's rounds (at least 2): at 2-16 MiB a
-#: batch is at least one message per switch whatever the target seconds, so rounds, not
-#: seconds, set the cost there (measured: the full probe went from 35 s to 60 s with THP at
-#: every size and full rounds, on the 2-core VM).  The THP kind is a second constraint on a
-#: decision the base kind also makes; the stability bootstrap reports when its pairs are too
-#: few.
-THP_ROUNDS_DIVISOR = 2
 #: Most bisection steps between grid points per kind (a cap; the budget may stop earlier).
 #: The quick grid's widest gap around the crossover is 4x (16 -> 64 KiB): 2 steps bring it to
 #: sqrt(2), the full grid's widest (2x) spacing.  The full grid's gaps are 2x: 3 steps bring them
@@ -87,36 +70,6 @@ MAX_ONE_STATE_LAUNCHES = MIN_LAUNCHES
 STOP_STABLE, STOP_BUDGET, STOP_CAP = "stable", "budget", "launch cap"
 STOP_ONE_STATE = "one-state cap"
 
-
-
-def page_kinds(ctx: MeasureContext) -> list[str]:
-    """Buffer kinds to measure: ``"base"`` (4 KiB pages, one reused buffer) and ``"msgbuf"``
-    (base pages, a buffer per message) always (``--option traffic=reused`` drops the second),
-    ``"thp"`` (THP-backed) where the THP mode (facts, else sysfs) is ``always`` or
-    ``madvise``: applications get THP-backed buffers there (by default, or through
-    host-buffer's ``glibc.malloc.hugetlb=1``)."""
-    from advisor.measure import thp_mode
-
-    mode = ctx.facts.memory.thp_enabled or thp_mode()
-    msgbuf = [MSGBUF] if ctx.options.get("traffic", "both") != "reused" else []
-    return [BASE] + msgbuf + ([THP] if mode in ("always", "madvise") else [])
-
-
-def kind_sizes(kind: str, sizes, quick: bool = False) -> list[int]:
-    """Sizes measured for a kind (bytes): all for base pages, THP only from ``THP_FROM_BYTES``
-    up, per-message buffers only up to ``MSGBUF_UP_TO_BYTES`` (all when none qualifies)."""
-    if kind == THP:
-        return [n for n in sizes if n >= THP_FROM_BYTES] or list(sizes)
-    if kind == MSGBUF:
-        return [n for n in sizes if n <= MSGBUF_UP_TO_BYTES] or list(sizes)
-    return list(sizes)
-
-
-def kind_rounds(kind: str, rounds: int) -> int:
-    """Paired rounds of a kind: ``rounds`` for base pages, ``rounds // THP_ROUNDS_DIVISOR`` (at
-    least 2) for THP-backed buffers and per-message buffers (second constraints on the
-    decision the base kind also makes)."""
-    return max(2, rounds // THP_ROUNDS_DIVISOR) if kind in (THP, MSGBUF) else rounds
 
 
 def refine_steps(ctx: MeasureContext) -> int:

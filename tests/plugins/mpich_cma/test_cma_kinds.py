@@ -17,6 +17,7 @@ from advisor.models import Facts
 from advisor.probe import MeasureContext
 from advisor_mpich_cma import decision
 from advisor_mpich_cma import evidence
+from advisor_mpich_cma import kinds
 from advisor_mpich_cma import paired
 from advisor_mpich_cma import recommend
 from advisor_mpich_cma import knobs
@@ -123,17 +124,17 @@ def test_refined_point_moves_the_advice_between_grid_sizes():
 def test_kinds_and_refinement_caps_follow_the_context():
     ctx = MeasureContext(facts=Facts.model_validate({"memory": {"thp_enabled": "never"}}),
                          deadline=0.0, quick=True)
-    assert paired.page_kinds(ctx) == ["base", "msgbuf"] and paired.refine_steps(ctx) == paired.MAX_REFINE_QUICK
+    assert kinds.page_kinds(ctx) == ["base", "msgbuf"] and paired.refine_steps(ctx) == paired.MAX_REFINE_QUICK
     ctx = MeasureContext(facts=Facts.model_validate({"memory": {"thp_enabled": "madvise"}}),
                          deadline=0.0, quick=False, options={"refine": "0", "traffic": "reused"})
-    assert paired.page_kinds(ctx) == ["base", "thp"] and paired.refine_steps(ctx) == 0
+    assert kinds.page_kinds(ctx) == ["base", "thp"] and paired.refine_steps(ctx) == 0
     sizes = [4096, 8192, 65536, 131072, 1 << 20]
-    assert paired.kind_sizes("thp", sizes) == [65536, 131072, 1 << 20]
-    assert paired.kind_sizes("base", sizes) == sizes and paired.kind_sizes("thp", [4096]) == [4096]
-    assert paired.kind_rounds("base", 32) == 32 and paired.kind_rounds("thp", 32) == 16
-    assert paired.kind_sizes("msgbuf", sizes + [2 << 20]) == sizes
-    assert paired.kind_rounds("msgbuf", 32) == 16 and paired_id("", "msgbuf") == "cma-paired.msgbuf"
-    assert paired.kind_rounds("thp", 3) == 2
+    assert kinds.kind_sizes("thp", sizes) == [65536, 131072, 1 << 20]
+    assert kinds.kind_sizes("base", sizes) == sizes and kinds.kind_sizes("thp", [4096]) == [4096]
+    assert kinds.kind_rounds("base", 32) == 32 and kinds.kind_rounds("thp", 32) == 16
+    assert kinds.kind_sizes("msgbuf", sizes + [2 << 20]) == sizes
+    assert kinds.kind_rounds("msgbuf", 32) == 16 and paired_id("", "msgbuf") == "cma-paired.msgbuf"
+    assert kinds.kind_rounds("thp", 3) == 2
 
 
 def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
