@@ -142,11 +142,9 @@ class Facts(Model):
     scheduler: SchedulerFacts = Field(SchedulerFacts(), description="job step and CPU set (not "
                                       "fingerprinted: it differs per job)")
     python_packages: dict[str, str] = Field(
-        default_factory=dict, description="versions of relevant Python packages (mpi4py, cupy, ...)"
-    )
+        default_factory=dict, description="versions of relevant Python packages (mpi4py, cupy, ...)")
     extra: dict[str, dict[str, Scalar]] = Field(
-        default_factory=dict, description="facts contributed by plugins, keyed by detector name"
-    )
+        default_factory=dict, description="facts contributed by plugins, keyed by detector name")
     warnings: list[str] = Field(default_factory=list, description="detectors that failed, and why")
 
     def fingerprint(self) -> str:
@@ -378,6 +376,8 @@ class Provenance(Model):
     created: str = Field(description="ISO 8601 UTC time the probe started")
     duration_s: float = Field(0.0, ge=0)
     hostname: Optional[str] = None
+    busy_cores_before: Optional[float] = Field(None, ge=0, description="other processes' CPU "
+                                               "use before the probes, cores (measure.load)")
 
 
 class Profile(Model):

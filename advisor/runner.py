@@ -143,6 +143,7 @@ def run_probes(
     command: str = "advisor probe",
     seed: int = 12345,
     libraries: Optional[Mapping[str, Any]] = None,
+    busy_cores_before: Optional[float] = None,
 ) -> Profile:
     """Run ``probes`` (name -> probe) in name order and return the Profile.
 
@@ -167,6 +168,9 @@ def run_probes(
     advisories (``advisor.libraries.advisories``) that match the facts and the settings the
     results recommend become the findings of one more result, probe ``advisories`` of the core
     (:func:`advisory_result`), added only when something matched.
+
+    ``busy_cores_before``: other processes' CPU use the caller measured just before
+    (``advisor.measure.load``), recorded in the provenance.
     """
     budget = time_budget_s if time_budget_s is not None else (
         QUICK_BUDGET_S if quick else DEFAULT_BUDGET_S)
@@ -210,7 +214,8 @@ def run_probes(
             results.append(adv)
     prov = Provenance(advisor_version=__version__, command=command, created=created,
                       duration_s=round(time.monotonic() - t0, 3),
-                      hostname=facts.hostname or socket.gethostname())
+                      hostname=facts.hostname or socket.gethostname(),
+                      busy_cores_before=busy_cores_before)
     return Profile(provenance=prov, fingerprint=facts.fingerprint(), facts=facts, results=results)
 
 

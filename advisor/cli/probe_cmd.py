@@ -49,8 +49,11 @@ def probe(
 ) -> None:
     """Detect facts, run each plugin's probe, and write the profile (its path goes to stdout)."""
     from advisor.facts import detect
+    from advisor.measure.load import LoadWindow
     from advisor.runner import partial, run_probes
     from advisor.save import check_writable, save_or_rescue
+
+    window = LoadWindow()  # other processes' CPU use while the facts are read
 
     options = common.parse_options(option)
     launcher_argv = common.launcher_argv(launcher)
@@ -64,6 +67,9 @@ def probe(
     facts = detect(reg.fact_detectors)
     for w in facts.warnings:
         warn(w)
+    busy = window.wait_result()
+    if busy.busy:
+        warn(busy.warning())
 
     from advisor.cli.progress import probe_progress
 
@@ -71,7 +77,7 @@ def probe(
         prof = run_probes(reg.probes, reg.owners("probe"), facts, time_budget_s=time_budget,
                           quick=quick, launcher=launcher_argv, options=options,
                           on_event=on_event, command=" ".join(["advisor"] + sys.argv[1:]),
-                          seed=seed, libraries=reg.libraries)
+                          seed=seed, libraries=reg.libraries, busy_cores_before=busy.cores)
     if thin:
         from advisor.fleet.thin import FLEET_PROFILE_BYTES, thin_profile
 
