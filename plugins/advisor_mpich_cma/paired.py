@@ -122,7 +122,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     path (``machine_states``) ("stable"), when one more launch would not fit the budget by the
     planning estimate or by what the last launch took, or a launch times out ("budget"), at
     ``max_launches`` ("launch cap"), stable at ``MAX_ONE_STATE_LAUNCHES`` (option
-    ``one_state_launches``) with every launch in one state ("one-state cap"), or when a later launch fails ("launch <i> failed: ...");
+    ``one_state_launches``) with every launch in one state ("one-state cap"), or when a later
+    launch fails ("launch <i> failed: ...");
     the launches that completed stand.  Every kind is measured in the same
     launch per rank pair (worker ``--pages base,thp``), one after the other with its own
     buffers and paired rounds, as a launch of its own would; only the MPI start is shared.
@@ -325,9 +326,11 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
                     ctx.options.get("one_state_launches", MAX_ONE_STATE_LAUNCHES)):
                 stopped = STOP_ONE_STATE  # stable, every launch in one state: no more chances
                 break
+        # light sizes cost LIGHT_ROUNDS of the kind's rounds (none lighter where the kind
+        # already runs that few: ``launch``)
         est = sum(launch_estimate(later[k], 2 * per_batch[(k, pr)]
-                                  * (1 - len(light.get(k, ())) / len(later[k])
-                                     * (1 - LIGHT_ROUNDS / kind_rounds(k, per_launch_rounds))))
+                                  * (1 - len(light.get(k, ())) / len(later[k]) * max(
+                                      0.0, 1 - LIGHT_ROUNDS / kind_rounds(k, per_launch_rounds))))
                   for k in later for pr, _ in todo)
         # the planning estimate, or what the last launch took when that was longer (a loaded
         # machine: a new user's make probe saw a launch overrun the budget and lose them all)
