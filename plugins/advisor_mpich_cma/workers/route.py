@@ -25,11 +25,11 @@ def route(MPI, comm, checks: Sequence[tuple[int, int]], write: bool = True,
     """The ``route`` mode: for each ``(threshold, nbytes)`` of ``checks``, write the threshold
     CVAR through MPI_T on every rank (``write``, from the ``env_phases``-th phase on; otherwise
     the environment's threshold stands and ``threshold`` only labels the phase: the first
-    ``env_phases`` phases run before any write, as a launch that writes nothing), mark the phase (``ROUTE_MARKER``), exchange
-    ``ROUTE_EXCHANGES`` messages of ``nbytes`` each way, then a barrier.  Nothing is timed: the
-    probe counts the CMA system calls of each phase under ``strace``
-    (``advisor_mpich_cma.emitted.traced_route``).  Returns ``{"phases": [[threshold, nbytes],
-    ...], "messages_per_phase": int}`` or ``{"mpit_error": ...}``."""
+    ``env_phases`` phases run before any write, as a launch that writes nothing), mark the
+    phase (``ROUTE_MARKER``), exchange ``ROUTE_EXCHANGES`` messages of ``nbytes`` each way,
+    then a barrier.  Nothing is timed: the probe counts the CMA system calls of each phase
+    under ``strace`` (``advisor_mpich_cma.emitted.traced_route``).  Returns ``{"phases":
+    [[threshold, nbytes], ...], "messages_per_phase": int}`` or ``{"mpit_error": ...}``."""
     import numpy as np
 
     from advisor_mpich_cma.knobs import CMA_THRESHOLD
