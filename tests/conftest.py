@@ -27,9 +27,15 @@ def advisor_home(tmp_path, monkeypatch):
 @pytest.fixture
 def release():
     """An event that a hanging plugin method waits on (``release.wait(60)``); set at teardown
-    so no abandoned thread outlives the test."""
+    so no abandoned thread outlives the test, and the threads the test started are joined: an
+    abandoned call still finishing would make the next test's call to the same step "not run"
+    (``advisor.steps`` keeps a process-wide record of the calls it abandoned; seen in CI on a
+    loaded 2-core machine)."""
     import threading
 
+    before = set(threading.enumerate())
     ev = threading.Event()
     yield ev
     ev.set()
+    for t in set(threading.enumerate()) - before:
+        t.join(timeout=10)
