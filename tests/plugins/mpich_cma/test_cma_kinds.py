@@ -149,23 +149,11 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
     calls = []
     launches = []
 
-    def one_kind(pages, sizes, rounds):
-        calls.append((pages, sizes))
-        return {"sizes": _scripted_rows(sizes, rounds), "rounds": rounds, "thresholds": {"on": 1, "off": 1 << 30},
-                "pages": pages, "buffer_bytes": 2 * max(sizes),
-                "thp_backed_bytes_per_rank": [4 << 20] * 2 if pages == "thp" else [0, 0]}
+    def seen(jobs):
+        launches.append([j[0] for j in jobs])
+        calls.extend((j[0], j[1]) for j in jobs)
 
-    def fake_run_mpi(module, args, **kw):
-        """The worker's protocol: one kind -> its result; several (``--pages a,b``, the other
-        options ';'-separated per kind) -> ``{"kinds": [...]}``."""
-        a = dict(zip(args[1::2], args[2::2]))
-        kinds = a["--pages"].split(",")
-        launches.append(kinds)
-        jobs = [one_kind(k, [int(x) for x in sz.split(",")], int(r))
-                for k, sz, r in zip(kinds, a["--sizes"].split(";"), a["--rounds"].split(";"))]
-        return jobs[0] if len(jobs) == 1 else {"kinds": jobs}
-
-    monkeypatch.setattr(measure, "run_mpi", fake_run_mpi)
+    monkeypatch.setattr(measure, "run_mpi", _scripted_worker(seen))
     facts = Facts.model_validate({"memory": {"thp_enabled": "madvise"},
                                   "mpi": {"implementation": "mpich", "flavour": "upstream",
                                           "version": "5.0.2"}})
@@ -249,6 +237,26 @@ def test_a_later_launch_that_times_out_keeps_the_launches_before_it(monkeypatch)
     assert {pt.label for s in e.series for pt in s.points} == {"launch1", "launch2"}
 
 
+def _scripted_worker(seen):
+    """A stand-in for ``run_mpi`` speaking the paired worker's protocol on the steady scripted
+    machine of ``_scripted_rows``: one job (``--pages``, the other options ';'-separated per
+    job) -> its result, several -> ``{"kinds": [...]}``; ``seen(jobs)`` gets each launch's
+    jobs as ``(pages, sizes, rounds, target seconds)``."""
+    def run_mpi(module, args, **kw):
+        a = dict(zip(args[1::2], args[2::2]))
+        jobs = [(k, [int(x) for x in sz.split(",")], int(r), float(t)) for k, sz, r, t in zip(
+            a["--pages"].split(","), a["--sizes"].split(";"), a["--rounds"].split(";"),
+            a["--target-s"].split(";"))]
+        seen(jobs)
+        out = [{"sizes": _scripted_rows(sz, r), "rounds": r, "pages": k,
+                "thresholds": {"on": 1, "off": 1 << 30}, "buffer_bytes": 2 * max(sz),
+                "thp_backed_bytes_per_rank": [4 << 20] * 2 if k == "thp" else [0, 0]}
+               for k, sz, r, _ in jobs]
+        return out[0] if len(out) == 1 else {"kinds": out}
+
+    return run_mpi
+
+
 def _scripted_rows(sizes, rounds: int) -> list[dict]:
     """A steady scripted machine's paired rows: CMA 2x from 100 KiB, 0.8x below."""
     rows = []
@@ -294,20 +302,10 @@ def test_full_probe_later_launches_measure_every_size_the_rest_with_fewer_rounds
 
     jobs_seen: list[list[tuple]] = []
 
-    def fake_run_mpi(module, args, **kw):
-        a = dict(zip(args[1::2], args[2::2]))
-        kinds = a["--pages"].split(",")
-        jobs = list(zip(kinds, a["--sizes"].split(";"), a["--rounds"].split(";"),
-                        a["--target-s"].split(";")))
-        jobs_seen.append([(k, sz, int(r), float(t)) for k, sz, r, t in jobs])
-        out = []
-        for k, sz, r, _ in jobs:
-            out.append({"sizes": _scripted_rows([int(x) for x in sz.split(",")], int(r)),
-                        "rounds": int(r), "pages": k, "thresholds": {"on": 1, "off": 1 << 30}, "buffer_bytes": 1 << 20,
-                        "thp_backed_bytes_per_rank": [0, 0]})
-        return out[0] if len(out) == 1 else {"kinds": out}
+    def seen(jobs):
+        jobs_seen.append([(k, ",".join(map(str, sz)), r, t) for k, sz, r, t in jobs])
 
-    monkeypatch.setattr(measure, "run_mpi", fake_run_mpi)
+    monkeypatch.setattr(measure, "run_mpi", _scripted_worker(seen))
     facts = Facts.model_validate({"memory": {"thp_enabled": "never"},
                                   "mpi": {"implementation": "mpich", "flavour": "upstream",
                                           "version": "5.0.2"}})
@@ -346,15 +344,7 @@ def test_one_copy_state_in_every_launch_stops_at_the_one_state_cap_not_the_launc
 
     launches = []
 
-    def fake_run_mpi(module, args, **kw):
-        a = dict(zip(args[1::2], args[2::2]))
-        launches.append(a["--sizes"])
-        rows = _scripted_rows([int(x) for x in a["--sizes"].split(",")], int(a["--rounds"]))
-        return {"sizes": rows, "rounds": int(a["--rounds"]), "pages": "base",
-                "thresholds": {"on": 1, "off": 1 << 30}, "buffer_bytes": 1 << 20,
-                "thp_backed_bytes_per_rank": [0, 0]}
-
-    monkeypatch.setattr(measure, "run_mpi", fake_run_mpi)
+    monkeypatch.setattr(measure, "run_mpi", _scripted_worker(launches.append))
     monkeypatch.setattr(paired, "machine_states", lambda evs, n: "one")
     facts = Facts.model_validate({"memory": {"thp_enabled": "never"},
                                   "mpi": {"implementation": "mpich", "flavour": "upstream",
