@@ -67,7 +67,7 @@ def first_touch(ctx: MeasureContext, nbytes: int) -> Evidence:
 
 
 def malloc_hugetlb(ctx: MeasureContext, budget: Budget) -> Optional[Evidence]:
-    """Stage 5: glibc malloc first touch, default vs glibc.malloc.hugetlb=1 (A B A B).
+    """Stage 5: glibc malloc first touch, default vs glibc.malloc.hugetlb=1 (A B A).
 
     The block is ``QUICK_NBYTES`` in both modes: four times glibc's largest dynamic mmap
     threshold (32 MiB, ``DEFAULT_MMAP_THRESHOLD_MAX`` on 64-bit, mallopt(3)), so malloc takes

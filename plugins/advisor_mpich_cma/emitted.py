@@ -91,13 +91,13 @@ def traced_route(ctx: "MeasureContext", env: dict, phases: Sequence[tuple[int, i
     if not launcher:
         return None, 0, "no MPI launcher"
     args = ["route", "--checks", ",".join(f"{t}:{n}" for t, n in phases)]
+    form = (["--env-form"] if not write else
+            ["--env-phases", str(env_phases)] if env_phases else [])
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "strace.txt"
         argv = [strace, "-f", "-o", str(log), "-e",
                 "trace=" + ",".join((*SYSCALLS, *MARKER_SYSCALLS)), *launcher,
-                *python_argv(RANK, args + ([] if not write else
-                                           ["--env-phases", str(env_phases)] if env_phases
-                                           else []) + ([] if write else ["--env-form"]))]
+                *python_argv(RANK, args + form)]
         try:
             cp = run_command(argv, env=env, timeout_s=max(20.0, min(60.0,
                                                                     ctx.remaining_s() + 10)))
@@ -149,18 +149,17 @@ def env_phases(threshold: int, label: Optional[int] = None) -> list[tuple[int, i
     return [(lab, t), (lab, t - 1)] + ([(lab, 1)] if t > 2 else [])
 
 
-def route_evidence(threshold: int, counts: dict[tuple[int, int], int],
-                   phases: Sequence[tuple[int, int]], how: str = "") -> Evidence:
-    """``cma-emitted-route`` evidence of ``threshold`` from the CMA calls ``counts`` of its
+def route_values(threshold: int, counts: dict[tuple[int, int], int],
+                 phases: Sequence[tuple[int, int]], how: str = "") -> dict:
+    """``cma-emitted-route`` values of ``threshold`` from the CMA calls ``counts`` of its
     ``env_phases`` ``phases`` (at, below, baseline); ``how``: where they were counted, when
-    not in a launch of their own (value ``traced_in``)."""
+    not in a launch of their own (value ``traced_in``).  Pure."""
     at, below = counts[phases[0]], counts[phases[1]]
     base = counts[phases[2]] if len(phases) > 2 else 0
     behaves, why = route_ok(threshold, at, below, base)
-    values = {"threshold_bytes": int(threshold), "behaves": behaves, "checked": True,
-              "calls_at": at, "calls_below": below, "calls_baseline": base, "why": why,
-              **({"traced_in": how} if how else {})}
-    return evidence_of(values)
+    return {"threshold_bytes": int(threshold), "behaves": behaves, "checked": True,
+            "calls_at": at, "calls_below": below, "calls_baseline": base, "why": why,
+            **({"traced_in": how} if how else {})}
 
 
 def run_route_check(ctx: "MeasureContext", mpi: MpiFacts, threshold: int) -> Evidence:
@@ -184,7 +183,7 @@ def run_route_check(ctx: "MeasureContext", mpi: MpiFacts, threshold: int) -> Evi
         values["why"] = (f"{why}: the route of the emitted threshold was not counted"
                          if why == "strace not found" else why)
         return evidence_of(values)
-    return route_evidence(threshold, counts, phases)
+    return evidence_of(route_values(threshold, counts, phases))
 
 
 def evidence_of(values: dict) -> Evidence:

@@ -168,7 +168,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
         mpit_error}``."""
         jobs = []  # (kind, sizes, target seconds per size and measure, rounds)
         for k, (szs, t) in todo_kinds.items():
-            full, few = kind_rounds(k, per_launch_rounds), LIGHT_ROUNDS
+            full = kind_rounds(k, per_launch_rounds)
+            few = min(LIGHT_ROUNDS, full)
             lite = [n for n in (light or {}).get(k, ()) if n in szs] if few < full else []
             heavy = [n for n in szs if n not in lite]
             if heavy:
@@ -304,6 +305,12 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             light.clear()
             light.update({k: [n for n in later[k] if n not in cut[k]] for k in later})
 
+    def saved(k: str) -> float:
+        """Share of kind ``k``'s later-launch timing its light sizes save (``launch``: they
+        run ``LIGHT_ROUNDS`` of the kind's rounds, none lighter where it runs that few)."""
+        kr = kind_rounds(k, per_launch_rounds)
+        return len(light.get(k, ())) / len(later[k]) * (1 - min(LIGHT_ROUNDS, kr) / kr)
+
     if mode in ("decisive", "light"):
         contest(record_of(usable_kinds(evidence(steps))[0], lib_sane, bad_thr))
     while True:
@@ -326,11 +333,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
                     ctx.options.get("one_state_launches", MAX_ONE_STATE_LAUNCHES)):
                 stopped = STOP_ONE_STATE  # stable, every launch in one state: no more chances
                 break
-        # light sizes cost LIGHT_ROUNDS of the kind's rounds (none lighter where the kind
-        # already runs that few: ``launch``)
-        est = sum(launch_estimate(later[k], 2 * per_batch[(k, pr)]
-                                  * (1 - len(light.get(k, ())) / len(later[k]) * max(
-                                      0.0, 1 - LIGHT_ROUNDS / kind_rounds(k, per_launch_rounds))))
+        est = sum(launch_estimate(later[k], 2 * per_batch[(k, pr)] * (1 - saved(k)))
                   for k in later for pr, _ in todo)
         # the planning estimate, or what the last launch took when that was longer (a loaded
         # machine: a new user's make probe saw a launch overrun the budget and lose them all)

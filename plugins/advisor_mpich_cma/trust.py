@@ -253,9 +253,9 @@ def run_trace_check(ctx: "MeasureContext", mpi: MpiFacts,
     environment, and before any MPI_T write its phases check it in the form emit writes
     (``emitted.env_phases``, labelled ``emitted.ENV_LABEL``), as ``emitted.run_route_check``
     would in a launch of its own; values ``env_form.<key>``: the ``cma-emitted-route`` values
-    (``emitted.route_evidence``), so a probe whose advice is that threshold needs no second
+    (``emitted.route_values``), so a probe whose advice is that threshold needs no second
     traced launch (``measure.emitted_evidence``)."""
-    from advisor_mpich_cma.emitted import ENV_LABEL, env_phases, route_evidence, traced_route
+    from advisor_mpich_cma.emitted import ENV_LABEL, env_phases, route_values, traced_route
     from advisor_mpich_cma.launch import config_env
 
     phases = trace_phases(thresholds)
@@ -266,8 +266,8 @@ def run_trace_check(ctx: "MeasureContext", mpi: MpiFacts,
     if counts is None:
         return None
     trusted, why = trace_verdict(counts, messages, phases)
-    env_form = ({f"env_form.{k}": v for k, v in route_evidence(
-        int(env_threshold), counts, first, how="the MPI_T switch check's launch").values.items()}
+    env_form = ({f"env_form.{k}": v for k, v in route_values(
+        int(env_threshold), counts, first, how="the MPI_T switch check's launch").items()}
         if first else {})
     return Evidence(
         id=SWITCH_CHECK, description="the MPI_T run-time threshold switch traced: "
