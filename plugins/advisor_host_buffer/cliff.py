@@ -205,3 +205,81 @@ def ab_stability(values: dict, default_runs: dict[int, list[list[float]]],
         return "better" in verdicts and "worse" not in verdicts
 
     return resample_stability(helps, rounds, seed=seed)
+
+
+def _slow_from(points: Sequence[SweepPoint], first: Cliff, noise_floor: float) -> Optional[int]:
+    """The smallest size of ``first``'s range (``start_bytes``..``end_bytes``) from which every
+    size this process measured in that range, up to ``end_bytes``, is slow by ``find_cliff``'s
+    rule (upper CI bound raised by ``noise_floor`` below the lower CI bound of the plateau: the
+    slowest size this process measured above ``end_bytes``); None when the range's top size is
+    not slow here, or the process measured no plateau or none of the range."""
+    above = [p for p in points if p.nbytes > first.end_bytes]
+    inside = sorted((p for p in points if first.start_bytes <= p.nbytes <= first.end_bytes),
+                    key=lambda p: p.nbytes, reverse=True)
+    if not above or not inside or inside[0].nbytes != first.end_bytes:
+        return None
+    plateau = min(above, key=lambda p: p.median)
+    start = None
+    for p in inside:
+        if p.ci_high * (1 + noise_floor) >= plateau.ci_low:
+            break
+        start = p.nbytes
+    return start
+
+
+def reproduced_cliff(processes: Sequence[Sequence[SweepPoint]], first: Cliff, *,
+                     noise_floor: float) -> Optional[Cliff]:
+    """The part of the first default sweep's cliff ``first`` that every default process in
+    ``processes`` (each its own points, the first sweep's included) reproduces: the cliff start
+    is the largest of the processes' own starts (:func:`_slow_from`), the end and plateau stay
+    ``first``'s.  None when some process does not show the cliff's top size slow.
+
+    Why the largest start: where one fresh process finds a size slow and another does not, the
+    slowdown there is a property of that process (buffer placement, the machine's state while
+    it ran), not of glibc's code path: streaming that size is within noise of not streaming
+    it, a tie, and a tie goes to the candidate nearest the library default (issue 25 item 1),
+    here the higher threshold.  Measured on the 2-core AMD EPYC VM (glibc threshold 0xb580000):
+    a 64 MiB copy ran at 9.0-13.2 GB/s from one process to the next against a streamed plateau
+    of 11.0-12.0 GB/s, so 4 in 10 first sweeps put 64 MiB in the cliff and advised 0x4000000,
+    the other 6 0x8000000.
+
+    :param processes: per default process, its sweep points (bytes/s; any sizes: those outside
+        ``first``'s range and above it are read, the rest ignored).
+    :param noise_floor: fraction, as ``find_cliff``'s.
+    """
+    if not processes:
+        return None
+    starts = [_slow_from(pts, first, noise_floor) for pts in processes]
+    if any(s is None for s in starts):
+        return None
+    start = max(s for s in starts if s is not None)
+    if start == first.start_bytes:
+        return first
+    below = [p.nbytes for pts in processes for p in pts if p.nbytes < start]
+    return Cliff(start_bytes=start, end_bytes=first.end_bytes,
+                 last_fast_bytes=max(below) if below else first.last_fast_bytes,
+                 plateau_bps=first.plateau_bps, depth=first.depth)
+
+
+def reproduced_threshold(processes: Sequence[Sequence[SweepPoint]], first: Cliff, *,
+                         noise_floor: float, minimum: Optional[int] = None) -> Optional[int]:
+    """``choose_nt_threshold`` of :func:`reproduced_cliff` (bytes), None without one."""
+    c = reproduced_cliff(processes, first, noise_floor=noise_floor)
+    return choose_nt_threshold(c, minimum=minimum) if c is not None else None
+
+
+def candidate_stability(processes: Sequence[Sequence[SweepPoint]], first: Cliff, *,
+                        noise_floor: float, minimum: Optional[int] = None,
+                        seed: int = 0) -> Optional[float]:
+    """How stable the tuned threshold's choice is over the default processes it was chosen
+    from: ``advisor.measure.resample_stability`` of :func:`reproduced_threshold` on resamples
+    of ``processes`` (drawn with replacement), 0..1; None with fewer than 2 processes.  What
+    varies between processes is what made the first sweep's choice flip from one probe to the
+    next, which resampling the A/B rounds of one candidate cannot see.  Pure."""
+    from advisor.measure import resample_stability
+
+    def choice(idx) -> Optional[int]:
+        return reproduced_threshold([processes[i] for i in idx], first,
+                                    noise_floor=noise_floor, minimum=minimum)
+
+    return resample_stability(choice, len(processes), seed=seed)

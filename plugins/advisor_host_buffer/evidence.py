@@ -56,6 +56,11 @@ HEADLINE_TITLES = {"memcpy_bandwidth_largest_bytes_per_s":
                    "memcpy bandwidth at the largest copy size (default tunables)"}
 
 
+#: ``memcpy-sweep`` value ``nt.stopped`` when a fresh default process does not find the top of
+#: the first sweep's cliff slow (``measure_nt.ab_rounds``): the cliff is not glibc's code path
+#: here, and no threshold is advised (``recommend_nt.sweep``).
+NT_NOT_REPRODUCED = "cliff not reproduced"
+
 def headline(evidence: Iterable[Evidence]) -> dict[str, float]:
     """Fleet headline figure (``advisor.specs.headline``): memcpy bandwidth with the library's
     default settings at the sweep's largest size, bytes/s."""

@@ -6,7 +6,9 @@ current GLIBC_TUNABLES vs a tuned ``glibc.cpu.x86_non_temporal_threshold`` chose
 measured cliff (``cliff.choose_nt_threshold``; only when there is a cliff), runs interleaved
 A B A B; per-size comparison with an A/A noise floor.  The follow-up runs after the first sweep
 cover only the sizes the tuning affects, one control and the plateau (:func:`followup_sizes`),
-with more rounds while the verdict is unstable (``_until_stable``, issue 25 item 1).  ``--quick``
+and the first sweep's cliff; the threshold is chosen again from every default process, with
+more rounds while the advice is unstable (:mod:`advisor_host_buffer.measure_nt`, issue 25
+item 1).  ``--quick``
 stops after the first sweep: the cliff and the candidate threshold are recorded (value
 ``ab_skipped``), but no setting is advised from a quick probe, since the A/B needs four fresh
 processes (two per setting for the A/A floor) and a quick sweep does not find the same cliff
@@ -22,21 +24,17 @@ is known, not beyond the first size at or above it (:func:`plateau_capped`).
 from __future__ import annotations
 
 import json
-import os
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
-from advisor.libraries.glibc_tunables import list_tunables
-from advisor.measure import (REL_PRECISION, compare, interleave, noise_floor_from_aa, relabel,
-                             run_python, summarize)
-from advisor.measure.launch import child_env
+from advisor.measure import REL_PRECISION, noise_floor_from_aa, relabel, run_python
 from advisor.models import Evidence, Point, Series
 from advisor.probe import MeasureContext
 
-from .cliff import ab_stability, choose_nt_threshold, find_cliff
+from .cliff import choose_nt_threshold, find_cliff
 from . import evidence
 from .measure_common import MEMORY_FRACTION, WORKER, Budget, MiB, random_buffer_conditions
-from .tunables import merged_tunables
+from .measure_nt import ab_rounds, ab_values, tuned_env
 
 SWEEP_SIZES = [1 << k for k in range(20, 30)]  # 1 MiB .. 512 MiB
 QUICK_SWEEP_SIZES = [1 << k for k in range(22, 29)]  # 4 MiB .. 256 MiB
@@ -102,11 +100,6 @@ def followup_sizes(sizes: list[int], tuned: int, current: Optional[int]) -> list
     return [n for n in sizes if n in keep]
 
 
-#: Most A/B rounds of the non-temporal threshold while its verdict is unstable (a cost cap: a
-#: round is two fresh processes sweeping the affected sizes, ~1-3 s on the 2-core VM).
-NT_MAX_ROUNDS = 6
-
-
 def within_run_floor(passes: dict) -> Optional[float]:
     """Median over sizes of the A/A noise floor between the passes of one sweep process
     (``noise_floor_from_aa`` of each size's per-pass samples); None without two passes."""
@@ -115,111 +108,6 @@ def within_run_floor(passes: dict) -> Optional[float]:
     return floors[len(floors) // 2] if floors else None
 
 
-def _ab_values(runs: dict[str, list[list[Point]]], values: dict[str, Any],
-               current: Optional[int], seed: int) -> list[Series]:
-    """The sweep's series (every run of each configuration pooled per size) and, into
-    ``values``, the A/A floors of the default runs and the per-size A/B gains (``gain.<n>``
-    with CI, floor and ``affected``)."""
-    series = []
-    pooled: dict[str, dict[int, list[float]]] = {}
-    for cfg, rr in runs.items():
-        if not rr:
-            continue
-        by: dict[int, list[float]] = {}
-        per_run: dict[int, list[list[float]]] = {}
-        for run in rr:
-            for p in run:
-                by.setdefault(int(p.x), []).extend(p.samples)
-                per_run.setdefault(int(p.x), []).append(p.samples)
-        pooled[cfg] = by
-        series.append(Series(name=cfg, unit=evidence.BPS, x_name="nbytes", x_unit="bytes", points=[
-            Point(x=float(n), label=cfg, samples=s, stats=summarize(s, seed=seed),
-                  warmup=[w for run in rr for p in run if int(p.x) == n for w in p.warmup])
-            for n, s in sorted(by.items())]))
-        if cfg == "default" and len(rr) >= 2:
-            floors = {n: noise_floor_from_aa(v) for n, v in per_run.items() if len(v) >= 2}
-            for n, f in floors.items():
-                values[f"aa_noise_floor.{n}"] = f
-            # process-level noise of memcpy here: the A/A floor at the sizes both configurations
-            # stream (>= glibc's current threshold), which the tuning does not change.  Inside
-            # the cliff the default runs scatter because cached stores of out-of-cache copies
-            # are erratic: that scatter is the symptom, not measurement noise.
-            plateau = sorted(f for n, f in floors.items() if current is not None and n >= current)
-            if plateau:
-                values["noise_floor"] = plateau[len(plateau) // 2]
-    cliff_range = (int(values["cliff.start_bytes"]), int(current)) if (
-        "cliff.start_bytes" in values and current is not None and "noise_floor" in values) else None
-    if "tuned" in pooled and pooled["tuned"]:
-        for n, tuned_s in pooled["tuned"].items():
-            d = pooled["default"].get(n)
-            if not d:
-                continue
-            nf = values.get(f"aa_noise_floor.{n}", 0.0)
-            if cliff_range and cliff_range[0] <= n < cliff_range[1]:
-                nf = values["noise_floor"]
-            c = compare(d, tuned_s, higher_is_better=True, noise_floor=nf, seed=seed)
-            values[f"gain.{n}"] = c.ratio
-            values[f"gain.{n}.ci_low"] = c.ci_low
-            values[f"gain.{n}.ci_high"] = c.ci_high
-            values[f"gain.{n}.noise_floor"] = nf
-            # glibc changes its code path only for copies in [tuned, current): the others run the
-            # same stores in both configurations, so their ratio is drift (a control)
-            tuned_b = values.get("nt_threshold.tuned_bytes")
-            if tuned_b is not None and current is not None:
-                values[f"gain.{n}.affected"] = int(tuned_b) <= n < int(current)
-    return series
-
-
-def _per_run(rr: list[list[Point]]) -> dict[int, list[list[float]]]:
-    """bytes -> per-run sample lists of one configuration's runs."""
-    out: dict[int, list[list[float]]] = {}
-    for run in rr:
-        for p in run:
-            out.setdefault(int(p.x), []).append(list(p.samples))
-    return out
-
-
-def _until_stable(runs: dict[str, list[list[Point]]], values: dict[str, Any],
-                  current: Optional[int], ctx: MeasureContext,
-                  run_one: Callable[[str, int], list[float]], deadline: float) -> list[Series]:
-    """Sequential A/B (issue 25 item 1): while the "helps" verdict's stability over resamples
-    of the rounds (``cliff.ab_stability``) is below ``STABLE_SHARE``, one more round (default,
-    then tuned) while it fits before ``deadline`` and fewer than ``NT_MAX_ROUNDS`` ran.  Values
-    ``nt.stability``, ``nt.stability_by_round``, ``nt.stopped`` (stable / budget / round cap /
-    too few rounds) and ``interleave.rounds``; returns the series of every round."""
-    from advisor.measure import STABLE_SHARE
-
-    series = _ab_values(runs, values, current, ctx.seed)
-    history: list[float] = []
-    while True:
-        rounds = min(len(runs["default"]), len(runs["tuned"]))
-        got = ab_stability(values, _per_run(runs["default"]), _per_run(runs["tuned"]),
-                           seed=ctx.seed)
-        if got is None:
-            stopped = "too few rounds"
-            break
-        history.append(got)
-        if got >= STABLE_SHARE:
-            stopped = "stable"
-            break
-        if rounds >= NT_MAX_ROUNDS:
-            stopped = "round cap"
-            break
-        t0 = time.monotonic()
-        if t0 + values.get("ab_round_s", 0.0) > deadline:
-            stopped = "budget"
-            break
-        ctx.progress(f"one more A/B round: stability {got:.2f} < {STABLE_SHARE}", None)
-        run_one("default", rounds)
-        run_one("tuned", rounds)
-        values["ab_round_s"] = time.monotonic() - t0
-        series = _ab_values(runs, values, current, ctx.seed)
-    values.update({"interleave.rounds": min(len(runs["default"]), len(runs["tuned"])),
-                   "nt.stopped": stopped,
-                   "nt.stability_by_round": ",".join(f"{x:.2f}" for x in history)})
-    if history:
-        values["nt.stability"] = history[-1]
-    return series
 
 
 def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional[Evidence]:
@@ -260,55 +148,31 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     if cliff is not None and tun.values.get("list_tunables_available") and current is None:
         values["nt_threshold.unsupported"] = True  # this glibc/arch lists no such tunable
         cliff = None
+    minimum = tun.values.get("glibc.cpu.x86_non_temporal_threshold.min")
     if cliff is not None:
         values.update({"cliff.start_bytes": cliff.start_bytes, "cliff.end_bytes": cliff.end_bytes,
                        "cliff.depth": cliff.depth})
-        tuned = choose_nt_threshold(
-            cliff, minimum=tun.values.get("glibc.cpu.x86_non_temporal_threshold.min"))
-        values["nt_threshold.tuned_bytes"] = tuned
-        env_tuned = {"GLIBC_TUNABLES": merged_tunables(
-            os.environ.get("GLIBC_TUNABLES"), "glibc.cpu.x86_non_temporal_threshold", hex(tuned))}
-        eff = list_tunables(child_env(env_tuned)).get("glibc.cpu.x86_non_temporal_threshold")
-        if eff is not None and isinstance(eff.value, int):
-            values["nt_threshold.tuned_effective_bytes"] = eff.value
+        env_tuned = tuned_env(choose_nt_threshold(cliff, minimum=minimum), values)
     if cliff is not None and ctx.quick:
         values["ab_skipped"] = "quick"  # detection only: the A/B is the full probe's
+        series = ab_values(runs, values, current, ctx.seed)
     elif cliff is not None:
-        # A B A B in fresh processes (the first A is the run above), extra rounds while the
-        # repeats disagree at the cliff start; the sweep may use half of what is left
-        key = cliff.start_bytes
-        side: dict[str, list[list[Point]]] = {"default": [], "tuned": []}
-        # only the sizes the tuning can change, one control and the plateau (followup_sizes)
-        follow = followup_sizes(sizes, tuned, int(current) if current is not None else None)
-        if key not in follow:  # a tuned value above the cliff start (glibc's minimum raised it)
-            follow = sorted({*follow, key})
-        values["followup_bytes"] = ",".join(str(n) for n in follow)
-
-        def run_one(cfg: str, rnd: int) -> list[float]:
-            if cfg == "default" and rnd == 0:
-                pts = first
-            else:
-                pts = sweep_run(follow, env_tuned if cfg == "tuned" else None, ctx.quick,
-                                 ctx.seed + 2 * rnd + (cfg == "tuned"), timeout)
-            side[cfg].append(pts)
-            return next(p.samples for p in pts if int(p.x) == key)
-
-        t_ab = time.monotonic()
-        deadline_ab = t_ab + ctx.remaining_s() / 2
-        il = interleave(["default", "tuned"], run_one, repeats=2, deadline=deadline_ab,
-                        max_extra_rounds=0 if ctx.quick else 1)
-        runs = side
-        # a later round's seconds: the interleaved rounds' mean, the first default's whole
-        # sweep not counted (it is reused, not rerun)
-        values["ab_round_s"] = (time.monotonic() - t_ab) / max(1, il.rounds)
-        values.update({"interleave.rounds": il.rounds, "interleave.extra_rounds": il.extra_rounds,
-                       "interleave.truncated": il.truncated,
-                       "interleave.disagreement.default": il.disagreement["default"],
-                       "interleave.disagreement.tuned": il.disagreement["tuned"]})
-    if runs.get("tuned"):
-        series = _until_stable(runs, values, current, ctx, run_one, deadline_ab)
+        # A B A B in fresh processes after the first A (measure_nt.ab_rounds): the sizes the
+        # tuning can change, one control and the plateau (followup_sizes), and the whole cliff
+        # with the size below it, so every default process can say where its own cliff starts
+        tuned = int(values["nt_threshold.tuned_bytes"])
+        follow = set(followup_sizes(sizes, tuned, int(current) if current is not None else None))
+        follow |= {n for n in sizes if cliff.start_bytes <= n <= cliff.end_bytes}
+        if cliff.last_fast_bytes in sizes:
+            follow.add(cliff.last_fast_bytes)
+        follow_l = sorted(follow)
+        values["followup_bytes"] = ",".join(str(n) for n in follow_l)
+        series, env_tuned = ab_rounds(
+            ctx, values, first, cliff, int(current) if current is not None else None,
+            int(minimum) if minimum is not None else None,
+            run=lambda env, seed: sweep_run(follow_l, env, False, seed, timeout))
     else:
-        series = _ab_values(runs, values, current, ctx.seed)
+        series = ab_values(runs, values, current, ctx.seed)
     # the harness' artefact rules on what this sweep recorded (first_touch_artefact on the
     # destination's fill, the placement's distance): a labelled point keeps no bandwidth.  No
     # ceiling check here: the sweep times the ceiling's own kernel (numpy.copyto between

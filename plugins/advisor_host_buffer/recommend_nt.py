@@ -63,6 +63,20 @@ def nt_cache_size(ev: list[Evidence], facts: Facts, findings: list[Finding]) -> 
         evidence=[evidence.EV_TUNABLES] if tun else []))
 
 
+def _tie_text(e: Evidence, pooled_start: int) -> str:
+    """The rationale's sentence on cliff sizes below the tuned threshold that only some fresh
+    default processes found slow (``cliff.reproduced_cliff``), or ''."""
+    rs = e.values.get("cliff.reproduced_start_bytes")
+    first = e.values.get("cliff.start_bytes")
+    low = min(int(x) for x in (first, pooled_start) if x is not None)
+    if rs is None or int(rs) <= low:
+        return ""
+    return (f" Copies from {evidence.fmt_bytes(low)} up to {evidence.fmt_bytes(int(rs))} were "
+            f"slower than the plateau in some of the {e.values.get('nt.default_processes')} "
+            "fresh default processes and not in others: streaming them ties with glibc's "
+            "cached stores, so they keep the default's path (a tie goes to the value nearest "
+            "the default).")
+
 
 def sweep(ev: list[Evidence], facts: Facts, findings: list[Finding],
           recs: list[Recommendation], nf: float) -> None:
@@ -92,6 +106,20 @@ def sweep(ev: list[Evidence], facts: Facts, findings: list[Finding],
             remedy="check the glibc this process loads (ld.so --list-tunables) and "
                    "GLIBC_TUNABLES in the environment"))
         current = None
+    if e.values.get("nt.stopped") == evidence.NT_NOT_REPRODUCED:
+        k, v = e.values.get("nt.default_processes"), e.values
+        findings.append(Finding(
+            id="memcpy-cliff", severity="info",
+            message=(f"memcpy cliff in the first sweep only: copies of "
+                     f"{evidence.fmt_bytes(int(v['cliff.start_bytes']))}-"
+                     f"{evidence.fmt_bytes(int(v['cliff.end_bytes']))} ran "
+                     f"{float(v['cliff.depth']):.2f}x slower than larger ones there, but "
+                     f"{f'one of {k}' if k else 'a'} fresh default processes did not find "
+                     f"{evidence.fmt_bytes(int(v['cliff.end_bytes']))} slower than the "
+                     "plateau, so the cliff is not glibc's code path here and no tunable is "
+                     "advised"),
+            evidence=[evidence.EV_SWEEP]))
+        return
     cliff = find_cliff(evidence.sweep_points(d),
                          noise_floor=float(e.values.get("noise_floor.within_run", 0.0)),
                          threshold_bytes=int(current) if current is not None else None)
@@ -124,6 +152,7 @@ def sweep(ev: list[Evidence], facts: Facts, findings: list[Finding],
             evidence=[evidence.EV_SWEEP]))
         return
     stab, ab_rounds = e.values.get("nt.stability"), e.values.get("interleave.rounds")
+    procs = e.values.get("nt.default_processes")
     if stab is not None and float(stab) < STABLE_SHARE:
         # the gain does not survive resampling the A/B rounds: advice that would flip from one
         # probe to the next is not given (issue 25 item 1)
@@ -131,7 +160,10 @@ def sweep(ev: list[Evidence], facts: Facts, findings: list[Finding],
             id="memcpy-cliff", severity="info",
             message=(f"memcpy cliff: {cliff_txt}; the tuned threshold {hex(int(tuned))} gained "
                      f"in these {ab_rounds} A/B rounds, but only {float(stab):.0%} of "
-                     f"resamples of them agree (policy {STABLE_SHARE:.0%}; measuring stopped: "
+                     f"resamples of them"
+                     + (f" and of the {procs} default processes it was chosen from"
+                        if procs else "")
+                     + f" agree (policy {STABLE_SHARE:.0%}; measuring stopped: "
                      f"{e.values.get('nt.stopped')}), so no tunable is advised"),
             remedy="probe again with a larger --time-budget to measure more rounds",
             evidence=[evidence.EV_SWEEP]))
@@ -168,8 +200,11 @@ def sweep(ev: list[Evidence], facts: Facts, findings: list[Finding],
             f"{cliff_txt}. With {item}={hex(int(tuned))} a {evidence.fmt_bytes(gain.best)} copy ran "
             f"{r:.2f}x faster{ci_text(lo, hi)} in a fresh process and no swept size the setting affects got "
             "slower beyond its A/A noise floor."
-            + (f" Stability {float(stab):.2f}: the share of {N_RESAMPLES} resamples of the "
-               f"{ab_rounds} A/B rounds that give this advice (policy {STABLE_SHARE:.2f})."
+            + _tie_text(e, cliff.start_bytes)
+            + (f" Stability {float(stab):.2f}: the lower of two shares of {N_RESAMPLES} "
+               f"resamples that give this advice, those of the {ab_rounds} A/B rounds"
+               + (f" and those of the {procs} default processes the threshold was chosen from"
+                  if procs else "") + f" (policy {STABLE_SHARE:.2f})."
                if stab is not None else "")
         ),
         confidence="high" if lo != r and stab is not None else "medium",
