@@ -204,11 +204,9 @@ class Point(Model):
 
     x: Optional[float] = None
     label: Optional[str] = Field(None, description="configuration or point name, e.g. 'cma-on'")
-    samples: list[float] = Field(
-        default_factory=list,
-        description="steady-state samples in time order; a profile keeps at most 48 per point "
-        "(every k-th; stats.n counts all taken)",
-    )
+    samples: list[float] = Field(default_factory=list, description="steady-state samples in "
+                                 "time order; a profile keeps at most 48 per point (every k-th; "
+                                 "stats.n counts all taken)")
     warmup: list[float] = Field(default_factory=list, description="first-use samples, not noise")
     stats: Optional[Stats] = None
     artefact: Optional[str] = Field(None, description="why this point is not a physical "
@@ -378,6 +376,8 @@ class Provenance(Model):
     hostname: Optional[str] = None
     busy_cores_before: Optional[float] = Field(None, ge=0, description="other processes' CPU "
                                                "use before the probes, cores (measure.load)")
+    steal_share: Optional[float] = Field(None, ge=0, le=1, description="the hypervisor's share "
+                                         "(steal) of the CPU time used while probing (measure.load)")
 
 
 class Profile(Model):

@@ -73,11 +73,18 @@ def probe(
 
     from advisor.cli.progress import probe_progress
 
+    during = LoadWindow()  # the hypervisor's steal while the probes measure
     with probe_progress() as on_event, signals_interrupt():
         prof = run_probes(reg.probes, reg.owners("probe"), facts, time_budget_s=time_budget,
                           quick=quick, launcher=launcher_argv, options=options,
                           on_event=on_event, command=" ".join(["advisor"] + sys.argv[1:]),
                           seed=seed, libraries=reg.libraries, busy_cores_before=busy.cores)
+    vm = during.result()
+    if vm is not None and vm.steal_share is not None:
+        prof = prof.model_copy(update={"provenance": prof.provenance.model_copy(
+            update={"steal_share": vm.steal_share})})
+        if vm.noisy:
+            warn(vm.steal_warning())
     if thin:
         from advisor.fleet.thin import FLEET_PROFILE_BYTES, thin_profile
 

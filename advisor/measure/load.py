@@ -12,6 +12,13 @@ process but this one and its waited-for children used, per second of the window.
 what ``/proc/stat`` counts as neither idle nor I/O wait (user, nice, system, irq, softirq,
 steal; guest time is already inside user and is not counted twice, proc(5)).  Steal (a
 hypervisor running someone else on this vCPU) counts: a measurement loses that time too.
+
+Steal is also reported on its own (``Busy.steal_share``): the share of the CPU time this
+machine's processes wanted that the hypervisor gave to someone else.  It is the VM's own
+noise, which no idle node removes: on the 2-core KVM/Firecracker VM a whole probe saw 5-8 %
+(``vmstat``'s ``st`` beside ``us``+``sy`` of 30-90 %), with 6 % of the MPI probe's batches
+12.7x slower than the rest, while an idle 20 s window saw 0.4 % of all CPU time.  The probe
+records it over its whole run (``Provenance.steal_share``) and warns from ``NOISY_STEAL``.
 """
 
 from __future__ import annotations
@@ -28,6 +35,11 @@ MIN_WINDOW_S = 0.1
 #: one process spinning 1.03; half a core is far from both and is already a large share of a
 #: 2-rank MPI measurement.
 BUSY_CORES = 0.5
+#: Steal share from which the probe warns: the harness's relative precision
+#: (``advisor.measure.stats.REL_PRECISION``, 5 %).  Time the hypervisor takes lands in the timed
+#: intervals unevenly, as stalls; when it is as large as the precision the samplers stop at, it
+#: is a noise source of the same size as everything they were sized against.
+NOISY_STEAL = 0.05
 
 
 def _busy_s(t: Any) -> float:
@@ -36,6 +48,21 @@ def _busy_s(t: Any) -> float:
     for field in ("idle", "iowait", "guest", "guest_nice"):
         total -= getattr(t, field, 0.0)
     return total
+
+
+def _steal_s(t: Any) -> float:
+    """Stolen CPU seconds of a ``psutil.cpu_times()`` sample (0 where the kernel has none)."""
+    return float(getattr(t, "steal", 0.0) or 0.0)
+
+
+def steal_share(busy_before: float, busy_after: float, steal_before: float,
+                steal_after: float) -> Optional[float]:
+    """Stolen seconds over busy seconds (steal included) of a window, 0..1; None when the
+    machine was never busy in it.  Pure."""
+    busy = busy_after - busy_before
+    if busy <= 0:
+        return None
+    return min(1.0, max(0.0, (steal_after - steal_before) / busy))
 
 
 def _own_s() -> float:
@@ -49,11 +76,24 @@ def _own_s() -> float:
 @dataclass(frozen=True)
 class Busy:
     """Other processes' CPU use over a window: ``cores`` (cores' worth, >= 0), ``window_s``
-    (seconds), ``cpus`` (logical CPUs) and ``busy`` (``cores >= BUSY_CORES``)."""
+    (seconds), ``cpus`` (logical CPUs) and ``busy`` (``cores >= BUSY_CORES``); ``steal_share``
+    (``steal_share``, None when nothing ran) and ``noisy`` (``steal_share >= NOISY_STEAL``)."""
 
     cores: float
     window_s: float
     cpus: int
+    steal_share: Optional[float] = None
+
+    @property
+    def noisy(self) -> bool:
+        return self.steal_share is not None and self.steal_share >= NOISY_STEAL
+
+    def steal_warning(self) -> str:
+        """One line for a VM whose hypervisor took ``NOISY_STEAL`` or more (the CLI prints it)."""
+        return (f"the hypervisor took {self.steal_share:.0%} of the CPU time this machine used "
+                f"over the {self.window_s:.0f} s of the probe (steal): measurements here carry "
+                f"its stalls, and advice can tie or come out unstable where a dedicated node "
+                f"would decide. Compare with a probe on bare metal or a VM with dedicated cores")
 
     @property
     def busy(self) -> bool:
@@ -83,7 +123,8 @@ class LoadWindow:
         import psutil
 
         self._t0 = time.monotonic()
-        self._busy0 = _busy_s(psutil.cpu_times())
+        t = psutil.cpu_times()
+        self._busy0, self._steal0 = _busy_s(t), _steal_s(t)
         self._own0 = _own_s()
 
     def result(self) -> Optional[Busy]:
@@ -96,8 +137,12 @@ class LoadWindow:
         dt = time.monotonic() - self._t0
         if dt < MIN_WINDOW_S:
             return None
-        cores = other_cores(self._busy0, _busy_s(psutil.cpu_times()), self._own0, _own_s(), dt)
-        return Busy(cores=round(cores, 3), window_s=round(dt, 3), cpus=os.cpu_count() or 1)
+        t = psutil.cpu_times()
+        busy = _busy_s(t)
+        cores = other_cores(self._busy0, busy, self._own0, _own_s(), dt)
+        steal = steal_share(self._busy0, busy, self._steal0, _steal_s(t))
+        return Busy(cores=round(cores, 3), window_s=round(dt, 3), cpus=os.cpu_count() or 1,
+                    steal_share=round(steal, 4) if steal is not None else None)
 
     def wait_result(self) -> Busy:
         """``result``, sleeping first until the window is ``MIN_WINDOW_S`` long."""

@@ -53,3 +53,34 @@ def test_probe_on_a_busy_machine_warns_and_records_it(spinner, tmp_path, advisor
     assert len(warn) == 1 and "sbatch --exclusive" in warn[0], proc.stderr
     assert load_profile(out).provenance.busy_cores_before >= load.BUSY_CORES
     assert proc.stdout.strip() == str(out)  # stdout stays the product
+
+
+def test_steal_share_is_stolen_over_busy_time_and_warns_from_the_precision():
+    # 10 busy seconds in the window, 0.6 of them stolen by the hypervisor
+    assert load.steal_share(100.0, 110.0, 5.0, 5.6) == pytest.approx(0.06)
+    assert load.steal_share(100.0, 100.0, 5.0, 5.0) is None  # nothing ran: no share
+    assert load.steal_share(100.0, 101.0, 5.0, 4.0) == 0.0  # a counter that went back
+    from advisor.measure.stats import REL_PRECISION
+
+    assert load.NOISY_STEAL == REL_PRECISION
+    noisy = load.Busy(cores=0.0, window_s=40.0, cpus=2, steal_share=0.06)
+    assert noisy.noisy and "6%" in noisy.steal_warning() and "steal" in noisy.steal_warning()
+    assert not load.Busy(cores=0.0, window_s=40.0, cpus=2, steal_share=0.004).noisy
+    assert not load.Busy(cores=0.0, window_s=40.0, cpus=2).noisy
+
+
+def test_a_probe_records_the_steal_share_it_ran_under(tmp_path, advisor_home):
+    """The share is whatever this machine's kernel counted (0 on bare metal); it is recorded,
+    and a warning is given exactly when it reaches NOISY_STEAL."""
+    out = tmp_path / "p.toml"
+    proc = subprocess.run([sys.executable, "-m", "advisor", "probe", "--plugin",
+                           "memory-pool-device", "-o", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    share = load_profile(out).provenance.steal_share
+    warned = any("(steal)" in line for line in proc.stderr.splitlines())
+    if share is None:  # the probe used no CPU the kernel counted: nothing to record or say
+        assert not warned
+    else:
+        assert 0.0 <= share <= 1.0 and warned == (share >= load.NOISY_STEAL)
+    assert proc.stdout.strip() == str(out)
