@@ -71,8 +71,9 @@ def _tie_text(e: Evidence, pooled_start: int) -> str:
     low = min(int(x) for x in (first, pooled_start) if x is not None)
     if rs is None or int(rs) <= low:
         return ""
-    return (f" Copies from {evidence.fmt_bytes(low)} up to {evidence.fmt_bytes(int(rs))} were "
-            f"slower than the plateau in some of the {e.values.get('nt.default_processes')} "
+    k = e.values.get("nt.default_processes")
+    return (f" Copies from {evidence.fmt_bytes(low)} to just below "
+            f"{evidence.fmt_bytes(int(rs))} were slower than the plateau in some of the {k} "
             "fresh default processes and not in others: streaming them ties with glibc's "
             "cached stores, so they keep the default's path (a tie goes to the value nearest "
             "the default).")
