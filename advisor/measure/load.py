@@ -93,7 +93,7 @@ class Busy:
         return (f"the hypervisor took {self.steal_share:.0%} of the CPU time this machine used "
                 f"over the {self.window_s:.0f} s of the probe (steal): measurements here carry "
                 f"its stalls, and advice can tie or come out unstable where a dedicated node "
-                f"would decide. Compare with a probe on bare metal or a VM with dedicated cores")
+                f"would decide. Compare with a probe on bare metal or a VM with dedicated cores.")
 
     @property
     def busy(self) -> bool:

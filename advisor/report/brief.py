@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from advisor.report.tables import Table, setting_value
+from advisor.report.tables import Table, load_note, setting_value
 from advisor.specs.units import format_bytes, format_value, sizes_in_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -249,7 +249,7 @@ def brief_show(prof: "Profile", width: int = 120, source: Optional[str] = None) 
     p = prof.provenance
     named = f"profile {source} of" if source else "profile of"
     heading = (f"{named} {p.hostname or '?'} (fingerprint {prof.fingerprint}), {p.created}, "
-               f"advisor {p.advisor_version}, {p.duration_s:.0f} s")
+               f"advisor {p.advisor_version}, {p.duration_s:.0f} s" + load_note(p))
     ok = [f"{r.probe} {r.status} ({r.duration_s:.1f} s)" for r in prof.results
           if r.status == "ok"]
     other = [f"{r.probe} {r.status}" + (f" ({_reason(r.reason)})" if r.reason else "")

@@ -78,6 +78,21 @@ def _fixed(value, digits: int = 3) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
+
+def load_note(p: Any) -> str:
+    """The heading's note on what the probe ran beside (``Provenance.busy_cores_before``,
+    ``steal_share``), from the thresholds ``advisor probe`` warns at (``advisor.measure.load``):
+    '' when neither was reached, else '; measured ...'.  The warning is printed once, while
+    probing; this keeps it with the profile."""
+    from advisor.measure.load import BUSY_CORES, NOISY_STEAL
+
+    notes = []
+    if p.busy_cores_before is not None and p.busy_cores_before >= BUSY_CORES:
+        notes.append(f"beside other processes using {p.busy_cores_before:.1f} cores")
+    if p.steal_share is not None and p.steal_share >= NOISY_STEAL:
+        notes.append(f"with {p.steal_share:.0%} of the CPU time taken by the hypervisor (steal)")
+    return ("; measured " + " and ".join(notes)) if notes else ""
+
 def setting_value(value, type_: str) -> str:
     """A setting's value as stored (copyable), with the human-readable size after a ``bytes``
     value of 1 KiB or more: ``1073741824 (1 GiB)``."""
@@ -98,7 +113,7 @@ def show_report(prof: "Profile") -> ShowReport:
 
     p = prof.provenance
     heading = (f"profile of {p.hostname or '?'} (fingerprint {prof.fingerprint}), {p.created}, "
-               f"advisor {p.advisor_version}, {p.duration_s:.0f} s")
+               f"advisor {p.advisor_version}, {p.duration_s:.0f} s" + load_note(p))
     probes = Table("Probes", ("probe", "status", "reason", "time (s)"),
                    [(r.probe, r.status, r.reason or "", f"{r.duration_s:.1f}")
                     for r in prof.results])

@@ -22,6 +22,7 @@ from advisor.errors import EmitError
 from advisor.report.collect import profile_date
 from advisor.report.markup import escape as _e
 from advisor.report.markup import shown, table
+from advisor.report.tables import load_note
 
 if TYPE_CHECKING:  # pragma: no cover
     from advisor.models import PluginResult, Profile, Verification
@@ -73,7 +74,8 @@ def _machine(prof: "Profile") -> str:
     return (f"<p class=\"machine\"><b>Machine</b> class <code>{_e(f.class_fingerprint())}"
             f"</code>, host <code>{_e(prof.provenance.hostname or f.hostname or '?')}</code>, "
             f"{_e(cpu)}" + (f" ({_e(extra)})" if extra else "")
-            + f"; profile of {_e(_when(prof.provenance.created))}.</p>")
+            + f"; profile of {_e(_when(prof.provenance.created))}"
+            + f"{_e(load_note(prof.provenance))}.</p>")
 
 
 def _when(created: Optional[str]) -> str:

@@ -84,3 +84,18 @@ def test_a_probe_records_the_steal_share_it_ran_under(tmp_path, advisor_home):
     else:
         assert 0.0 <= share <= 1.0 and warned == (share >= load.NOISY_STEAL)
     assert proc.stdout.strip() == str(out)
+
+
+def test_show_and_the_report_keep_the_conditions_the_probe_warned_about():
+    """The warning is printed once, while probing; the profile's heading keeps it."""
+    from advisor.models import Provenance
+    from advisor.report.tables import load_note
+
+    quiet = Provenance(advisor_version="0", command="advisor probe", created="2026-12-02",
+                       busy_cores_before=0.0, steal_share=0.004)
+    assert load_note(quiet) == ""
+    noisy = quiet.model_copy(update={"busy_cores_before": 1.03, "steal_share": 0.059})
+    note = load_note(noisy)
+    assert "other processes using 1.0 cores" in note and "6% of the CPU time" in note
+    assert load_note(quiet.model_copy(update={"steal_share": None,
+                                              "busy_cores_before": None})) == ""
