@@ -270,10 +270,17 @@ class DecisionRecord:
             upper = any(d.advice is not None and n >= d.advice for _, n, _, _ in d.losses)
             if d.advice == d.best:
                 fix = "no threshold fixes that without losing more elsewhere"
+            elif d.one_state:
+                fix = (f"{thr_name(d.best)} measured a higher worst ratio "
+                       f"({d.worst[d.best]:.2f}, the advice {d.worst[d.advice]:.2f}; 1 = "
+                       f"the best at every size), but every launch met one state of a copy "
+                       f"path that switches between two, so every candidate ties by rule and "
+                       f"the advice is the library default")
             else:
-                fix = (f"{thr_name(d.best)} loses less in the worst case "
-                       f"({d.worst[d.best]:.2f} vs {d.worst[d.advice]:.2f}) but within noise, "
-                       f"so the advice stays nearer the default")
+                fix = (f"{thr_name(d.best)} measured a higher worst ratio "
+                       f"({d.worst[d.best]:.2f}, the advice {d.worst[d.advice]:.2f}; 1 = "
+                       f"the best at every size), but within noise, so the advice is the "
+                       f"tie's member nearest the library default")
             out.append(Finding(
                 id="cma-regret-left", severity="warning", evidence=ids,
                 message=(f"the advice ({thr_name(d.advice)}) is measurably beaten at some sizes,"
@@ -288,7 +295,9 @@ class DecisionRecord:
             out.append(Finding(
                 id="cma-advice-unstable", severity="warning", evidence=ids,
                 message=f"the CMA advice is unstable: {self.stab()} (policy: at least "
-                        f"{STABLE_SHARE:.0%}); candidates tie within noise, measure longer"))
+                        f"{STABLE_SHARE:.0%})",
+                remedy="measure more launches: probe again with '--option launches=N' above "
+                       f"the {d.launches} measured (and a --time-budget that fits them)"))
         if not self.default_ok:
             out.append(Finding(
                 id="cma-default-not-measured", severity="warning", evidence=ids,
