@@ -181,8 +181,11 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     return relabel(Evidence(
         id=evidence.EV_SWEEP,
         description="memcpy (numpy.copyto, random-filled 64 B-aligned buffers) across sizes, "
-                    "one fresh process per run: current GLIBC_TUNABLES ('default') vs a tuned "
-                    "glibc.cpu.x86_non_temporal_threshold ('tuned'), interleaved",
+                    "one fresh process per run: current GLIBC_TUNABLES ('default')" + (
+                        " vs a tuned glibc.cpu.x86_non_temporal_threshold ('tuned'), interleaved"
+                        if any(x.name == "tuned" for x in series) else
+                        " only (no A/B: " + (values.get("nt.stopped") or values.get("ab_skipped")
+                                             or "no cliff") + ")"),
         series=series,
         conditions=random_buffer_conditions(ctx, {
             **placement, **({"tuned_env": env_tuned["GLIBC_TUNABLES"]} if env_tuned else {})}),
