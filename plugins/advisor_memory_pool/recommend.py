@@ -21,6 +21,7 @@ from typing import Optional, Sequence
 from advisor.knobs import version_in
 from advisor.measure import STABLE_SHARE
 from advisor.models import Advice, Evidence, Facts, Finding, Recommendation
+from advisor.specs.units import format_seconds
 
 from . import model
 from .cupy_advice import cupy_findings, cupy_recommendation
@@ -140,7 +141,8 @@ def _host_speedup(ev: Optional[Evidence]) -> tuple[bool, str, bool]:
                 how += f", stability {stab:.2f}"
         else:
             how = "recorded values, no CI"
-        parts.append(f"{s.name}: base pages {mb:.4g} s, MADV_HUGEPAGE {mh:.4g} s "
+        parts.append(f"{s.name}: base pages {format_seconds(mb)}, MADV_HUGEPAGE "
+                     f"{format_seconds(mh)} "
                      f"({mb / mh:.3g}x, {how})")
     if not parts:
         return False, "", False
