@@ -145,7 +145,8 @@ def ab_rounds(ctx: MeasureContext, values: dict[str, Any], first: list[Point], c
         two), ``nt.stability_by_round``, ``nt.candidates_set_aside``, ``nt.stopped`` (stable /
         budget / round cap / ``NOT_REPRODUCED``), ``interleave.rounds`` (tuned rounds of the
         advised candidate), ``ab_round_s``.
-    :param cliff: the first sweep's cliff (``cliff.find_cliff``).
+    :param cliff: the first sweep's cliff (``cliff.find_cliff``); ``values`` holds its
+        threshold (``nt_threshold.tuned_bytes``, ``cliff.choose_nt_threshold``).
     :param current: glibc's threshold in effect (bytes), None when unknown.
     :param minimum: the tunable's minimum from ``ld.so --list-tunables`` (``choose_nt_threshold``).
     :return: the sweep's series (every default process; the tuned processes of the advised

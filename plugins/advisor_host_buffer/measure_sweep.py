@@ -152,9 +152,10 @@ def memcpy_sweep(ctx: MeasureContext, tun: Evidence, budget: Budget) -> Optional
     if cliff is not None:
         values.update({"cliff.start_bytes": cliff.start_bytes, "cliff.end_bytes": cliff.end_bytes,
                        "cliff.depth": cliff.depth})
-        env_tuned = tuned_env(choose_nt_threshold(cliff, minimum=minimum), values)
+        values["nt_threshold.tuned_bytes"] = choose_nt_threshold(cliff, minimum=minimum)
     if cliff is not None and ctx.quick:
         values["ab_skipped"] = "quick"  # detection only: the A/B is the full probe's
+        env_tuned = tuned_env(int(values["nt_threshold.tuned_bytes"]), values)
         series = ab_values(runs, values, current, ctx.seed)
     elif cliff is not None:
         # A B A B in fresh processes after the first A (measure_nt.ab_rounds): the sizes the
