@@ -32,6 +32,12 @@ class Cliff:
     depth: float
 
 
+def _slower(p: SweepPoint, plateau: SweepPoint, noise_floor: float) -> bool:
+    """The cliff rule for one size: its upper CI bound, raised by ``noise_floor`` (fraction),
+    is below the lower CI bound of the plateau."""
+    return p.ci_high * (1 + noise_floor) < plateau.ci_low
+
+
 def find_cliff(points: Sequence[SweepPoint], *, noise_floor: float,
                threshold_bytes: Optional[int] = None) -> Optional[Cliff]:
     """The cliff of a default-tunables sweep, or None.
@@ -60,12 +66,12 @@ def find_cliff(points: Sequence[SweepPoint], *, noise_floor: float,
     else:
         i = len(pts) - 1
         plateau = pts[i]
-        while i > 0 and pts[i - 1].ci_high * (1 + noise_floor) >= plateau.ci_low:
+        while i > 0 and not _slower(pts[i - 1], plateau, noise_floor):
             i -= 1
             plateau = pts[i] if pts[i].median < plateau.median else plateau
     j = i - 1
     cliff = []
-    while j >= 0 and pts[j].ci_high * (1 + noise_floor) < plateau.ci_low:
+    while j >= 0 and _slower(pts[j], plateau, noise_floor):
         cliff.append(pts[j])
         j -= 1
     if not cliff or j < 0:  # a cliff needs a faster (cache-resident) size below it
@@ -221,7 +227,7 @@ def _slow_from(points: Sequence[SweepPoint], first: Cliff, noise_floor: float) -
     plateau = min(above, key=lambda p: p.median)
     start = None
     for p in inside:
-        if p.ci_high * (1 + noise_floor) >= plateau.ci_low:
+        if not _slower(p, plateau, noise_floor):
             break
         start = p.nbytes
     return start
