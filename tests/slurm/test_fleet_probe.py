@@ -208,12 +208,15 @@ def test_fleet_probe_under_slurm_flags_the_slow_node_and_keeps_the_killed_one_ap
     wrapper.chmod(0o755)
     p, out, err, d, killed_at = _slow_and_killed_run(c, wrapper, tmp_path / "try1")
     rep = json.loads(out) if p.returncode == 1 else {"nodes": []}
-    node2 = next((n for n in rep["nodes"] if n["name"] == "node2"), {})
-    if node2.get("state") != "outlier":
+    first = {n["name"]: n["state"] for n in rep["nodes"]}
+    healthy = [n for n in HEALTHY_AND_SLOW if n != "node2"]
+    if first.get("node2") != "outlier" or any(first.get(n) != "ok" for n in healthy):
         # seen in CI: the throttled node failed its probe (its sweep cut by the quick probe's
         # target), or the healthy "nodes" of this shared VM spread too far for the rule to
-        # single it out (FLEET_K): say why, and run the whole scenario once more
-        print(f"node2 was not flagged in the first run; once more:\n{_explain(rep, d)}",
+        # single it out (FLEET_K), or one of them left the band itself (a VM at 15 % steal:
+        # node1 at 16.2 GB/s against a class median of 12.2): say why, and run the whole
+        # scenario once more
+        print(f"node2 alone was not flagged in the first run; once more:\n{_explain(rep, d)}",
               file=sys.stderr)
         p, out, err, d, killed_at = _slow_and_killed_run(c, wrapper, tmp_path / "try2")
     assert p.returncode == 1, f"{err[-3000:]}\n{c.logs()}"  # 1: nodes are flagged
