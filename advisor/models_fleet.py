@@ -42,7 +42,8 @@ class HeadlineBand(BaseModel):
 
     median: float = Field(description="median over the class's nodes, in the figure's unit")
     mad: Optional[float] = Field(None, ge=0, description="median absolute deviation (raw, "
-                                 "held at least 1 % of the median); None: fewer than 3 nodes")
+                                 "held at least the MAD floor of the median); None: fewer "
+                                 "than 3 nodes")
     k: float = Field(ge=0, description="MAD multiple of the band")
     low: Optional[float] = Field(None, description="median - k·MAD; None: no band (< 3 nodes)")
     high: Optional[float] = Field(None, description="median + k·MAD; None: no band (< 3 nodes)")
@@ -68,5 +69,9 @@ class FleetClass(BaseModel):
     nodes: int = Field(ge=0, description="nodes in the class")
     hostlist: str = Field("", description="the class's nodes as a Slurm hostlist")
     k: float = Field(ge=0, description="MAD multiple of the report's robust rule")
+    mad_floor: Optional[float] = Field(None, gt=0, lt=1, description="least MAD of the robust "
+                                       "rule, a fraction of the median ([fleet] mad_floor); "
+                                       "None: not recorded, the default "
+                                       "(advisor.fleet.outliers.MAD_FLOOR_REL)")
     headlines: dict[str, HeadlineBand] = Field(default_factory=dict,
                                                description="'probe:figure' -> its band")

@@ -74,6 +74,11 @@ def report(
     k: Optional[float] = typer.Option(None, "--k", min=0.0, help="Outlier rule: median ± k·MAD "
                                       "per class and headline figure (default: [fleet] k of the "
                                       "configuration, 6 as Intel Cluster Checker)."),
+    mad_floor: Optional[float] = typer.Option(None, "--mad-floor", metavar="FRACTION",
+                                              help="Outlier rule: the least MAD, a fraction of "
+                                              "the median (default: [fleet] mad_floor of the "
+                                              "configuration, 0.01); raise it to one node's "
+                                              "run-to-run spread on shared VMs."),
     baseline: Optional[Path] = typer.Option(None, "--baseline", metavar="PROFILE",
                                             help="Hold every node's headline figures to this "
                                             "profile's, within --tolerance."),
@@ -94,7 +99,11 @@ def report(
     if k is not None and not k > 0:  # k = 0: a band of one value, every node an outlier
         raise BadInputError(f"--k {k:g}: expected a number above 0 (the band is median "
                             "± k·MAD; 0 makes it one value and flags every node)")
+    if mad_floor is not None and not 0 < mad_floor < 1:
+        raise BadInputError(f"--mad-floor {mad_floor:g}: expected a fraction above 0 and below "
+                            "1 (the least MAD as a share of the median)")
     k = k if k is not None else fleet.k
+    mad_floor = mad_floor if mad_floor is not None else fleet.mad_floor
     expected = expected if expected is not None else fleet.expected
     names = None
     if expected:
@@ -105,12 +114,13 @@ def report(
         except hostlist.BadHostlist as exc:
             raise BadInputError(f"--expected {expected!r}: not a hostlist ({exc})") from None
     rep = build_report(directory, k=k, baseline=baseline,
+                       **({"mad_floor": mad_floor} if mad_floor is not None else {}),
                        tolerance=tolerance if baseline is not None else None,
                        floors=parse_floors(floor), expected=names)
     render_report(rep, json_)
     written = [c.profile_path for c in rep.classes if c.profile_path]
     if written:  # what advisor check, emit -f nhc / reframe-test on the nodes read from now on
-        err(f"fleet: {len(written)} class profile(s) written with bands at k={k:g}: "
-             + ", ".join(written))
+        err(f"fleet: {len(written)} class profile(s) written with bands at k={k:g}, MAD "
+            f"floor {rep.mad_floor:.0%}: " + ", ".join(written))
     if rep.flagged:
         exit_with(ExitCode.FINDINGS)

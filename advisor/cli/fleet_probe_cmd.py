@@ -159,10 +159,11 @@ def probe(
     from advisor.cli.fleet_cmd import render_report
     from advisor.fleet.report import build_report
 
-    # the report's rules as 'advisor fleet report' reads them: [fleet] k of the scopes
+    # the report's rules as 'advisor fleet report' reads them: [fleet] k and mad_floor
     fleet = common.load_config().model.fleet
+    rule = {"k": fleet.k, "mad_floor": fleet.mad_floor}
     rep = build_report(out_dir, expected=outcome.expected,
-                       **({"k": fleet.k} if fleet.k is not None else {}))
+                       **{name: v for name, v in rule.items() if v is not None})
     render_report(rep, json_)
     if rep.flagged:
         exit_with(ExitCode.FINDINGS)

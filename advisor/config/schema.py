@@ -75,6 +75,10 @@ class FleetSection(Model):
 
     k: Optional[float] = Field(None, gt=0, description="outlier rule: median +- k*MAD (--k); "
                                "above 0")
+    mad_floor: Optional[float] = Field(None, gt=0, lt=1, description="outlier rule: the least "
+                                       "MAD, a fraction of the median (--mad-floor; 0.01); "
+                                       "raise it to the run-to-run spread of one node's "
+                                       "headline where nodes measure unsteadily (shared VMs)")
     expected: Optional[str] = Field(None, description="hostlist of the nodes that should have "
                                     "a profile, e.g. node[001-128] (--expected)")
 

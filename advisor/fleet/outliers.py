@@ -5,10 +5,15 @@
   than 6 median absolute deviations from the median", configurable), cited in issue 15.  MAD is
   the raw median absolute deviation (``scipy.stats.median_abs_deviation`` with ``scale=1``; numpy
   computes it here, scipy is not a dependency).  It needs :data:`MIN_NODES` values: with two, the
-  median is their mean and neither can be told apart.  The MAD is held at least
-  :data:`MAD_FLOOR_REL` of the median, so identical copies (MAD 0) do not flag a node for
-  sub-noise differences: the smallest A/A noise floor the shipped profile records (host-buffer
-  ``memcpy-sweep`` ``aa_noise_floor.4194304``) is 0.8 %.
+  median is their mean and neither can be told apart.  The MAD is held at least a fraction of
+  the median, the *MAD floor* (``mad_floor``; :data:`MAD_FLOOR_REL`, 1 %, by default), so
+  identical copies (MAD 0) do not flag a node for sub-noise differences: the smallest A/A noise
+  floor the shipped profile records (host-buffer ``memcpy-sweep`` ``aa_noise_floor.4194304``) is
+  0.8 %.  A site whose nodes measure less steadily than that sets its own (``[fleet]
+  mad_floor``, ``advisor fleet report --mad-floor``): on a shared 2-core VM, one node's memcpy
+  headline at 256 MiB read 6.99-11.96 GB/s in 8 fresh processes (MAD 10 % of the median), and
+  with four such nodes a MAD floor of 1 % let chance alone flag a healthy one
+  (``tests/slurm/test_fleet_probe.py``).
 * Baseline rule: ``|value / baseline - 1| > tolerance`` (SuperBench's ±5 % against a baseline).
 * Floors: a per-figure absolute limit (Azure HPC health checks' per-node-type floors): a minimum
   for rates (figure names ending ``_per_s``), a maximum for times (ending ``_s``); other units
@@ -48,19 +53,21 @@ class Flag:
     reason: str
 
 
-def robust_band(values: Mapping[str, float], k: float = DEFAULT_K) -> Optional[tuple]:
+def robust_band(values: Mapping[str, float], k: float = DEFAULT_K,
+                mad_floor: float = MAD_FLOOR_REL) -> Optional[tuple]:
     """The robust rule's accepted band of one class's figure: ``(low, high, median, mad)``
-    with ``low, high = median -/+ k·MAD`` (MAD held at least ``MAD_FLOOR_REL`` of the median);
-    None below :data:`MIN_NODES` values.  ``values``: node -> value."""
+    with ``low, high = median -/+ k·MAD``, the MAD held at least ``mad_floor`` (a fraction) of
+    the median; None below :data:`MIN_NODES` values.  ``values``: node -> value."""
     if len(values) < MIN_NODES:
         return None
     x = np.fromiter(values.values(), dtype=float, count=len(values))
     med = float(np.median(x))
-    mad = max(float(np.median(np.abs(x - med))), MAD_FLOOR_REL * abs(med))
+    mad = max(float(np.median(np.abs(x - med))), mad_floor * abs(med))
     return med - k * mad, med + k * mad, med, mad
 
 
-def band_record(values: Mapping[str, float], figure: str, k: float = DEFAULT_K):
+def band_record(values: Mapping[str, float], figure: str, k: float = DEFAULT_K,
+                mad_floor: float = MAD_FLOOR_REL):
     """The robust band of one class's ``figure`` as a class profile stores it
     (``advisor.models_fleet.HeadlineBand``): :func:`robust_band`'s low, high, median and MAD,
     ``k``, the node count and the unit; below :data:`MIN_NODES` values only the median (no band,
@@ -68,7 +75,7 @@ def band_record(values: Mapping[str, float], figure: str, k: float = DEFAULT_K):
     from advisor.models_fleet import HeadlineBand
     from advisor.specs.headline import headline_unit
 
-    band = robust_band(values, k)
+    band = robust_band(values, k, mad_floor)
     unit = headline_unit(figure.split(":", 1)[-1])
     if band is None:
         med = float(np.median(np.fromiter(values.values(), dtype=float, count=len(values))))
@@ -77,10 +84,12 @@ def band_record(values: Mapping[str, float], figure: str, k: float = DEFAULT_K):
     return HeadlineBand(median=med, mad=mad, k=k, low=lo, high=hi, nodes=len(values), unit=unit)
 
 
-def robust_flags(values: Mapping[str, float], figure: str, k: float = DEFAULT_K) -> list[Flag]:
-    """Nodes of one class whose ``figure`` lies outside median ± k·MAD (:func:`robust_band`);
-    none below :data:`MIN_NODES` values.  ``values``: node -> value."""
-    band = robust_band(values, k)
+def robust_flags(values: Mapping[str, float], figure: str, k: float = DEFAULT_K,
+                 mad_floor: float = MAD_FLOOR_REL) -> list[Flag]:
+    """Nodes of one class whose ``figure`` lies outside median ± k·MAD (:func:`robust_band`,
+    the MAD held at least ``mad_floor`` of the median); none below :data:`MIN_NODES` values.
+    ``values``: node -> value."""
+    band = robust_band(values, k, mad_floor)
     if band is None:
         return []
     lo, hi, med, mad = band

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from advisor.fleet.outliers import (DEFAULT_K, Flag, baseline_flags, figure_matches,
-                                    floor_flags, robust_flags)
+from advisor.fleet.outliers import (DEFAULT_K, MAD_FLOOR_REL, Flag, baseline_flags,
+                                    figure_matches, floor_flags, robust_flags)
 
 __all__ = ["STATES", "FLAGGED_STATES", "NodeRow", "ClassRow", "FleetReport", "build_report",
            "compress_hostlist"]
@@ -80,6 +80,8 @@ class FleetReport:
     flags: list
     #: one line per probe whose ``headline`` failed (``advisor.steps`` error text, the nodes)
     warnings: list = field(default_factory=list)
+    #: the robust rule's least MAD, a fraction of the median (``advisor.fleet.outliers``)
+    mad_floor: float = MAD_FLOOR_REL
 
     def names(self, state: str) -> list[str]:
         return [n.name for n in self.nodes if n.state == state]
@@ -100,7 +102,8 @@ class FleetReport:
     def to_json(self) -> dict:
         """The JSON report: counts, hostlists per state, classes (with profile paths), nodes."""
         return {
-            "directory": self.directory, "k": self.k, "counts": self.counts(),
+            "directory": self.directory, "k": self.k, "mad_floor": self.mad_floor,
+            "counts": self.counts(),
             "hostlists": {s: compress_hostlist(self.names(s)) for s in STATES},
             "flagged_hostlist": self.flagged_hostlist,
             "classes": [{"class": c.class_id, "nodes": len(c.nodes),
@@ -142,7 +145,8 @@ def _baseline_figures(path: Path, probes: Mapping[str, Any],
     return figures
 
 
-def build_report(directory: Path, *, k: float = DEFAULT_K, baseline: Optional[Path] = None,
+def build_report(directory: Path, *, k: float = DEFAULT_K, mad_floor: float = MAD_FLOOR_REL,
+                 baseline: Optional[Path] = None,
                  tolerance: Optional[float] = None, floors: Optional[dict] = None,
                  expected: Optional[Sequence[str]] = None,
                  probes: Optional[Mapping[str, Any]] = None,
@@ -150,6 +154,8 @@ def build_report(directory: Path, *, k: float = DEFAULT_K, baseline: Optional[Pa
     """Report on the node profiles in ``directory``; writes ``directory/classes/<class>.toml``.
 
     :param k: MAD multiple of the robust rule (Intel Cluster Checker's 6 by default).
+    :param mad_floor: the least MAD of the robust rule, a fraction of the class's median
+        (``advisor.fleet.outliers``: 1 % by default).
     :param baseline: a profile whose headline figures every node is held to, within
         ``tolerance`` (a fraction, default 0.05: SuperBench's ±5 %).
     :param floors: figure (``name`` or ``probe:name``) -> absolute floor (a maximum for times).
@@ -190,7 +196,7 @@ def build_report(directory: Path, *, k: float = DEFAULT_K, baseline: Optional[Pa
         figures = sorted({f for s in members for f in s.headlines})
         for fig in figures:
             vals = {s.name: s.headlines[fig] for s in members if fig in s.headlines}
-            flags += robust_flags(vals, fig, k)
+            flags += robust_flags(vals, fig, k, mad_floor)
             if fig in base:
                 flags += baseline_flags(vals, fig, base[fig], tol)
             for name, limit in (floors or {}).items():
@@ -214,14 +220,15 @@ def build_report(directory: Path, *, k: float = DEFAULT_K, baseline: Optional[Pa
             row.state = "not-applicable"
             row.reason = "; ".join(f"{p}: {why or st}" for p, (st, why) in s.results.items()) \
                 or "no probe results"
-    classes = [_write_class(directory, cid, members, rows, probes, write_profiles, k)
+    classes = [_write_class(directory, cid, members, rows, probes, write_profiles, k, mad_floor)
                for cid, members in sorted(by_class.items())]
     return FleetReport(str(directory), k, sorted(rows.values(), key=lambda r: r.name), classes,
                        flags, warnings + _headline_warnings(summaries)
-                       + _open_band_warnings(by_class, k))
+                       + _open_band_warnings(by_class, k, mad_floor), mad_floor)
 
 
-def _open_band_warnings(by_class: Mapping[str, list], k: float) -> list[str]:
+def _open_band_warnings(by_class: Mapping[str, list], k: float,
+                        mad_floor: float = MAD_FLOOR_REL) -> list[str]:
     """One line per class figure whose robust band reaches down to 0 or below (its median
     positive): no node can fall below it, so neither this report nor ``advisor check`` can flag
     a slow node on it (seen: three quick probes of one shared VM, low = -1.1e9 bytes/s)."""
@@ -231,13 +238,16 @@ def _open_band_warnings(by_class: Mapping[str, list], k: float) -> list[str]:
     for cid, members in sorted(by_class.items()):
         for fig in sorted({f for s in members for f in s.headlines}):
             band = robust_band({s.name: s.headlines[fig] for s in members
-                                if fig in s.headlines}, k)
+                                if fig in s.headlines}, k, mad_floor)
             if band is not None and band[2] > 0 and band[0] <= 0:
                 lo, _hi, med, mad = band
+                why = (f"the MAD floor holds the MAD at {mad_floor:.0%} of the median (a "
+                       "smaller --mad-floor or --k)" if mad <= mad_floor * med else
+                       f"its nodes differ by {mad / med:.0%} of the median (more nodes, a "
+                       "quieter partition or a smaller --k)")
                 out.append(f"class {cid}: the band of {fig} reaches {lo:.3g} (median {med:.3g}"
-                           f" - {k:g}·MAD {mad:.3g}): a slow node cannot be flagged on it; its "
-                           f"nodes differ by {mad / med:.0%} of the median (more nodes, a "
-                           "quieter partition or a smaller --k)")
+                           f" - {k:g}·MAD {mad:.3g}): a slow node cannot be flagged on it; "
+                           + why)
     return out
 
 
@@ -253,7 +263,8 @@ def _headline_warnings(summaries: Sequence[Any]) -> list[str]:
             for probe, got in sorted(by_probe.items())]
 
 
-def _fleet_record(cid: str, members: list, names: list, k: float):
+def _fleet_record(cid: str, members: list, names: list, k: float,
+                  mad_floor: float = MAD_FLOOR_REL):
     """The class profile's ``[fleet]`` table (``advisor.models_fleet.FleetClass``): per headline
     figure the band of :func:`advisor.fleet.outliers.band_record` over all the class's nodes
     with the figure, the very values the robust rule judged (``build_report``)."""
@@ -261,14 +272,16 @@ def _fleet_record(cid: str, members: list, names: list, k: float):
     from advisor.models_fleet import FleetClass
 
     figures = sorted({f for s in members for f in s.headlines})
-    bands = {f: band_record({s.name: s.headlines[f] for s in members if f in s.headlines}, f, k)
+    bands = {f: band_record({s.name: s.headlines[f] for s in members if f in s.headlines}, f, k,
+                            mad_floor)
              for f in figures}
     return FleetClass(class_id=cid, nodes=len(names), hostlist=compress_hostlist(names), k=k,
-                      headlines=bands)
+                      mad_floor=mad_floor, headlines=bands)
 
 
 def _write_class(directory: Path, cid: str, members: list, rows: Mapping[str, NodeRow],
-                 probes: Mapping[str, Any], write: bool, k: float = DEFAULT_K) -> ClassRow:
+                 probes: Mapping[str, Any], write: bool, k: float = DEFAULT_K,
+                 mad_floor: float = MAD_FLOOR_REL) -> ClassRow:
     """Pool, re-recommend and write one class profile (see ``advisor.fleet.pool``), with its
     ``[fleet]`` bands at ``k`` (:func:`_fleet_record`)."""
     import statistics
@@ -291,7 +304,7 @@ def _write_class(directory: Path, cid: str, members: list, rows: Mapping[str, No
         profs = [load_profile(s.path) for s in chosen]
         prof = class_profile(cid, profs, probes, n_nodes=len(names),
                              hostlist=compress_hostlist(names))
-        prof = prof.model_copy(update={"fleet": _fleet_record(cid, members, names, k)})
+        prof = prof.model_copy(update={"fleet": _fleet_record(cid, members, names, k, mad_floor)})
         path = directory / "classes" / f"{cid}.toml"
         if write:
             path.parent.mkdir(exist_ok=True)

@@ -30,8 +30,8 @@ A/A noise floor the shipped profile records is about 0.8 %, so a fourth digit is
 scientific notation; ``lower``/``upper`` are the band's ends relative to that rounded value,
 rounded *outward* to whole percent (``advisor.formats.reframe.STEP``), so the written band
 always holds the class band and is at most one percent of the value wider on each side.  The
-class band is at least ±k % of the median (MAD held at least ``MAD_FLOOR_REL`` = 1 % of it;
-k = 6 by default): a percent step is small beside it, and the test never fails a node inside
+class band is at least ±k % of the median (MAD held at least the MAD floor, ``MAD_FLOOR_REL`` =
+1 % of it by default; k = 6 by default): a percent step is small beside it, and the test never fails a node inside
 the band the fleet report keeps.  ``lower`` is held at -1 (ReFrame refuses a lower threshold
 below -1 for a positive reference).  Only the worse side is bounded, as ``advisor check``
 judges (``advisor.fleet.check``): a rate (``*_per_s``) has no upper threshold, a time (``*_s``)

@@ -64,8 +64,9 @@ def probe_titles(probe: Any) -> Optional[Mapping[str, str]]:
 
 
 def _spec(class_id: str, figure: str, values: dict[str, float], flagged: set[str],
-          k: float, titles: Optional[Mapping[str, str]] = None) -> FigureSpec:
-    from advisor.fleet.outliers import robust_band
+          k: float, titles: Optional[Mapping[str, str]] = None,
+          mad_floor: Optional[float] = None) -> FigureSpec:
+    from advisor.fleet.outliers import MAD_FLOOR_REL, robust_band
 
     nodes = sorted(values)
     xs = {n: float(i) for i, n in enumerate(nodes)}
@@ -78,7 +79,8 @@ def _spec(class_id: str, figure: str, values: dict[str, float], flagged: set[str
                                    + (" ..." if len(bad) > 6 else ""),
                                    x=[xs[n] for n in bad], y=[values[n] for n in bad],
                                    kind="points", role="default"))
-    band = robust_band(values, k)
+    floor = MAD_FLOOR_REL if mad_floor is None else mad_floor
+    band = robust_band(values, k, floor)
     bands, markers = [], []
     if band is not None:
         lo, hi, med, _mad = band
@@ -92,7 +94,8 @@ def _spec(class_id: str, figure: str, values: dict[str, float], flagged: set[str
         caption=(f"Headline figure {name} ({title}) of probe {probe} on each of the "
                  f"{len(nodes)} nodes "
                  f"of machine class {class_id}, from their profiles; a node outside the band "
-                 f"(median ± {k:g}·MAD of the class, Intel Cluster Checker's rule) is flagged"
+                 f"(median ± {k:g}·MAD of the class, Intel Cluster Checker's rule; the MAD "
+                 f"held at least {floor:.0%} of the median) is flagged"
                  + ("" if band is not None else "; fewer than 3 nodes: no band")
                  + "."),
         x_label="node", x_unit="", y_label=headline_quantity(name), y_unit=headline_unit(name),
@@ -102,20 +105,25 @@ def _spec(class_id: str, figure: str, values: dict[str, float], flagged: set[str
 
 
 def fleet_view(directory: Path, probes: Mapping[str, Any], *, k: Optional[float] = None,
+               mad_floor: Optional[float] = None,
                only_class: Optional[str] = None) -> FleetView:
     """The Fleet section of the node profiles in ``directory`` (``only_class``: that class's
     figures alone).
 
     :param probes: probe name -> probe (their ``headline``), e.g. ``advisor.plugins.load().probes``.
     :param k: the MAD multiple (default ``advisor.fleet.outliers.DEFAULT_K``).
+    :param mad_floor: the least MAD, a fraction of the median (default
+        ``advisor.fleet.outliers.MAD_FLOOR_REL``).
     :raises BadInputError: ``directory`` is not a directory of node profiles.
     """
     from advisor.fleet.nodes import summarize_dir
-    from advisor.fleet.outliers import DEFAULT_K
+    from advisor.fleet.outliers import DEFAULT_K, MAD_FLOOR_REL
     from advisor.fleet.report import FLAGGED_STATES, build_report
 
     k = DEFAULT_K if k is None else k
-    rep = build_report(Path(directory), k=k, probes=probes, write_profiles=False)
+    mad_floor = MAD_FLOOR_REL if mad_floor is None else mad_floor
+    rep = build_report(Path(directory), k=k, mad_floor=mad_floor, probes=probes,
+                       write_profiles=False)
     flagged_by = {(f.node, f.figure) for f in rep.flags}
     summaries = [s for s in summarize_dir(Path(directory), probes) if s.state == "read"]
     by_class: dict[str, list] = {}
@@ -128,7 +136,8 @@ def fleet_view(directory: Path, probes: Mapping[str, Any], *, k: Optional[float]
         for fig in sorted({f for s in members for f in s.headlines}):
             values = {s.name: s.headlines[fig] for s in members if fig in s.headlines}
             specs.append(_spec(cid, fig, values, {n for n in values if (n, fig) in flagged_by},
-                               k, probe_titles(probes.get(fig.partition(":")[0]))))
+                               k, probe_titles(probes.get(fig.partition(":")[0])),
+                               mad_floor))
     rows = [(n.name, n.state, n.class_id, n.reason) for n in rep.nodes
             if n.state in FLAGGED_STATES and (only_class is None or n.class_id == only_class)]
     return FleetView(str(directory), rep.counts(), rows, rep.flagged_hostlist, specs,

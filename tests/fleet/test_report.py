@@ -148,7 +148,8 @@ def test_cli_json_report_and_class_profile_emits(fleet_dir):
     t = _advisor("fleet", "report", str(fleet_dir))
     assert t.stdout.rstrip().splitlines()[-1] == "flagged: bad,node3"
     # the class profiles the nodes check against were rewritten: said on stderr
-    assert f"fleet: 1 class profile(s) written with bands at k=6: {path}" in t.stderr
+    assert (f"fleet: 1 class profile(s) written with bands at k=6, MAD floor 1%: {path}"
+            in t.stderr)
 
 
 @pytest.mark.parametrize("k", ["0", "-1"])
@@ -156,6 +157,47 @@ def test_k_of_zero_or_below_is_bad_input(fleet_dir, k):
     """k = 0 makes each band one value: every node an outlier, every check a drift."""
     r = _advisor("fleet", "report", str(fleet_dir), "--k", k)
     assert r.returncode == 2 and "--k" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_mad_floor_widens_the_band_of_steady_nodes():
+    """Four nodes within 2 % and one 15 % above: at the default floor (1 %) the MAD of the
+    steady four (0.02) puts the fifth outside median ± 6·MAD; a floor of 5 % of the median
+    (a site whose nodes move that much run to run) holds it."""
+    from advisor.fleet.outliers import MAD_FLOOR_REL, robust_band, robust_flags
+
+    vals = {"a": 1.0, "b": 1.02, "c": 0.98, "d": 1.0, "e": 1.15}
+    assert [f.node for f in robust_flags(vals, "p:x_bytes_per_s")] == ["e"]
+    assert robust_flags(vals, "p:x_bytes_per_s", mad_floor=0.05) == []
+    lo, hi, med, mad = robust_band(vals, 6.0, 0.05)
+    assert (med, mad) == (1.0, 0.05) and (lo, hi) == pytest.approx((0.7, 1.3))
+    assert robust_band(vals, 6.0)[3] == pytest.approx(0.02) and 0.02 > MAD_FLOOR_REL
+
+
+@pytest.mark.slow
+def test_the_mad_floor_comes_from_the_option_or_the_site_and_is_recorded(fleet_dir, tmp_path):
+    """node3 reads CMA at half its class's rate: an outlier at the 1 % floor, inside the band
+    at a floor of 20 % (± 6·20 %).  The floor reaches the JSON report and the class profile."""
+    r = _advisor("fleet", "report", str(fleet_dir), "--json", "--mad-floor", "0.2")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["mad_floor"] == 0.2 and doc["hostlists"]["outlier"] == ""
+    assert load_profile(doc["classes"][0]["profile"]).fleet.mad_floor == 0.2
+    site = tmp_path / "config" / "site.toml"  # tmp_path is fleet_dir: not a node's file
+    site.parent.mkdir()
+    site.write_text("[fleet]\nmad_floor = 0.2\n")
+    r = subprocess.run([sys.executable, "-m", "advisor", "fleet", "report", str(fleet_dir),
+                        "--json"], capture_output=True, text=True, timeout=120,
+                       env={**ENV, "ADVISOR_SITE_CONFIG": str(site)})
+    assert r.returncode == 0 and json.loads(r.stdout)["mad_floor"] == 0.2, r.stderr
+    r = _advisor("fleet", "report", str(fleet_dir), "--json")  # the default: node3 flagged
+    assert r.returncode == 1 and json.loads(r.stdout)["mad_floor"] == 0.01
+
+
+@pytest.mark.parametrize("floor", ["0", "1", "-0.1", "nan"])
+def test_a_mad_floor_outside_0_1_is_bad_input(fleet_dir, floor):
+    r = _advisor("fleet", "report", str(fleet_dir), "--mad-floor", floor)
+    assert r.returncode == 2 and "--mad-floor" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
 
 
 def test_a_band_down_to_zero_is_said(tmp_path):
@@ -171,6 +213,9 @@ def test_a_band_down_to_zero_is_said(tmp_path):
     members[0].headlines["p:copy_bytes_per_s"] = 3.4e9  # close: the band stays above 0
     members[2].headlines["p:copy_bytes_per_s"] = 3.6e9
     assert _open_band_warnings({"cls": members}, 6.0) == []
+    (line,) = _open_band_warnings({"cls": members}, 6.0, 0.2)  # the floor, not the nodes
+    assert line.endswith("the MAD floor holds the MAD at 20% of the median (a smaller "
+                         "--mad-floor or --k)")
 
 
 def test_floor_option_refuses_bad_items():
