@@ -15,6 +15,9 @@ from advisor.specs.selection import MODULE_DEPENDENCIES
 
 #: ``--spec-range`` values (``advisor.config.schema.SpackSection.spec_range`` checks them).
 SPEC_RANGES = ("exact", "minor", "major")
+#: The formats --mpi-module and --module-dependency shape (modulefiles that depend on an MPI
+#: module: advisor.formats.moddeps).
+MODULE_FORMATS = ("lmod", "tcl")
 
 
 @boundary
@@ -70,6 +73,11 @@ def emit(
     if spec_range is not None and format not in ("spack-modules", "easybuild-hooks"):
         raise BadInputError(f"--spec-range goes with --format spack-modules or easybuild-hooks, "
                             f"not {format}")
+    used = [o for o, v in (("--mpi-module", mpi_module), ("--module-dependency",
+                                                          module_dependency)) if v]
+    if used and format not in MODULE_FORMATS and not list_:  # a new user's finding: ignored
+        raise BadInputError(f"{used[0]} goes with --format {' or '.join(MODULE_FORMATS)}, not "
+                            f"{format}")
     if spec_range is not None and spec_range not in SPEC_RANGES:
         raise BadInputError(f"--spec-range {spec_range!r}: expected one of "
                             f"{', '.join(SPEC_RANGES)}")

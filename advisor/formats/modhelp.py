@@ -70,7 +70,10 @@ def _row(command: str, what: str) -> str:
 
 def _profile_word(source: str) -> str:
     """``@NAME`` for a shipped profile (found wherever hpc-advisor is installed), else the
-    path emit read."""
+    absolute path of the file emit read: a module's help is read from any directory (a new
+    user's finding: ``-p out/profile.toml`` from ``emit -p out/profile.toml``)."""
+    import os
+
     from advisor.shipped import shipped_names, shipped_path
 
     for name in shipped_names():
@@ -79,7 +82,7 @@ def _profile_word(source: str) -> str:
                 return f"@{name}"
         except OSError:
             continue
-    return source
+    return os.path.abspath(source)
 
 
 def help_lines(sel: "Selection", items: Sequence[EnvItem],

@@ -243,7 +243,17 @@ def test_help_names_the_profile_it_was_made_from(tmp_path):
     own = tmp_path / "site-profile.toml"
     own.write_bytes(SHIPPED_PROFILE.read_bytes())
     env = {**os.environ, "PYTHONPATH": ":".join(sys.path)}
-    proc = subprocess.run([sys.executable, "-m", "advisor", "emit", "-f", "tcl", "-p", str(own)],
-                          capture_output=True, text=True, env=env, timeout=120)
-    assert f"advisor explain NAME -p {own}" in proc.stdout
+    # given relative, named absolute: the help is read from any directory
+    proc = subprocess.run([sys.executable, "-m", "advisor", "emit", "-f", "tcl", "-p", own.name],
+                          capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert f"advisor explain NAME -p {own}" in proc.stdout, proc.stderr
     assert "your site may keep it elsewhere" in proc.stdout
+
+
+@pytest.mark.parametrize("fmt", ["env", "spack-modules"])
+def test_module_options_refused_for_formats_without_modules(fmt, tmp_path):
+    """--mpi-module shapes lmod and tcl files only; elsewhere it did nothing, silently (a new
+    user's finding)."""
+    proc = _cli(tmp_path, "-f", fmt, "--mpi-module", "mpich=mpich/4.3.2")
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert "--mpi-module goes with --format lmod or tcl, not " + fmt in proc.stderr
