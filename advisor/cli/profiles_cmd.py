@@ -3,6 +3,9 @@ each is read with ``--profile @NAME``."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 import typer
 
 from advisor.cli import common
@@ -21,7 +24,7 @@ def list_(json_: bool = common.JsonOpt,
                                        "machine, provenance (how and when probed), probes and "
                                        "their status, fingerprint.")) -> None:
     """List the shipped profiles, one line each: name, date probed, machine (cut to the
-    terminal); --details: with provenance, probes and fingerprint."""
+    terminal; whole into a pipe or file); --details: with provenance, probes and fingerprint."""
     from advisor.report.tables import Table
     from advisor.shipped import list_shipped
 
@@ -37,6 +40,12 @@ def list_(json_: bool = common.JsonOpt,
         brief = Table("", ("--profile @NAME", "probed", "machine"),
                       [(f"@{s.name}", s.created[:10], " ".join(s.machine.split()))
                        for s in shipped])
+        if not sys.stdout.isatty() and not os.environ.get("COLUMNS"):
+            # a pipe or file reads whole lines (a new user's finding: grep saw a cut machine)
+            wide = max(len(r[0]) for r in [brief.headers, *brief.rows])
+            out("".join(f"{r[0]:<{wide}}  {r[1]:<10}  {r[2]}\n"
+                        for r in [brief.headers, *brief.rows]))
+            return
         con = console(soft_wrap=False)
         if not print_compact(con, brief, cut="machine", rule=False):  # too narrow even for the names
             for name, created, _machine in brief.rows:

@@ -97,6 +97,20 @@ def test_profiles_list_is_one_line_a_profile_at_80_columns():
     assert "fingerprint" in details and "provenance" in details
 
 
+def test_profiles_list_into_a_pipe_keeps_whole_lines():
+    """A pipe or file has no width to cut to: each machine is read in full (a new user's
+    finding: grep saw lines cut at 160 columns)."""
+    from advisor.shipped import list_shipped
+
+    res = run_advisor("profiles", "list", env_extra={"COLUMNS": ""})  # stdout is a pipe
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].split() == ["--profile", "@NAME", "probed", "machine"]
+    for s in list_shipped():
+        (line,) = [ln for ln in lines if ln.startswith(f"@{s.name} ")]
+        assert line.endswith(" ".join(s.machine.split())) and "…" not in line
+
+
 def test_per_size_list_is_summarised_as_worst_and_counts():
     text = ("each path vs the default (ob1+sm+smsc/cma) per size (ratio > 1: better): ob1: "
             "4 KiB bandwidth x0.95 [0.95, 0.96] indistinguishable; 8 KiB bandwidth x0.86 "
