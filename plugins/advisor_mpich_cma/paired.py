@@ -11,11 +11,13 @@ from typing import Optional
 from advisor.measure import STABLE_SHARE
 from advisor.models import Evidence, MpiFacts
 from advisor.probe import MeasureContext
+from advisor.specs.units import format_bytes
 
 from advisor_mpich_cma import minimax
 from advisor_mpich_cma.crossover import bracket, midpoint
 from advisor_mpich_cma.decision import decisive_sizes, default_candidate, record_of
-from advisor_mpich_cma.evidence import BASE, ON, library_of, sane_library, usable_kinds
+from advisor_mpich_cma.evidence import (BASE, KIND_NAMES, ON, library_of, sane_library,
+                                        usable_kinds)
 from advisor_mpich_cma.kinds import kind_rounds, kind_sizes, page_kinds
 from advisor_mpich_cma.launch import LAUNCH_OVERHEAD_S, PER_SIZE_FACTOR, config_env, launch_estimate
 from advisor_mpich_cma.pairs import paired_from_evidence
@@ -257,8 +259,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
         active = list(fit)
         if not active:
             break
-        ctx.progress("refining the crossover (" + ", ".join(
-            f"{k} pages: {m} bytes" for k, m in fit.items()) + ")", 1.0)
+        ctx.progress("refining the crossover: " + "; ".join(
+            f"{format_bytes(m)} for {KIND_NAMES.get(k, k)}" for k, m in fit.items()), 1.0)
         failed = False
         for pair, cpus in todo:
             got = launch(pair, cpus, {k: ([m], per_batch[(k, pair)]) for k, m in fit.items()})
