@@ -135,15 +135,27 @@ def state_of_paired(per_size: Sequence[tuple[int, Sequence[float]]], *,
         bandwidth in bytes/s: the copy path the state is defined on, background.md §4).
     :return: ``(values, notes)``: ``values`` has ``state.*`` keys (``Bimodality.as_values``;
         ``state.bimodal`` True when any size is bimodal, ``state.sizes_bimodal`` the count,
-        ``state.sizes_tested`` the testable sizes, the other keys from the size with the
-        largest mode ratio) and ``state.bimodal:<bytes>`` per testable size; ``notes`` one
-        human line for ``Conditions.notes["machine_state"]``.
+        ``state.sizes_tested`` the testable sizes, the other keys from the bimodal size whose
+        rarer mode holds the largest share of the batches, the largest mode ratio among equals)
+        and ``state.bimodal:<bytes>`` per testable size; ``notes`` one human line for
+        ``Conditions.notes["machine_state"]``.
+
+    Which size stands for the launches: whether they met both states
+    (``advisor_mpich_cma.paired.machine_states``) is read where both modes were met most
+    evenly.  The size with the widest swing was taken before; in the four full probes recorded on
+    the 2-core VM at 5-8 % steal (tests/data/mpich_cma/paired-stalls-5.0.2.json) it was each
+    time a size whose slow mode was a few stray batches (2-6 % of them, 1.4-12.7 times slower;
+    the hypervisor's stalls hit 1 KiB as well), while at other sizes of the same launches the
+    two states of the copy path (x1.4-1.6, as background.md section 4 records them) each held
+    a quarter or more of the batches.  All four were read as launches that met one state, and
+    every candidate was tied by that rule (``minimax.decide(one_state=)``).
     """
     tests = [(int(n), bimodality(v, level=level)) for n, v in per_size]
     tested = [(n, b) for n, b in tests if b.testable]
     bim = [(n, b) for n, b in tested if b.bimodal]
     if bim:
-        n_top, top = max(bim, key=lambda t: t[1].mode_ratio)
+        n_top, top = max(bim, key=lambda t: (min(t[1].low_share, 1.0 - t[1].low_share),
+                                             t[1].mode_ratio))
     elif tested:
         n_top, top = max(tested, key=lambda t: t[1].separation)
     else:

@@ -8,6 +8,8 @@ outlier-tailed noise)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -95,7 +97,8 @@ def test_bimodal_state_is_a_condition_not_a_verdict():
     b = recommend.recommend(_library() + [ev], FACTS_5)
     assert [r.settings for r in a.recommendations] == [r.settings for r in b.recommendations]
     f = [x for x in a.findings if x.id == "cma-machine-state"]
-    assert f and f[0].severity == "info" and "x1.6" in f[0].message
+    # the swing of the constructed machine (12 vs 7.5 GB/s) at the size that stands for it
+    assert f and f[0].severity == "info" and re.search(r"x1\.(5[5-9]|6\d)", f[0].message)
     assert "cma-machine-state" not in {x.id for x in b.findings}
 
 
@@ -131,3 +134,27 @@ def test_separate_launches_in_two_states_widen_the_noise_floor():
     # most launches fast: the kept half is all fast, the comparison is within one state
     (w,) = threshold.analyse_sweep(_launch_sweep([12.5, 7.5, 12.5, 12.5, 7.5, 12.5]))
     assert w.state_swing == 0.0 and w.bw_verdict == w.lat_verdict == "better"
+
+
+def test_stray_slow_batches_do_not_stand_for_the_launches_state():
+    """Recorded on the 2-core VM at 5-8 % steal: in each of four full probes, the size with the
+    widest swing had its slow mode in 2-6 % of the batches (stray batches: the hypervisor's
+    stalls), and it stood for the launches: "one state met", every candidate tied.  The same
+    launches met both states of the copy path at other sizes (x1.4-1.6, a quarter or more of
+    the batches each): that size stands for them now, and the launches met both."""
+    import json
+
+    from advisor.models import Evidence
+    from advisor_mpich_cma.paired import machine_states
+    from support import REPO
+
+    doc = json.loads((REPO / "tests/data/mpich_cma/paired-stalls-5.0.2.json").read_text())
+    assert len(doc["probes"]) == 4
+    for probe in doc["probes"]:
+        assert probe["recorded"]["machine_states"] == "one"  # as the probe then read them
+        per_size = sorted((int(n), v) for n, v in probe["bw_off_Bps"].items())
+        vals, notes = states.state_of_paired(per_size)
+        rare = min(vals["state.low_share"], vals["state.high_share"])
+        assert rare >= 0.25 and 1.2 < vals["state.mode_ratio"] < 1.8, (vals, notes)
+        ev = Evidence(id=evidence.paired_id(""), values=vals)
+        assert machine_states([ev], probe["launches"]) == "both", notes
