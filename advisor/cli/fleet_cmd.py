@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import List, Optional
 
@@ -49,8 +50,6 @@ def parse_floors(items: Optional[List[str]]) -> dict[str, float]:
 
     :raises BadInputError: an item without ``=``, an empty name, or a value that is not a
         finite number."""
-    import math
-
     floors = {}
     for item in items or ():
         name, sep, value = item.partition("=")
@@ -71,7 +70,7 @@ def report(
     directory: Path = typer.Argument(..., metavar="DIR", help="Directory of per-node profiles "
                                      "(DIR/<node>.toml)."),
     json_: bool = common.JsonOpt,
-    k: Optional[float] = typer.Option(None, "--k", min=0.0, help="Outlier rule: median ± k·MAD "
+    k: Optional[float] = typer.Option(None, "--k", metavar="K", help="Outlier rule: median ± k·MAD "
                                       "per class and headline figure (default: [fleet] k of the "
                                       "configuration, 6 as Intel Cluster Checker)."),
     mad_floor: Optional[float] = typer.Option(None, "--mad-floor", metavar="FRACTION",
@@ -96,8 +95,9 @@ def report(
     from advisor.fleet.report import build_report
 
     fleet = common.load_config().model.fleet  # the scopes' [fleet] defaults (docs/config.md)
-    if k is not None and not k > 0:  # k = 0: a band of one value, every node an outlier
-        raise BadInputError(f"--k {k:g}: expected a number above 0 (the band is median "
+    if k is not None and not (k > 0 and math.isfinite(k)):
+        # k = 0: a band of one value, every node an outlier; k = inf: no band to write
+        raise BadInputError(f"--k {k:g}: expected a finite number above 0 (the band is median "
                             "± k·MAD; 0 makes it one value and flags every node)")
     if mad_floor is not None and not 0 < mad_floor < 1:
         raise BadInputError(f"--mad-floor {mad_floor:g}: expected a fraction above 0 and below "
@@ -121,6 +121,6 @@ def report(
     written = [c.profile_path for c in rep.classes if c.profile_path]
     if written:  # what advisor check, emit -f nhc / reframe-test on the nodes read from now on
         err(f"fleet: {len(written)} class profile(s) written with bands at k={k:g}, MAD "
-            f"floor {rep.mad_floor:.0%}: " + ", ".join(written))
+            f"floor {rep.mad_floor:g} of the median: " + ", ".join(written))
     if rep.flagged:
         exit_with(ExitCode.FINDINGS)

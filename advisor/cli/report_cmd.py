@@ -98,14 +98,16 @@ def report(
             if prof is not None else Figures())
     view = None
     # the bands as 'advisor fleet report' drew them: [fleet] k and mad_floor of the scopes
-    cfg = common.load_config().model.fleet if fleet is not None or profile is not None else None
-    rule = {"k": cfg.k, "mad_floor": cfg.mad_floor} if cfg is not None else {}
     if fleet is not None:
-        view = fleet_view(fleet, reg.probes, **rule)
+        cfg = common.load_config().model.fleet
+        view = fleet_view(fleet, reg.probes, k=cfg.k, mad_floor=cfg.mad_floor)
     elif prof is not None and profile is not None:
         found = class_of_profile(profile, prof)
-        if found is not None:
-            view = fleet_view(found[0], reg.probes, only_class=found[1], **rule)
+        if found is not None:  # the band as the class profile stores it (fleet report's rule)
+            stored = prof.fleet
+            view = fleet_view(found[0], reg.probes, only_class=found[1],
+                              k=stored.k if stored is not None else None,
+                              mad_floor=stored.mad_floor if stored is not None else None)
     warnings = figs.warnings + (view.warnings if view is not None else [])
     if format == "html":
         from advisor.report.html import report_html

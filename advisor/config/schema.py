@@ -73,8 +73,8 @@ class PluginsSection(Model):
 class FleetSection(Model):
     """``[fleet]``: defaults of ``advisor fleet report``."""
 
-    k: Optional[float] = Field(None, gt=0, description="outlier rule: median +- k*MAD (--k); "
-                               "above 0")
+    k: Optional[float] = Field(None, gt=0, allow_inf_nan=False, description="outlier rule: "
+                               "median +- k*MAD (--k); finite, above 0")
     mad_floor: Optional[float] = Field(None, gt=0, lt=1, description="outlier rule: the least "
                                        "MAD, a fraction of the median (--mad-floor; 0.01); "
                                        "raise it to the run-to-run spread of one node's "

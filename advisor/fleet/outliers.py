@@ -32,7 +32,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 __all__ = ["DEFAULT_K", "MIN_NODES", "MAD_FLOOR_REL", "Flag", "robust_band", "robust_flags",
-           "baseline_flags", "floor_flags", "figure_matches", "band_record"]
+           "baseline_flags", "floor_flags", "figure_matches", "band_record", "is_time_figure"]
 
 DEFAULT_K = 6.0
 MIN_NODES = 3
@@ -116,10 +116,15 @@ def figure_matches(key: str, name: str) -> bool:
     return key == name or key.split(":", 1)[-1] == name
 
 
+def is_time_figure(figure: str) -> bool:
+    """Whether ``figure`` (``name`` or ``probe:name``) is a time, where higher is worse: its
+    name ends ``_s`` and not ``_per_s`` (``advisor.specs.headline.headline_unit``)."""
+    return figure.endswith("_s") and not figure.endswith("_per_s")
+
+
 def floor_flags(values: Mapping[str, float], figure: str, limit: float) -> list[Flag]:
     """Nodes below the floor ``limit`` (a maximum for figures in seconds, see module doc)."""
-    is_time = figure.endswith("_s") and not figure.endswith("_per_s")
-    if is_time:
+    if is_time_figure(figure):
         return [Flag(n, figure, "floor", v, None, limit,
                      f"{figure} = {v:.4g}, above the limit {limit:.4g}")
                 for n, v in values.items() if v > limit]

@@ -231,17 +231,19 @@ def _open_band_warnings(by_class: Mapping[str, list], k: float,
                         mad_floor: float = MAD_FLOOR_REL) -> list[str]:
     """One line per class figure whose robust band reaches down to 0 or below (its median
     positive): no node can fall below it, so neither this report nor ``advisor check`` can flag
-    a slow node on it (seen: three quick probes of one shared VM, low = -1.1e9 bytes/s)."""
-    from advisor.fleet.outliers import robust_band
+    a slow node on it (seen: three quick probes of one shared VM, low = -1.1e9 bytes/s).  Not
+    for a time (``is_time_figure``): its low side is the fast one, and a slow node still lies
+    above the band."""
+    from advisor.fleet.outliers import is_time_figure, robust_band
 
     out = []
     for cid, members in sorted(by_class.items()):
-        for fig in sorted({f for s in members for f in s.headlines}):
+        for fig in sorted({f for s in members for f in s.headlines if not is_time_figure(f)}):
             band = robust_band({s.name: s.headlines[fig] for s in members
                                 if fig in s.headlines}, k, mad_floor)
             if band is not None and band[2] > 0 and band[0] <= 0:
                 lo, _hi, med, mad = band
-                why = (f"the MAD floor holds the MAD at {mad_floor:.0%} of the median (a "
+                why = (f"the MAD floor holds the MAD at {mad_floor:g} of the median (a "
                        "smaller --mad-floor or --k)" if mad <= mad_floor * med else
                        f"its nodes differ by {mad / med:.0%} of the median (more nodes, a "
                        "quieter partition or a smaller --k)")

@@ -95,7 +95,7 @@ def _spec(class_id: str, figure: str, values: dict[str, float], flagged: set[str
                  f"{len(nodes)} nodes "
                  f"of machine class {class_id}, from their profiles; a node outside the band "
                  f"(median ± {k:g}·MAD of the class, Intel Cluster Checker's rule; the MAD "
-                 f"held at least {floor:.0%} of the median) is flagged"
+                 f"held at least {floor:g} of the median) is flagged"
                  + ("" if band is not None else "; fewer than 3 nodes: no band")
                  + "."),
         x_label="node", x_unit="", y_label=headline_quantity(name), y_unit=headline_unit(name),

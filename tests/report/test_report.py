@@ -185,6 +185,27 @@ def test_fleet_section_names_the_outlier(tmp_path, shipped, probes):
             "bandwidth", "time", "size"), (key, s.title, s.y_label)
 
 
+@pytest.mark.slow
+def test_a_class_profile_is_drawn_with_the_band_it_stores(tmp_path, shipped):
+    """``report -p DIR/classes/<class>.toml`` draws the band that fleet report wrote into the
+    class profile (its k and MAD floor), not the configuration's default (a new user's
+    finding: the page said 6·MAD and 1 % beside a profile of k = 5, floor 0.05)."""
+    from advisor.fleet.thin import thin_profile
+
+    thin = thin_profile(shipped)[0]
+    for i in range(1, 6):
+        write_node(tmp_path, f"node{i}", scaled(thin, "mpich-cma", 1 + i / 1000))
+    made = run_advisor("fleet", "report", str(tmp_path), "--k", "5", "--mad-floor", "0.05")
+    assert made.returncode == 0, made.stderr
+    (cls,) = (tmp_path / "classes").glob("*.toml")
+    page = tmp_path / "class.html"
+    res = run_advisor("report", "-p", str(cls), "-o", str(page))
+    assert res.returncode == 0, res.stderr
+    text = page.read_text()
+    assert "median ± 5·MAD of the class" in text and "at least 0.05 of the median" in text
+    assert "6·MAD" not in text
+
+
 def test_headline_titles_name_every_headline_figure(shipped, probes):
     """Every headline figure a shipped profile gives has its probe's human title (issue 27:
     fleet figures were titled ``memcpy_bandwidth_largest_bytes_per_s``)."""
