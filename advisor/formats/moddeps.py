@@ -44,6 +44,7 @@ variant: modulefile(4), "Advanced module version specifiers"), and the family
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from packaging.utils import canonicalize_name
@@ -168,6 +169,32 @@ def user_line(sel: "Selection", mpis: Sequence[tuple[str, str]]) -> str:
     return ""
 
 
+def profile_word(source: str) -> str:
+    """``@NAME`` for a shipped profile (found wherever hpc-advisor is installed), else the
+    absolute path of the file emit read: a module's help is read from any directory (a new
+    user's finding: ``-p out/profile.toml`` from ``emit -p out/profile.toml``)."""
+    import os
+
+    from advisor.shipped import shipped_names, shipped_path
+
+    for name in shipped_names():
+        try:
+            if Path(source).resolve() == shipped_path(name).resolve():
+                return f"@{name}"
+        except OSError:
+            continue
+    return os.path.abspath(source)
+
+
+def _profile_option(sel: "Selection") -> str:
+    """`` -p WORD`` naming the profile the module was made from (``profile_word``),
+    or ``""`` when emit read no file."""
+    import shlex
+
+    source = getattr(sel, "source", None)
+    return f" -p {shlex.quote(profile_word(source))}" if source else ""
+
+
 def admin_lines(sel: "Selection", mpis: Sequence[tuple[str, str]], fmt: str) -> list[str]:
     """The administrators' comment block (no comment marker): the dependency and where it
     comes from, and how to re-probe, regenerate and deploy."""
@@ -188,5 +215,6 @@ def admin_lines(sel: "Selection", mpis: Sequence[tuple[str, str]], fmt: str) -> 
             "  dependency, family) or emit --mpi-module LIBRARY=NAME / --module-dependency.",
             "  Re-probe after a change of the nodes, kernel or MPI: advisor probe on a node of",
             f"  class {class_id(sel.profile.facts)}, then advisor verify.",
-            f"  Regenerate: advisor emit -f {fmt} -o FILE; deploy FILE in a {where}",
+            f"  Regenerate: advisor emit -f {fmt}{_profile_option(sel)} -o FILE; deploy FILE "
+            f"in a {where}",
             "  (docs/deploy.md)."]

@@ -26,8 +26,6 @@ either language, never code.
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
-
 from typing import TYPE_CHECKING, Sequence
 
 from advisor.specs.writing import EnvItem, first_sentence, one_line
@@ -68,23 +66,6 @@ def _row(command: str, what: str) -> str:
     return f"  {command:<23}{what}" if len(command) < 23 else f"  {command}   {what}"
 
 
-def _profile_word(source: str) -> str:
-    """``@NAME`` for a shipped profile (found wherever hpc-advisor is installed), else the
-    absolute path of the file emit read: a module's help is read from any directory (a new
-    user's finding: ``-p out/profile.toml`` from ``emit -p out/profile.toml``)."""
-    import os
-
-    from advisor.shipped import shipped_names, shipped_path
-
-    for name in shipped_names():
-        try:
-            if Path(source).resolve() == shipped_path(name).resolve():
-                return f"@{name}"
-        except OSError:
-            continue
-    return os.path.abspath(source)
-
-
 def help_lines(sel: "Selection", items: Sequence[EnvItem],
                mpis: Sequence[tuple[str, str]] = ()) -> list[str]:
     """The help text users see, one line per element (see the module docstring)."""
@@ -106,7 +87,9 @@ def help_lines(sel: "Selection", items: Sequence[EnvItem],
                                      + (f" ({'; '.join(whys)})" if whys else "")))
     # the profile the module was made from: a user's own default is this host's profile,
     # which a user rarely has (a new user's finding: 'advisor show' failed from the help)
-    word = _profile_word(sel.source) if sel.source else ""
+    from advisor.formats.moddeps import profile_word
+
+    word = profile_word(sel.source) if sel.source else ""
     prof = f" -p {shlex.quote(word)}" if word else ""
     lines += ["", "To check them:",
               "  printenv NAME          the value your shell has",
