@@ -111,6 +111,10 @@ def malloc_hugetlb(ev: list[Evidence], facts: Facts, findings: list[Finding],
                     f"touch of malloc'ed memory here ({float(sp or 0):.2f}x{ci_text(lo, hi)})",
             evidence=[evidence.EV_MALLOC_HUGETLB]))
         return
+    from advisor.measure import STABLE_SHARE
+
+    stab, rounds = m.values.get("stability"), m.values.get("rounds")
+    steady = stab is None or float(stab) >= STABLE_SHARE
     recs.append(Recommendation(
         id="glibc-malloc-hugetlb",
         title="glibc malloc: madvise(MADV_HUGEPAGE) on its mmap'ed chunks",
@@ -118,9 +122,13 @@ def malloc_hugetlb(ev: list[Evidence], facts: Facts, findings: list[Finding],
         rationale=(
             f"THP is in madvise mode; with glibc.malloc.hugetlb=1 glibc (>= 2.35) asks for huge "
             f"pages on the memory malloc gets from mmap, and first touch of a large malloc'ed "
-            f"buffer was {float(sp):.2f}x faster{ci_text(lo, hi)} here."
+            f"buffer was {float(sp):.2f}x faster{ci_text(lo, hi)} here"
+            + (f" (stability {float(stab):.2f}: the same verdict in that share of resamples of "
+               f"the {rounds} A/B rounds of fresh processes"
+               + ("" if steady else f", below {STABLE_SHARE:g}") + ")"
+               if stab is not None else "") + "."
         ),
-        confidence="high" if lo is not None else "medium",
+        confidence="high" if lo is not None and steady else "medium",
         evidence=[evidence.EV_MALLOC_HUGETLB],
         verifiable=True,
     ))
