@@ -97,8 +97,7 @@ def report(
     figs = (collect_figures(prof, reg.probes, str(profile) if profile is not None else None)
             if prof is not None else Figures())
     view = None
-    # the bands as 'advisor fleet report' drew them: [fleet] k and mad_floor of the scopes
-    if fleet is not None:
+    if fleet is not None:  # the bands as 'advisor fleet report' draws them: [fleet] k, mad_floor
         cfg = common.load_config().model.fleet
         view = fleet_view(fleet, reg.probes, k=cfg.k, mad_floor=cfg.mad_floor)
     elif prof is not None and profile is not None:
