@@ -70,9 +70,9 @@ def report(
     directory: Path = typer.Argument(..., metavar="DIR", help="Directory of per-node profiles "
                                      "(DIR/<node>.toml)."),
     json_: bool = common.JsonOpt,
-    k: Optional[float] = typer.Option(None, "--k", metavar="K", help="Outlier rule: median ± k·MAD "
-                                      "per class and headline figure (default: [fleet] k of the "
-                                      "configuration, 6 as Intel Cluster Checker)."),
+    k: Optional[float] = typer.Option(None, "--k", metavar="K", help="Outlier rule: median ± "
+                                      "k·MAD per class and headline figure (default: [fleet] "
+                                      "k of the configuration, 6 as Intel Cluster Checker)."),
     mad_floor: Optional[float] = typer.Option(None, "--mad-floor", metavar="FRACTION",
                                               help="Outlier rule: the least MAD, a fraction of "
                                               "the median (default: [fleet] mad_floor of the "
