@@ -9,8 +9,11 @@ and the plugins' own checks, e.g. mpich-cma's live sibling process_vm_readv test
 Then the growth with size (issue 28: a 10 MB env file read in 2 s at most, in time linear in its
 size): for env files of 10 KB, 100 KB, 1 MB and 10 MB, the seconds per MB of the parse path
 (``parse_env_text``, wall and CPU) and of ``advisor lint FILE`` end to end, and the same for a
-file whose first line opens a quote it never closes (one finding, the rest still read).  Linear
-growth shows as a flat seconds-per-MB column.  ``--sizes-only`` prints the growth table alone.
+file whose first line opens a quote it never closes (one finding, the rest still read); then
+the same two for Tcl modulefiles (``setenv`` lines; the first line opens a brace, which Tcl's
+``info complete`` is asked about: it was asked once per later line, over the whole text so far,
+until the reader kept the brace depth itself).  Linear growth shows as a flat seconds-per-MB
+column.  ``--sizes-only`` prints the growth table alone.
 """
 
 from __future__ import annotations
@@ -37,16 +40,23 @@ def _stats(xs: list[float]) -> str:
     return f"{statistics.median(xs):9.4f} {max(xs):9.4f}"
 
 
-def env_text(size: int, names: list[str], *, unclosed: bool = False) -> str:
+def env_text(size: int, names: list[str], *, unclosed: bool = False, tcl: bool = False) -> str:
     """An env file of about ``size`` bytes: ``export NAME=value`` lines over ``names`` (every
     7th of the first ``7 * TYPOS`` names misspelt), every third value quoted; with
-    ``unclosed``, a first line opening a quote it never closes."""
-    lines = ['export OPENED_HERE="never closed'] if unclosed else []
+    ``unclosed``, a first line opening a quote it never closes.  With ``tcl``, a Tcl modulefile
+    of ``setenv NAME value`` lines instead, every third value braced, and ``unclosed`` opens a
+    brace on the first line (Tcl reads every later line inside it)."""
+    if tcl:
+        lines = ["#%Module1.0"] + (["setenv OPENED_HERE {never closed"] if unclosed else [])
+    else:
+        lines = ['export OPENED_HERE="never closed'] if unclosed else []
     total, i = 0, 0
     while total < size:
         name = names[i % len(names)] + ("X" if i % 7 == 0 and i < 7 * TYPOS else "")
-        value = f"'{i}'" if i % 3 == 0 else str(i)
-        lines.append(f"export {name}={value}")
+        if tcl:
+            lines.append(f"setenv {name} " + (f"{{{i}}}" if i % 3 == 0 else str(i)))
+        else:
+            lines.append(f"export {name}=" + (f"'{i}'" if i % 3 == 0 else str(i)))
         total += len(lines[-1]) + 1
         i += 1
     return "\n".join(lines) + "\n"
@@ -60,19 +70,20 @@ def growth(names: list[str]) -> None:
     print(f"\n{'file':<24} {'MB':>6} {'parse s':>8} {'parse s/MB':>11} {'cpu s/MB':>9} "
           f"{'lint FILE s':>12} {'(s - 10 KB)/MB':>15} {'problems':>9}")
     with tempfile.TemporaryDirectory() as d:
-        for unclosed in (False, True):
+        for tcl, unclosed in ((False, False), (False, True), (True, False), (True, True)):
             base = None
+            suffix = ".tcl" if tcl else ".sh"
             for size in SIZES:
-                text = env_text(size, names, unclosed=unclosed)
+                text = env_text(size, names, unclosed=unclosed, tcl=tcl)
                 mb = len(text.encode()) / 1e6
                 wall, cpu = [], []
                 for _ in range(GROWTH_RUNS):
                     t0, c0 = time.perf_counter(), time.process_time()
-                    entries = lint.parse_env_text(text, path="bench.sh")
+                    entries = lint.parse_env_text(text, path="bench" + suffix)
                     wall.append(time.perf_counter() - t0)
                     cpu.append(time.process_time() - c0)
                 problems = [e.line for e in entries if e.problem]
-                path = Path(d) / "bench.sh"
+                path = Path(d) / ("bench" + suffix)
                 path.write_text(text)
                 cmd = []
                 for _ in range(COMMAND_RUNS):
@@ -80,7 +91,9 @@ def growth(names: list[str]) -> None:
                     subprocess.run(ADVISOR + ["lint", str(path)], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
                     cmd.append(time.perf_counter() - t0)
-                label = "unclosed quote, line 1" if unclosed else "env file"
+                label = {(False, False): "env file", (False, True): "unclosed quote, line 1",
+                         (True, False): "Tcl modulefile",
+                         (True, True): "Tcl, unclosed brace"}[(tcl, unclosed)]
                 t_cmd = statistics.median(cmd)
                 base = base or (t_cmd, mb)
                 per_mb = f"{(t_cmd - base[0]) / (mb - base[1]):15.3f}" if mb > base[1] else \

@@ -41,25 +41,132 @@ def shell_sniff(text: str, shells: str, commands: str) -> bool:
     return m is not None and re.match(commands, m.group(1)) is not None
 
 
+#: A command that is a comment: ``#`` after blanks (Tcl(n) rule 10).
+_COMMENT_START = re.compile(r"\s*#")
+
+
+def _odd_backslashes(text: str, end: int) -> bool:
+    """Whether an odd run of backslashes ends just before ``text[end]`` (the character there is
+    escaped); reads back over the run alone, not the whole prefix."""
+    i = end
+    while i > 0 and text[i - 1] == "\\":
+        i -= 1
+    return (end - i) % 2 == 1
+
+
+class _Completion:
+    """Whether the text fed so far is a complete Tcl command, as ``complete`` (Tcl's ``info
+    complete``) says, asking it only where the answer can have changed, so that reading a
+    command that stays open over many lines is linear in its length, not quadratic (each call
+    of ``complete`` reads the whole text; a modulefile whose first brace is never closed made
+    every later line one such call).
+
+    After an answer "incomplete" the open state is found, with ``complete`` too:
+
+    - inside braces (a braced word at command level is the outermost open construct): the
+      fewest `` }`` appended that complete it is the brace depth (a surplus `` }`` is a bare
+      word after the braced word closes; each ``}`` follows a blank, so none is the error
+      "extra characters after close-brace", which ``info complete`` calls complete, and
+      inside an open quote or command substitution none completes anything).  Inside
+      braces only ``{`` and ``}`` count, a backslash escaping the next character (Tcl(n) rule
+      6), so later text is followed by that depth alone and ``complete`` is asked again only
+      where the depth reaches 0;
+    - otherwise (an open quote or command substitution, or braces inside one): ``complete``
+      is asked again only when new text holds a character that can close one (``"``, ``]``
+      or ``}``);
+    - after a backslash-newline at the end (the command continues): at the next question.
+    """
+
+    def __init__(self, complete: Callable[[str], bool]) -> None:
+        self._complete = complete
+        self._text: list[str] = []
+        self._pending = ""      # fed since ``complete`` last answered
+        self._depth: Optional[int] = None  # open braces, when braces alone are open
+        self._known = False     # ``complete`` answered "incomplete" for the text before pending
+
+    def feed(self, chunk: str) -> None:
+        self._text.append(chunk)
+        self._pending += chunk
+
+    def text(self) -> str:
+        return "".join(self._text)
+
+    def _still_open(self) -> bool:
+        """True when the pending text cannot have completed the command (no call to Tcl)."""
+        if not self._known:
+            return False
+        pending = self._pending
+        if self._depth is None:
+            return not any(c in pending for c in '"]}')
+        depth, i, n = self._depth, 0, len(pending)
+        while i < n:
+            c = pending[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    return False
+            i += 1
+        self._depth = depth
+        self._pending = ""
+        return True
+
+    def is_complete(self) -> bool:
+        """Whether the text fed so far is a complete command (``complete`` of it, or what
+        the state after its last "incomplete" implies)."""
+        if self._still_open():
+            return False
+        text = self.text()
+        self._pending = ""
+        if self._complete(text):
+            return True
+        # a backslash-newline (or a backslash) at the end continues the command: any text
+        # after it may complete it, so Tcl is asked again next time
+        n = len(text) - 1 if text.endswith("\n") else len(text)
+        self._known = not _odd_backslashes(text, n)
+        if not self._known:
+            return False
+        # the brace depth: the fewest ' }' that complete the text, by bisection (at most one
+        # per '{' written); none: something other than braces is open outermost
+        lo, hi = 1, text.count("{")
+        if hi == 0 or not self._complete(text + " }" * hi):
+            self._depth = None
+            return False
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._complete(text + " }" * mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        self._depth = lo
+        return False
+
+
 def _logical_lines(text: str, complete: Callable[[str], bool]) -> Iterable[tuple[int, str]]:
     """Yield ``(first line number, text)`` of complete Tcl commands: physical lines joined
     while ``complete`` says the command goes on (an open quote, brace or bracket) or a line ends
-    with an unescaped backslash (kept: Tcl's word splitting reads it)."""
-    buf: list[str] = []
+    with an unescaped backslash (kept: Tcl's word splitting reads it).  ``complete`` is asked
+    only where the answer can change (:class:`_Completion`)."""
+    acc: Optional[_Completion] = None
     start = 0
     for no, line in enumerate(text.split("\n"), 1):  # Tcl ends lines at \n only
-        if not buf:
-            start = no
-        buf.append(line)
-        if (len(line) - len(line.rstrip("\\"))) % 2:
+        if acc is None:
+            start, acc = no, _Completion(complete)
+            acc.feed(line)
+        else:
+            acc.feed("\n" + line)
+        if _odd_backslashes(line, len(line)):
             continue
-        joined = "\n".join(buf)
-        if not complete(joined):
+        if not acc.is_complete():
             continue
-        yield start, joined
-        buf = []
-    if buf and "\n".join(buf).strip():
-        yield start, "\n".join(buf)  # never closed: the word splitter reports it unreadable
+        yield start, acc.text()
+        acc = None
+    if acc is not None and acc.text().strip():
+        yield start, acc.text()  # never closed: the word splitter reports it unreadable
 
 
 def _tcl_literal_dollars(command: str) -> str:
@@ -102,17 +209,23 @@ def _tcl_complete(text: str, label: str = "Tcl text") -> bool:
 def _tcl_commands(command: str) -> list[str]:
     """``command`` split at each ``;`` that Tcl reads as a command separator: one that is not
     backslash-escaped and ends a complete command (``info complete``: not inside quotes,
-    braces or brackets); a comment (a command starting with ``#``) runs to the line's end."""
+    braces or brackets, asked only where the answer can change: :class:`_Completion`); a
+    comment (a command starting with ``#``) runs to the line's end."""
     out: list[str] = []
-    start = 0
-    for i, ch in enumerate(command):
-        if ch != ";" or (len(command[:i]) - len(command[:i].rstrip("\\"))) % 2:
+    start = prev = 0
+    acc = _Completion(_tcl_complete)
+    for m in re.finditer(";", command):
+        i = m.start()
+        if _odd_backslashes(command, i):
             continue
-        if command[start:i].lstrip().startswith("#"):
+        if _COMMENT_START.match(command, start):
             break  # the rest of the line belongs to the comment
-        if _tcl_complete(command[start:i]):
+        acc.feed(command[prev:i])
+        prev = i
+        if acc.is_complete():
             out.append(command[start:i])
-            start = i + 1
+            start = prev = i + 1
+            acc = _Completion(_tcl_complete)
     out.append(command[start:])
     return out
 
