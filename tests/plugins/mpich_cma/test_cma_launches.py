@@ -129,3 +129,52 @@ def test_machine_states_reads_the_base_kinds_state_shares():
     assert machine_states([ev(True, 0.5)], 2) == "both"
     assert machine_states([ev(True, 0.33)], 3) == "both"    # one launch of three
     assert machine_states([ev(True, 0.5, "thp"), ev(True, 0.0625)], 2) == "one"
+
+
+#: A machine where CMA and the copy path tie at 8 KiB in its usual state and CMA loses 40 %
+#: there in state B (``STATE_B``), which a launch meets with some probability.
+USUAL = {8 * KiB: 1.0, 16 * KiB: 1.1, 32 * KiB: 1.3, 64 * KiB: 2.0}
+
+
+def _probes(p_state_b: float, launches: int, n: int = 40, seed: int = 5):
+    """``n`` constructed probes of ``launches`` launches each, every launch in ``STATE_B`` with
+    probability ``p_state_b`` (seeded): ``[(advice, stability)]``."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        ls = [_launch(STATE_B if rng.random() < p_state_b else USUAL,
+                      jitter=0.01 + 0.004 * rng.random()) for _ in range(launches)]
+        d = minimax.decide([_paired(*ls)], 8 * KiB)
+        out.append((d.advice, d.stability))
+    return out
+
+
+def _agreement(probes):
+    from collections import Counter
+
+    modal = Counter(a for a, _ in probes).most_common(1)[0][0]
+    sure = [a for a, s in probes if s >= STABLE_SHARE]
+    return (sum(a == modal for a, _ in probes) / len(probes), len(sure),
+            sum(a == modal for a in sure) / max(1, len(sure)))
+
+
+def test_a_default_one_rare_launch_cannot_move_reads_as_stable():
+    """Six launches, state B in one of six: every probe keeps the default (the gap rests on
+    the rare launch, which a third of the resamples miss), and the stability says so.  The
+    single-tolerance rule this replaced read a median 0.33 here: 11 of 40 probes stable, so
+    probes measured on to their launch cap for an answer that never changed."""
+    agree, sure, calib = _agreement(_probes(1 / 6, 6))
+    assert agree == 1.0
+    assert sure >= 25 and calib == 1.0
+
+
+def test_the_stability_predicts_what_probes_measured_again_advise():
+    """State B in a third of the launches, four launches a probe: the probes disagree (16 KiB
+    when state B carries the gap) and the ones calling themselves stable agree at least that
+    often (the must-show's calibration).  The single-tolerance rule called 13 of 40 stable,
+    of which only 54 % gave the common advice."""
+    agree, sure, calib = _agreement(_probes(1 / 3, 4))
+    assert agree < 1.0
+    assert sure >= 20 and calib >= STABLE_SHARE
