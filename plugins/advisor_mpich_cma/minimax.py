@@ -29,11 +29,11 @@ Rule (DESIGN.md "Advice (what makes it trustworthy)"):
   launches, which the rounds of one launch cannot show.
 * Stability: the share of ``N_STABILITY`` bootstrap resamples whose decision equals the advice,
   each resample decided by the whole rule, its tie band by a CI of its own (a nested bootstrap
-  over launches and rounds: ``_rerun_picks``), as a probe measured again would decide.  (It
-  used one tolerance, the CI half-width found on the full data, for every resample: on the
-  2-core VM a default kept because one launch of six carried the gap read 0.36, and a 16 KiB
-  advice that two launches barely carried 0.82, where other probes of the same hour kept the
-  default.)
+  over launches and rounds: ``advisor_mpich_cma.rerun``), as a probe measured again would
+  decide.  (It used one tolerance, the CI half-width found on the full data, for every
+  resample: on the 2-core VM a default kept because one launch of six carried the gap read
+  0.36, and a 16 KiB advice that two launches barely carried 0.82, where other probes of the
+  same hour kept the default.)
 * A loss no threshold can fix (the advice measurably below the best at a size: the bootstrap CI
   of its ratio there ends below 1, e.g. CMA losing at the largest sizes where MPICH has no upper
   CMA threshold) is reported as ``losses``, not a reason to give no advice.
@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
 from advisor_mpich_cma.pairs import Paired
+from advisor_mpich_cma.rerun import rerun_picks
 
 #: Resamples of the stability and noise bootstrap.  200 is what the decision can afford in
 #: ``recommend`` (milliseconds per resample set); Efron & Tibshirani (1993, ch. 6) give 25-200
@@ -240,71 +241,6 @@ def _pick(worst) -> int:
     return int(np.argmax(worst))  # argmax takes the first maximum: default, then ascending
 
 
-#: Inner resamples per resample in the stability's nested bootstrap (``_rerun_picks``): the
-#: tie test of each resample takes the 2.5 % quantile of this many gaps.  Measured on the 11
-#: recorded full probes of the 2-core VM (2026-12-02, each prefix of 2 or more of their
-#: launches, 5 seeds each): the seed-to-seed spread of the stability is the outer bootstrap's
-#: (median standard deviation 0.031, 0.030 and 0.030 with 100, 200 and 400 inner resamples;
-#: 0.033 for the single-level rule this replaced), so more cost time and buy nothing.
-N_INNER = 100
-#: Resamples whose inner resamples are held at once: each array is ``_CHUNK x N_INNER x
-#: (launches + 1) x candidates`` floats, 2.8 MB for 6 launches and 20 candidates.
-_CHUNK = 25
-
-
-def _rerun_picks(boot, full, col_launch, always, drawn, bworst, dist, alpha: float,
-                 one_state: bool, rng) -> list[int]:
-    """The decision of ``decide``, taken whole on every bootstrap resample: the candidate index
-    a probe measured again would advise (an iterated bootstrap: Hall 1986, Ann. Statist. 14;
-    Beran 1987, Biometrika 74).
-
-    Per resample ``r`` (its launches ``drawn[r]``, its rounds resampled: ``boot[r]``, worst
-    ratios ``bworst[r]``): its best candidate; its tie band by the same test as ``decide``'s,
-    the ``alpha`` quantile of ``worst(best) - worst(c)`` over ``N_INNER`` inner resamples
-    that draw launches again from ``drawn[r]`` and move each drawn launch's worst ratios by the
-    round noise of another resample (``boot[r'] - full`` per launch: the rounds resampled
-    again, without a third level of medians); then the member nearest the default.  Taking
-    the tie test again on each resample, rather than one tolerance found on the full data,
-    keeps a decision that one launch carries (its state missing from a third of the
-    resamples) from reading as unstable when every such resample would keep the same advice,
-    and one that two launches barely carry from reading as stable.
-
-    Shapes: ``boot`` (B, C, S) resampled scores, ``full`` (C, S), ``col_launch`` (S,) launch
-    index of each column, ``always`` (S,) columns kept in every resample, ``drawn`` (B, L)
-    launch indices, ``bworst`` (B, C), ``dist`` (C,) sizes routed unlike the default.
-    """
-    import numpy as np
-
-    n_boot, n_c, _ = boot.shape
-    n_l = drawn.shape[1]
-    # per resample, candidate and launch: the worst score over that launch's columns
-    w = np.full((n_boot, n_c, n_l + 1), np.inf)
-    wf = np.full((n_c, n_l + 1), np.inf)
-    for j in range(n_l + 1):
-        m = always if j == n_l else (col_launch == j) & ~always
-        if m.any():
-            w[:, :, j] = boot[:, :, m].min(axis=2)
-            wf[:, j] = full[:, m].min(axis=1)
-    picks: list[int] = []
-    for start in range(0, n_boot, _CHUNK):
-        rs = np.arange(start, min(n_boot, start + _CHUNK))
-        pos = rng.integers(0, n_l, size=(len(rs), N_INNER, n_l))
-        dl = np.take_along_axis(np.repeat(drawn[rs][:, None, :], N_INNER, axis=1), pos, axis=2)
-        dl = np.concatenate([dl, np.full((len(rs), N_INNER, 1), n_l)], axis=2)  # + always
-        other = rng.integers(0, n_boot, size=(len(rs), N_INNER))
-        base = w[rs[:, None, None], :, dl]                          # (R, I, L+1, C)
-        with np.errstate(invalid="ignore"):  # inf - inf where a launch has no column: kept inf
-            moved = base + w[other[:, :, None], :, dl] - wf.T[dl]
-        inner = np.where(np.isfinite(base), moved, np.inf).min(axis=2)   # (R, I, C)
-        for k, r in enumerate(rs):
-            row = bworst[r]
-            b = int(np.argmax(row))
-            gap_lo = np.quantile(inner[k][:, [b]] - inner[k], alpha, axis=0)
-            tie = [c for c in range(n_c) if c == b or one_state or gap_lo[c] <= 0.0]
-            picks.append(min(tie, key=lambda c: (dist[c], -row[c], c)))
-    return picks
-
-
 def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_STABILITY,
            seed: int = SEED, level: float = LEVEL, one_state: bool = False) -> Decision:
     """The minimax-regret threshold with its noise test and stability (see module docstring).
@@ -372,8 +308,8 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
     chosen = nearest(in_tie, worst)
     tie = tuple(cands[c] for c in sorted(in_tie, key=lambda c: (dist[c], -worst[c], c)))
     # stability: the whole rule (best, tie band by its own CI, nearest the default) taken
-    # again on every resample, as a probe measured again would take it (``_rerun_picks``)
-    picks = _rerun_picks(boot, full, col_launch, always, drawn, bworst, dist, alpha,
+    # again on every resample, as a probe measured again would take it (``rerun.rerun_picks``)
+    picks = rerun_picks(boot, full, col_launch, always, drawn, bworst, dist, alpha,
                          one_state, rng)
     stability = float(np.mean(np.asarray(picks) == chosen))
     # per (pair, size): the launch where a candidate scores worst (what the minimax saw), and
