@@ -31,7 +31,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
 
 class Listener:
     """A TCP socket on 127.0.0.1 recording the first line of each connection (a proxy request
-    line: ``GET http://host/...`` or ``CONNECT host:443``) and answering nothing."""
+    line: ``GET http://host/...`` or ``CONNECT host:443``) and answering nothing; a connection
+    closed without a byte is not recorded."""
 
     def __init__(self):
         self.sock = socket.socket()
@@ -53,7 +54,11 @@ class Listener:
             with conn:
                 conn.settimeout(2)
                 try:
-                    self.lines.append(conn.recv(4096).split(b"\r\n", 1)[0].decode("latin-1"))
+                    data = conn.recv(4096)
+                    # a connection closed before it sent anything (Chromium's speculative
+                    # preconnect to the proxy) asked for nothing: no request line, no request
+                    if data:
+                        self.lines.append(data.split(b"\r\n", 1)[0].decode("latin-1"))
                 except OSError:
                     self.lines.append("(no request line)")
 
