@@ -95,9 +95,12 @@ class _Completion:
         """True when the pending text cannot have completed the command (no call to Tcl)."""
         if not self._known:
             return False
-        pending = self._pending
+        pending, self._pending = self._pending, ""  # read once: only new text is read again
         if self._depth is None:
-            return not any(c in pending for c in '"]}')
+            if any(c in pending for c in '"]}'):
+                self._pending = pending
+                return False
+            return True
         depth, i, n = self._depth, 0, len(pending)
         while i < n:
             c = pending[i]
@@ -112,7 +115,6 @@ class _Completion:
                     return False
             i += 1
         self._depth = depth
-        self._pending = ""
         return True
 
     def is_complete(self) -> bool:
