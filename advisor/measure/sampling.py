@@ -11,7 +11,11 @@ Procedure of ``sample(fn)``:
    most ``max_timer_error`` (1 % by default) of a sample.  Calibration batches are kept apart in
    ``SampleResult.calibration`` (different batch sizes are not mixed into the statistics).
 4. Sampling at that batch size until ``min_samples`` are taken *and* the ``max_time_s`` cap is
-   reached, or ``max_samples`` are taken; a ``deadline`` (``time.monotonic()`` seconds, the
+   reached, or ``max_samples`` are taken.  Either stop waits, until the cap, for
+   ``min_samples`` of them to be steady state (step 5): a series still improving at
+   ``max_samples`` is not yet measured (recorded on the 2-core VM, a busy CI run: 2000 calls of
+   ``perf_counter_ns`` whose last two beat the 1998 before them, so all but two were warm-up).
+   A ``deadline`` (``time.monotonic()`` seconds, the
    shared budget from ``MeasureContext.deadline``) stops it in any case, which is recorded as
    ``truncated``.  With ``rel_precision`` (adaptive mode) sampling also stops, once
    ``min_samples`` are taken, as soon as the 95 % interval of the steady-state median
@@ -130,8 +134,9 @@ def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float
         fn: callable without arguments; its result is ignored.
         min_samples: steady-state samples to take even past ``max_time_s`` (>= 1).
         max_time_s: wall-time cap in seconds once ``min_samples`` are taken.
-        max_samples: upper bound on steady-state samples (the bootstrap in ``summarize`` costs
-            O(max_samples x 2000) operations: ~0.1 s for 2000 samples here).
+        max_samples: samples after which sampling stops once ``min_samples`` of them are
+            steady state, or at the ``max_time_s`` cap (the bootstrap in ``summarize`` costs
+            O(samples x 2000) operations: ~0.1 s for 2000 samples here).
         warmup: None -> detect the warm-up (``series.split_warmup``); an int -> treat exactly
             that many leading values as warm-up.
         batch: calls per sample; None -> calibrate.
@@ -201,11 +206,14 @@ def sample(fn: Callable[[], object], *, min_samples: int = 10, max_time_s: float
     n = len(ordered) if batch == 1 else 0
     precise = False
     next_check = min_samples
-    while n < max_samples:
+    while True:
         if out_of_time():
             truncated = n < min_samples
             break
-        if n >= min_samples and time.monotonic() >= t_cap and _steady_count(
+        capped = time.monotonic() >= t_cap
+        if n >= max_samples and capped:
+            break
+        if (n >= max_samples or (n >= min_samples and capped)) and _steady_count(
                 ordered, warmup, steady_start) >= min_samples:
             break  # min_samples steady ones: the warm-up rule may take a run of slow first calls
         if rel_precision is not None and n >= next_check:

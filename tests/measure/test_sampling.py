@@ -42,6 +42,21 @@ def test_min_samples_wins_over_time_cap_but_not_over_deadline():
     assert r.truncated and time.monotonic() - t0 < 1.0
 
 
+def test_series_still_improving_at_max_samples_is_sampled_until_steady():
+    # The recorded CI case in miniature: every call up to max_samples is slow and the later
+    # ones fast, so at max_samples the warm-up rule leaves 2 steady samples.  The sampler
+    # goes on (within the time cap) until min_samples of them are steady.
+    calls = []
+
+    def fn():
+        calls.append(1)
+        time.sleep(0.02 if len(calls) <= 18 else 0.001)
+
+    r = sample(fn, min_samples=5, max_samples=20, max_time_s=5.0, batch=1)
+    assert len(r.samples) >= 5 and max(r.samples) < 0.02 <= min(r.warmup)
+    assert not r.truncated and r.elapsed_s < 5.0
+
+
 def test_fixed_warmup_and_bytes_per_second():
     a, b = host_buffer(1 << 20), host_buffer(1 << 20, seed=1)
     r = sample(lambda: np.copyto(b, a), min_samples=5, max_time_s=0.05, warmup=2)
