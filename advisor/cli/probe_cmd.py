@@ -60,6 +60,7 @@ def probe(
     reg = common.load_registry(plugin, skip_plugin)
     if not reg.probes:
         raise BadInputError("no probe to run (all plugins skipped or disabled)")
+    common.check_option_keys(options, reg.probes)  # a mistyped key would do nothing
     target = common.profile_path(output, write=True)
     if output is not None:  # the store (no -o) is advisor's own and is created
         outpath.check_output(target, mkdir=mkdir)
@@ -106,7 +107,7 @@ def probe(
         for f in res.findings:  # what makes the advice doubtful is said here, not only in show
             if f.severity in ("warning", "error"):
                 # cut at a word, marked, not mid-word (show has the whole text)
-                first = textwrap.shorten(f.message.split("; ")[0], 200, placeholder=" …")
+                first = textwrap.shorten(first_clause(f.message), 200, placeholder=" …")
                 err(f"  {f.severity}: {f.id}: {first}"
                     + (f" (fix: {textwrap.shorten(f.remedy, 160, placeholder=' …')})"
                        if f.remedy else ""))
@@ -121,3 +122,18 @@ def probe(
         out(f"{target}\n")
     if partial(prof):
         exit_with(ExitCode.PARTIAL)
+
+
+def first_clause(message: str) -> str:
+    """The text of ``message`` up to its first ``"; "`` outside brackets, then `` …`` where
+    more followed (``show`` has the whole text): a cut inside ``(0.69, the advice 0.68; 1 =
+    ...)`` left the bracket open and the line unmarked."""
+    depth = 0
+    for i, ch in enumerate(message):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth = max(0, depth - 1)
+        elif ch == ";" and depth == 0 and message.startswith("; ", i):
+            return message[:i] + " …"
+    return message
