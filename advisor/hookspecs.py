@@ -37,7 +37,9 @@ def advisor_register_probes(register):
         ``PluginContractError`` inside ``register``, which is recorded against the plugin.
         Optional methods: ``verify``, ``lint``, ``headline`` (``advisor.probe``,
         ``advisor.specs.headline``; with the optional attribute ``headline_titles``, figure
-        name -> human title) and ``figures(evidence, facts) -> list[FigureSpec]``
+        name -> human title), the optional attribute ``option_keys`` (each ``--option`` key
+        it reads -> one line of help; a key no probe of a run declares is refused:
+        ``advisor.probe.option_readers``) and ``figures(evidence, facts) -> list[FigureSpec]``
         (``advisor.probe.FigureMaker``): pure, no I/O and no matplotlib import; an exception or
         a bad return leaves the figure out with a warning in the report, never a crash.
     :return: ignored.

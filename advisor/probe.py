@@ -124,7 +124,13 @@ class MeasureContext:
 
 @runtime_checkable
 class Probe(Protocol):
-    """A registered probe.  ``name`` is unique across plugins (``[a-z0-9-]+``)."""
+    """A registered probe.  ``name`` is unique across plugins (``[a-z0-9-]+``).
+
+    Optional attribute ``option_keys``: a mapping of the ``--option`` keys ``measure`` (and
+    ``verify``) read to one line of help each.  ``advisor probe``, ``fleet probe`` and
+    ``verify`` refuse a key that no probe of the run declares when every probe declares its
+    keys (:func:`option_readers`), and warn when some do not.
+    """
 
     name: str
     description: str
@@ -134,6 +140,28 @@ class Probe(Protocol):
     def measure(self, ctx: MeasureContext) -> list[Evidence]: ...
 
     def recommend(self, evidence: Sequence[Evidence], facts: Facts) -> Advice: ...
+
+
+#: ``--option`` keys the core itself reads (``MeasureContext.against``'s legacy string form).
+CORE_OPTION_KEYS = {"against": "verify only: 'env' compares against the current environment"}
+
+
+def option_readers(options: Mapping[str, str], probes: Mapping[str, Any]
+                   ) -> tuple[list[str], list[str]]:
+    """The ``--option`` keys no probe of a run reads, as far as the probes declare their keys.
+
+    A probe declares the keys it reads in the optional attribute ``option_keys`` (key -> one
+    line of help); ``probes`` are the probes of the run (name -> probe).
+
+    :return: ``(unread, undeclared)``: the keys of ``options`` that no probe of ``probes``
+        declares and the core does not read (``CORE_OPTION_KEYS``), in the given order, and
+        the names of the probes without ``option_keys``, sorted (a key may be theirs: it
+        cannot be known).  Pure.
+    """
+    undeclared = sorted(n for n, p in probes.items() if getattr(p, "option_keys", None) is None)
+    known = set(CORE_OPTION_KEYS)
+    known.update(k for p in probes.values() for k in (getattr(p, "option_keys", None) or {}))
+    return [k for k in options if k not in known], undeclared
 
 
 class Verifier(Protocol):

@@ -109,8 +109,14 @@ class StepOutcome:
 
 
 def why(exc: BaseException) -> str:
-    """``"Type: first line of the message"`` (``"Type"`` when the message is empty)."""
+    """``"Type: first line of the message"`` (``"Type"`` when the message is empty); for
+    ``advisor.errors.BadInputError`` (the user's input, e.g. an ``--option`` value) the line
+    alone: it names the input, and the type is no news to the user."""
+    from advisor.errors import BadInputError
+
     lines = str(exc).strip().splitlines()
+    if lines and isinstance(exc, BadInputError):
+        return lines[0]
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 

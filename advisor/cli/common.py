@@ -224,3 +224,30 @@ def parse_options(option: Optional[List[str]]) -> dict[str, str]:
             raise BadInputError(f"--option {item!r}: expected KEY=VALUE")
         out[key.strip()] = value
     return out
+
+
+def check_option_keys(options: dict[str, str], probes) -> None:
+    """Refuse a ``--option`` key that no probe of the run reads (``advisor.probe.option_readers``),
+    naming the nearest key they do read; warn instead where a probe of the run does not
+    declare its keys (the key may be that probe's).  ``probes``: name -> probe.
+
+    :raises BadInputError: a key no probe reads, every probe declaring its keys.
+    """
+    from advisor.errors import did_you_mean
+    from advisor.probe import option_readers
+
+    unread, undeclared = option_readers(options, probes)
+    if not unread:
+        return
+    keys = sorted({k for p in probes.values() for k in (getattr(p, "option_keys", None) or {})})
+    if undeclared:
+        for key in unread:
+            warn(f"--option {key}: no probe that declares its keys reads it; not checked for "
+                 f"{', '.join(undeclared)}, which declare(s) none")
+        return
+    key = unread[0]
+    near = did_you_mean(key, keys)
+    raise BadInputError(
+        f"--option {key}: no probe of this run ({', '.join(sorted(probes))}) reads this key"
+        + (f"; did you mean {near}?" if near else "")
+        + (f" (keys read: {', '.join(keys)})" if keys else " (they read no option)"))

@@ -98,9 +98,10 @@ def probe(
     if nodes is not None and nodelist is not None:
         raise BadInputError("--nodes and --nodelist exclude each other (a hostlist names its "
                             "nodes)")
-    common.parse_options(option)  # KEY=VALUE, refused here rather than on every node
-    if plugin:
-        common.load_registry(plugin)  # an unknown name is refused before anything is started
+    options = common.parse_options(option)  # refused here rather than on every node
+    if plugin or options:
+        # an unknown name or option key is refused before anything is started
+        common.check_option_keys(options, common.load_registry(plugin).probes)
     expected = submit.expand_hostlist(nodelist) if nodelist is not None else None
     req = submit.Request(nodes=nodes, nodelist=nodelist, partition=partition,
                          time_limit_min=time_limit, account=account)

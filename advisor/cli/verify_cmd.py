@@ -132,6 +132,8 @@ def verify(
     launcher_argv = common.launcher_argv(launcher)
     reg = common.load_registry(None, None)
     common.check_profile_plugins(prof, plugin)
+    options = common.parse_options(option)
+    common.check_option_keys(options, reg.probes)  # a mistyped key would do nothing
     facts = detect(reg.fact_detectors, opencl=False)
     for line in warning_lines(machine_mismatch(prof, facts, reg.libraries)):
         warn(line)
@@ -139,7 +141,7 @@ def verify(
         prof, reg.probes, facts=facts, knobs=reg.knobs, plugins=set(plugin) if plugin else None,
         time_budget_s=time_budget, quick=quick, joint=not alone,
         against=baseline, libraries=reg.libraries,
-        launcher=launcher_argv, options=common.parse_options(option), seed=seed,
+        launcher=launcher_argv, options=options, seed=seed,
         on_event=lambda key, msg, frac: err(f"{key}: {msg}") if msg != "done" else None)
     save_or_rescue(updated, path, what="the profile with the verdicts")
     con = console(stderr=True, soft_wrap=True)

@@ -27,6 +27,12 @@ class HostBufferProbe:
     about 30-60 s on a 2-core machine (10-15 s with ``quick``), ``recommend`` is pure."""
 
     name = "host-buffer"
+    #: --option keys (``advisor.probe.Probe``)
+    option_keys = {
+        "nbytes": "bytes of the single-size stages (default 256 MiB, 64 MiB with --quick)",
+        "sweep_mib": "the memcpy sweep's sizes in MiB, comma-separated",
+        "budget_s": "this probe's own target in seconds (the run's deadline wins)",
+    }
     #: fleet figure titles (``advisor.specs.headline``), beside ``headline``'s keys
     headline_titles = HEADLINE_TITLES
     description = ("host buffers: zero-page inflation, first-touch and THP cost, glibc memcpy "

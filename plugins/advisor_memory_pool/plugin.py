@@ -25,10 +25,12 @@ from . import lint
 from . import measure
 from . import recommend
 from .evidence import HEADLINE_TITLES
+from .workload import OPTION_KEYS
 
 
 class HostPoolProbe:
     name = "memory-pool-host"
+    option_keys = OPTION_KEYS  # --option keys (advisor.probe.Probe)
     #: fleet figure titles (``advisor.specs.headline``), beside ``headline``'s keys
     headline_titles = HEADLINE_TITLES
     description = "host memory pool: large-page-multiple blocks, MADV_HUGEPAGE vs base-page first touch"
@@ -61,6 +63,7 @@ class HostPoolProbe:
 
 class DevicePoolProbe:
     name = "memory-pool-device"
+    option_keys = OPTION_KEYS
     description = "GPU memory pool: backing blocks vs the GPU large page, grow-by, CuPy limit"
 
     def check(self, facts: Facts) -> Applicability:

@@ -40,9 +40,21 @@ from . import model
 from . import trace as alloc_trace  # "trace" is also a Workload field
 
 WORKLOAD_ID = "workload"
-KNOWN_OPTIONS = ("alloc-size", "tile", "element-size", "tile-count", "ranks-per-gpu",
-                 "pool-limit", "pool-alignment", "pool-first-block", "pool-next-block",
-                 "peak-bytes", "trace")
+#: The ``--option`` keys of both memory-pool probes (``Probe.option_keys``): the table above.
+OPTION_KEYS = {
+    "alloc-size": "allocation sizes, SIZE or SIZE*COUNT, comma-separated (e.g. 8MiB*400)",
+    "tile": "a tile shape ROWSxCOLS (with element-size)",
+    "element-size": "bytes per element of tile (default 8)",
+    "tile-count": "tiles of tile live at once (default 1)",
+    "ranks-per-gpu": "ranks sharing one GPU (default 1)",
+    "pool-limit": "the pool's limit: a size or a percentage of device memory",
+    "pool-alignment": "the alignment the program's pool uses now (default DLA-Future's 16)",
+    "pool-first-block": "the pool's first block size now (default DLA-Future's 1 GiB)",
+    "pool-next-block": "the pool's next block size now (default DLA-Future's 1 GiB)",
+    "peak-bytes": "the most bytes live at once",
+    "trace": "an allocation trace file (advisor_memory_pool.trace)",
+}
+KNOWN_OPTIONS = tuple(OPTION_KEYS)
 
 _BYTES = TypeAdapter(ByteSize)
 
@@ -115,7 +127,8 @@ def _int(key: str, text: str, minimum: int = 1) -> int:
 
 
 def parse_options(options: Mapping[str, str]) -> Workload:
-    """Build the workload from CLI option strings (unknown keys are ignored: other probes' keys).
+    """Build the workload from CLI option strings (other keys are left alone: other probes' keys;
+    the CLI refuses a key no probe declares, ``advisor.probe.option_readers``).
 
     :raises BadInputError: a malformed value; the message names the key.
     """

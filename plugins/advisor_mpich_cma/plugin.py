@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 
 from advisor import hookimpl
+from advisor.measure.mpi.sweep import SWEEP_OPTION_KEYS
 from advisor.models import Advice, Facts
 from advisor.probe import Applicability, MeasureContext
 
@@ -36,6 +37,19 @@ class CmaProbe:
     """The ``mpich-cma`` probe (see the module docstring)."""
 
     name = "mpich-cma"
+    #: --option keys (``advisor.probe.Probe``); the sweep plan's own are shared
+    option_keys = {
+        **SWEEP_OPTION_KEYS,
+        "launches": "most launches of the paired measurement (at least 2; full 6, quick 4)",
+        "rounds": "paired rounds per size and measure (full 32, quick 16)",
+        "refine": "most bisection steps of the crossover per buffer kind (full 3, quick 2)",
+        "later_sizes": "what launches 2, 3, ... re-measure: light, decisive or all",
+        "one_state_launches": "most launches while every launch met one state of the copy path",
+        "traffic": "both (one buffer reused and a buffer per message) or reused",
+        "paired": "0: separate launches instead of the MPI_T paired mode",
+        "switch_check": "0: do not trace the MPI_T run-time switch before trusting it",
+        "emitted_check": "0: do not trace the emitted threshold's route",
+    }
     #: fleet figure titles (``advisor.specs.headline``), beside ``headline``'s keys
     headline_titles = HEADLINE_TITLES
     description = "MPICH CMA (process_vm_readv single copy): usable here? from which size?"

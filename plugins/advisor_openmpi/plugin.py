@@ -21,6 +21,7 @@ is; nothing in the core names it.  Hooks:
 from __future__ import annotations
 
 from advisor import hookimpl
+from advisor.measure.mpi.sweep import SWEEP_OPTION_KEYS
 from advisor.models import Advice, Facts
 from advisor.probe import Applicability, MeasureContext
 
@@ -39,6 +40,12 @@ class OpenMpiProbe:
     """The ``openmpi`` probe (see the module docstring)."""
 
     name = NAME
+    #: --option keys (``advisor.probe.Probe``); the sweep plan's own are shared
+    option_keys = {
+        **SWEEP_OPTION_KEYS,
+        "extra_rounds": "most extra interleave rounds while the path decision is unstable",
+        "limits": "0: skip the eager/single-copy limits sweep",
+    }
     #: fleet figure titles (``advisor.specs.headline``), beside ``headline``'s keys
     headline_titles = HEADLINE_TITLES
     description = ("Open MPI shared memory: which path (ob1+sm+smsc, UCX) carries messages, "

@@ -230,10 +230,15 @@ def test_bad_input_emit_onto_its_own_profile_refused(tmp_path):
 @pytest.mark.parametrize("args,word", [
     (["emit", "-f", "no-such-format"], "known formats"),
     (["probe", "--option", "no-equals-sign"], "KEY=VALUE"),
+    # a mistyped key did nothing, silently (a new user's alloc-sise): refused, nearest named
+    (["probe", "--plugin", "memory-pool-host", "--option", "alloc-sise=8MiB"],
+     "did you mean alloc-size?"),
+    (["probe", "--plugin", "mpich-cma", "--option", "alloc-size=8MiB"], "(mpich-cma)"),
     (["probe", "--launcher", ""], "--launcher"),
     (["probe", "--plugin", "no-such-probe"], "no-such-probe"),
     (["lint"], "FILE"),
-], ids=["format", "option", "launcher", "plugin", "lint-nothing"])
+], ids=["format", "option", "option-key-typo", "option-key-elsewhere", "launcher", "plugin",
+        "lint-nothing"])
 def test_bad_input_arguments_one_line(tmp_path, args, word):
     if args[0] == "emit":
         args = [*args, "-p", str(BAD / "base.toml")]

@@ -6,6 +6,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+#: The ``--option`` keys ``plan`` reads, for the MPI probes' ``option_keys`` (``advisor.probe``).
+SWEEP_OPTION_KEYS = {
+    "sizes": "message sizes in bytes, comma-separated (replaces the sweep's grid)",
+    "repeats": "independent launches per configuration (at least 2)",
+    "target_s": "seconds of timing per size and measure",
+}
+
 
 def plan(ctx: Any, *, quick: tuple[Sequence[int], int, float],
          full: tuple[Sequence[int], int, float]) -> dict:

@@ -34,6 +34,7 @@ class TimerProbe:
     name = "example-timer"
     description = "cost of one perf_counter_ns() call (example plugin)"
     budget_weight = 0.05  # asks for a small slice of the shared budget
+    option_keys: dict = {}  # reads no --option key (so a mistyped key is refused, not ignored)
 
     def check(self, facts):
         return Applicability(usable=True)
