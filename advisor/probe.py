@@ -129,7 +129,10 @@ class Probe(Protocol):
     Optional attribute ``option_keys``: a mapping of the ``--option`` keys ``measure`` (and
     ``verify``) read to one line of help each.  ``advisor probe``, ``fleet probe`` and
     ``verify`` refuse a key that no probe of the run declares when every probe declares its
-    keys (:func:`option_readers`), and warn when some do not.
+    keys (:func:`option_readers`), and warn when some do not.  Optional method
+    ``check_options(options)``: raise ``advisor.errors.BadInputError`` for a bad value of one of
+    its keys (:func:`option_number`, :func:`option_choice`); called before anything is
+    measured, so bad input stops the run at once (exit 2) rather than failing the probe later.
     """
 
     name: str
@@ -162,6 +165,42 @@ def option_readers(options: Mapping[str, str], probes: Mapping[str, Any]
     known = set(CORE_OPTION_KEYS)
     known.update(k for p in probes.values() for k in (getattr(p, "option_keys", None) or {}))
     return [k for k in options if k not in known], undeclared
+
+
+def option_number(options: Mapping[str, str], key: str, kind: Callable[[str], Any] = int, *,
+                  minimum: Optional[float] = None) -> Any:
+    """``options[key]`` converted by ``kind`` (``int`` or ``float``), None when absent; for a
+    probe's ``check_options``.
+
+    :raises BadInputError: the value is not a number of that kind, or below ``minimum``; the
+        message names ``--option KEY=VALUE``.
+    """
+    from advisor.errors import BadInputError
+
+    if key not in options:
+        return None
+    text = options[key]
+    try:
+        value = kind(text.strip())
+    except ValueError:
+        raise BadInputError(f"--option {key}={text!r}: not {'an integer' if kind is int else 'a number'}"
+                            ) from None
+    if minimum is not None and value < minimum:
+        raise BadInputError(f"--option {key}={text!r}: must be >= {minimum:g}")
+    return value
+
+
+def option_choice(options: Mapping[str, str], key: str, choices: Sequence[str]) -> Optional[str]:
+    """``options[key]`` when it is one of ``choices``, None when absent; for ``check_options``.
+
+    :raises BadInputError: another value; the message names the key and the choices.
+    """
+    from advisor.errors import BadInputError
+
+    if key in options and options[key] not in choices:
+        raise BadInputError(f"--option {key}={options[key]!r}: expected one of "
+                            f"{', '.join(choices)}")
+    return options.get(key)
 
 
 class Verifier(Protocol):

@@ -229,25 +229,35 @@ def parse_options(option: Optional[List[str]]) -> dict[str, str]:
 def check_option_keys(options: dict[str, str], probes) -> None:
     """Refuse a ``--option`` key that no probe of the run reads (``advisor.probe.option_readers``),
     naming the nearest key they do read; warn instead where a probe of the run does not
-    declare its keys (the key may be that probe's).  ``probes``: name -> probe.
+    declare its keys (the key may be that probe's).  Then each probe's optional
+    ``check_options`` judges the values (``advisor.probe.Probe``).  ``probes``: name -> probe.
 
-    :raises BadInputError: a key no probe reads, every probe declaring its keys.
+    :raises BadInputError: a key no probe reads, every probe declaring its keys; a bad value.
     """
     from advisor.errors import did_you_mean
     from advisor.probe import option_readers
 
     unread, undeclared = option_readers(options, probes)
-    if not unread:
-        return
     keys = sorted({k for p in probes.values() for k in (getattr(p, "option_keys", None) or {})})
-    if undeclared:
-        for key in unread:
-            warn(f"--option {key}: no probe that declares its keys reads it; not checked for "
-                 f"{', '.join(undeclared)}, which declare(s) none")
-        return
-    key = unread[0]
-    near = did_you_mean(key, keys)
-    raise BadInputError(
-        f"--option {key}: no probe of this run ({', '.join(sorted(probes))}) reads this key"
-        + (f"; did you mean {near}?" if near else "")
-        + (f" (keys read: {', '.join(keys)})" if keys else " (they read no option)"))
+    if unread and not undeclared:
+        key = unread[0]
+        near = did_you_mean(key, keys)
+        raise BadInputError(
+            f"--option {key}: no probe of this run ({', '.join(sorted(probes))}) reads this key"
+            + (f"; did you mean {near}?" if near else "")
+            + (f" (keys read: {', '.join(keys)})" if keys else " (they read no option)"))
+    for key in unread:
+        warn(f"--option {key}: no probe that declares its keys reads it; not checked for "
+             f"{', '.join(undeclared)}, which declare(s) none")
+    for name, probe in probes.items() if options else ():  # the values, before measuring
+        check = getattr(probe, "check_options", None)
+        try:
+            if check is not None:
+                check(dict(options))
+        except BadInputError:
+            raise
+        except Exception as exc:  # a plugin's bug is its own: the probe meets the values later
+            from advisor.steps import why
+
+            warn(f"probe {name}: check_options failed ({why(exc)}); its --option values are "
+                 "not checked before it measures")

@@ -32,7 +32,8 @@ def probe(
                                            "$ADVISOR_LAUNCHER or mpiexec -n 2)."),
     option: Optional[List[str]] = typer.Option(None, "--option", "-O", metavar="KEY=VALUE",
                                                help="Probe option KEY=VALUE, e.g. "
-                                               "alloc-size=8MiB (repeatable)."),
+                                               "alloc-size=8MiB (repeatable; a key no probe "
+                                               "of the run reads is refused)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",
                                           help="Where to write the profile (its directory "
                                           "must exist; default: this host's profile in "

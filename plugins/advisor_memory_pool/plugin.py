@@ -25,12 +25,17 @@ from . import lint
 from . import measure
 from . import recommend
 from .evidence import HEADLINE_TITLES
-from .workload import OPTION_KEYS
+from .workload import OPTION_KEYS, parse_options
 
 
 class HostPoolProbe:
     name = "memory-pool-host"
     option_keys = OPTION_KEYS  # --option keys (advisor.probe.Probe)
+
+    def check_options(self, options: dict) -> None:
+        """Raise ``BadInputError`` for a bad workload option (``workload.parse_options``; a
+        trace file is read), before measuring."""
+        parse_options(options)
     #: fleet figure titles (``advisor.specs.headline``), beside ``headline``'s keys
     headline_titles = HEADLINE_TITLES
     description = "host memory pool: large-page-multiple blocks, MADV_HUGEPAGE vs base-page first touch"
@@ -64,6 +69,7 @@ class HostPoolProbe:
 class DevicePoolProbe:
     name = "memory-pool-device"
     option_keys = OPTION_KEYS
+    check_options = HostPoolProbe.check_options
     description = "GPU memory pool: backing blocks vs the GPU large page, grow-by, CuPy limit"
 
     def check(self, facts: Facts) -> Applicability:

@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 
 from advisor import hookimpl
-from advisor.measure.mpi.sweep import SWEEP_OPTION_KEYS
+from advisor.measure.mpi.sweep import SWEEP_OPTION_KEYS, check_sweep_options
 from advisor.models import Advice, Facts
-from advisor.probe import Applicability, MeasureContext
+from advisor.probe import Applicability, MeasureContext, option_choice, option_number
 
 from advisor_mpich_cma import knobs
 from advisor_mpich_cma import lint
@@ -53,6 +53,17 @@ class CmaProbe:
     #: fleet figure titles (``advisor.specs.headline``), beside ``headline``'s keys
     headline_titles = HEADLINE_TITLES
     description = "MPICH CMA (process_vm_readv single copy): usable here? from which size?"
+
+    def check_options(self, options: dict) -> None:
+        """Raise ``BadInputError`` for a bad value of an ``option_keys`` key (before measuring)."""
+        check_sweep_options(options)
+        for key in ("launches", "rounds", "one_state_launches"):
+            option_number(options, key, int, minimum=1)
+        option_number(options, "refine", int, minimum=0)
+        option_choice(options, "later_sizes", ("light", "decisive", "all"))
+        option_choice(options, "traffic", ("both", "reused"))
+        for key in ("paired", "switch_check", "emitted_check"):
+            option_choice(options, key, ("0", "1"))
 
     def check(self, facts: Facts) -> Applicability:
         return measure.check(facts)

@@ -21,9 +21,9 @@ is; nothing in the core names it.  Hooks:
 from __future__ import annotations
 
 from advisor import hookimpl
-from advisor.measure.mpi.sweep import SWEEP_OPTION_KEYS
+from advisor.measure.mpi.sweep import SWEEP_OPTION_KEYS, check_sweep_options
 from advisor.models import Advice, Facts
-from advisor.probe import Applicability, MeasureContext
+from advisor.probe import Applicability, MeasureContext, option_choice, option_number
 
 from advisor_openmpi import knobs
 from advisor_openmpi import lint
@@ -50,6 +50,12 @@ class OpenMpiProbe:
     headline_titles = HEADLINE_TITLES
     description = ("Open MPI shared memory: which path (ob1+sm+smsc, UCX) carries messages, "
                    "is CMA single copy usable, which limits win")
+
+    def check_options(self, options: dict) -> None:
+        """Raise ``BadInputError`` for a bad value of an ``option_keys`` key (before measuring)."""
+        check_sweep_options(options)
+        option_number(options, "extra_rounds", int, minimum=0)
+        option_choice(options, "limits", ("0", "1"))
 
     def check(self, facts: Facts) -> Applicability:
         return measure.check(facts)

@@ -234,11 +234,13 @@ def test_bad_input_emit_onto_its_own_profile_refused(tmp_path):
     (["probe", "--plugin", "memory-pool-host", "--option", "alloc-sise=8MiB"],
      "did you mean alloc-size?"),
     (["probe", "--plugin", "mpich-cma", "--option", "alloc-size=8MiB"], "(mpich-cma)"),
+    # a bad value is refused before measuring (it failed the probe mid-run, exit 3)
+    (["probe", "--option", "launches=abc"], "launches='abc': not an integer"),
     (["probe", "--launcher", ""], "--launcher"),
     (["probe", "--plugin", "no-such-probe"], "no-such-probe"),
     (["lint"], "FILE"),
-], ids=["format", "option", "option-key-typo", "option-key-elsewhere", "launcher", "plugin",
-        "lint-nothing"])
+], ids=["format", "option", "option-key-typo", "option-key-elsewhere", "option-value",
+        "launcher", "plugin", "lint-nothing"])
 def test_bad_input_arguments_one_line(tmp_path, args, word):
     if args[0] == "emit":
         args = [*args, "-p", str(BAD / "base.toml")]

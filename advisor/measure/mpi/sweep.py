@@ -4,7 +4,7 @@ configuration and how many seconds of timing per size, from the context (quick o
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 #: The ``--option`` keys ``plan`` reads, for the MPI probes' ``option_keys`` (``advisor.probe``).
 SWEEP_OPTION_KEYS = {
@@ -12,6 +12,21 @@ SWEEP_OPTION_KEYS = {
     "repeats": "independent launches per configuration (at least 2)",
     "target_s": "seconds of timing per size and measure",
 }
+
+
+def check_sweep_options(options: Mapping[str, str]) -> None:
+    """Raise ``advisor.errors.BadInputError`` for a bad ``sizes``, ``repeats`` or ``target_s``
+    value (what ``plan`` would fail on while measuring), for the probes' ``check_options``."""
+    from advisor.errors import BadInputError
+    from advisor.probe import option_number
+
+    for item in options.get("sizes", "").split(","):
+        if item.strip():
+            option_number({"sizes": item}, "sizes", int, minimum=1)
+    if "sizes" in options and not options["sizes"].strip(", "):
+        raise BadInputError("--option sizes='': no size given")
+    option_number(options, "repeats", int, minimum=1)
+    option_number(options, "target_s", float, minimum=0.0)
 
 
 def plan(ctx: Any, *, quick: tuple[Sequence[int], int, float],
