@@ -46,7 +46,7 @@ def verify(
     app: bool = typer.Option(False, "--app", help="A/B-test your own command (given after "
                              "'--') under the environment advisor emit writes (B) vs the "
                              "baseline (A); docs/verify-app.md.", rich_help_panel="--app"),
-    command: Optional[List[str]] = typer.Argument(None, metavar="[-- CMD ...]", help="With "
+    command: Optional[List[str]] = typer.Argument(None, metavar="-- CMD", help="With "
                                                   "--app: the command to run, as given."),
     env_file: Optional[Path] = typer.Option(None, "--env", metavar="FILE", help="--app: B is "
                                             "this env file's settings (any format advisor lint "
