@@ -114,8 +114,12 @@ def load_registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] 
         broken = {i.plugin for i in reg.issues}
         unknown = [n for n in unknown if n not in broken]
         if unknown:
+            from advisor.errors import did_you_mean
+
+            near = did_you_mean(unknown[0], sorted(known))
             raise BadInputError(f"{flag}: no probe or plugin named {', '.join(unknown)} "
-                                f"(see 'advisor plugins')")
+                                + (f"(did you mean {near}? " if near else "(")
+                                + "see 'advisor plugins')")
     for issue in reg.issues:
         if issue.stage == "import":
             warn(f"plugin {issue.plugin} skipped (import): {issue.error}")

@@ -238,9 +238,10 @@ def test_bad_input_emit_onto_its_own_profile_refused(tmp_path):
     (["probe", "--option", "launches=abc"], "launches='abc': not an integer"),
     (["probe", "--launcher", ""], "--launcher"),
     (["probe", "--plugin", "no-such-probe"], "no-such-probe"),
+    (["probe", "--plugin", "mpich-cmaa"], "did you mean mpich-cma?"),
     (["lint"], "FILE"),
 ], ids=["format", "option", "option-key-typo", "option-key-elsewhere", "option-value",
-        "launcher", "plugin", "lint-nothing"])
+        "launcher", "plugin", "plugin-typo", "lint-nothing"])
 def test_bad_input_arguments_one_line(tmp_path, args, word):
     if args[0] == "emit":
         args = [*args, "-p", str(BAD / "base.toml")]
