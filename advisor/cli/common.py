@@ -26,6 +26,9 @@ _NOT_PROBE_HOOKS = ("advisor_register_emitters", "advisor_register_knobs",
                     "advisor_register_facts", "advisor_register_libraries")
 
 
+_MAY_PROVIDE = "--plugin: no probe or plugin named "
+
+
 def _not_loaded(reg, name: str) -> Optional[str]:
     """Why ``--plugin name`` selects nothing when a plugin failed: one line naming the plugin
     that failed and its error, or None when no failure explains it."""
@@ -41,8 +44,7 @@ def _not_loaded(reg, name: str) -> Optional[str]:
     issues = [i for i in reg.issues if i.stage not in _NOT_PROBE_HOOKS]
     if issues:  # a plugin that failed before registering anything may be the one that has it
         failed = "; ".join(f"{i.plugin} ({i.stage}: {i.error})" for i in issues)
-        return (f"--plugin: no probe or plugin named {name}; plugins that did not load may "
-                f"provide it: {failed}")
+        return f"{_MAY_PROVIDE}{name}; plugins that did not load may provide it: {failed}"
     return None
 
 
@@ -104,22 +106,27 @@ def load_registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] 
                only_plugins=plugins.enable or None)
     known = (set(reg.probes) | set(reg.owners("probe").values()) | set(reg.skipped_probes)
              | set(reg.skipped_probes.values()))
+    from advisor.errors import did_you_mean
+
     for flag, names in (("--plugin", plugin), ("--skip-plugin", skip)):
         unknown = sorted(set(names or ()) - known)
-        if flag == "--plugin":
-            for name in unknown:
-                why = _not_loaded(reg, name)
-                if why:
-                    raise BadInputError(why)
+        for name in unknown:
+            # a plugin that failed with this very name; else a near loaded name, beside any
+            # plugin that failed (it may provide the name)
+            why = _not_loaded(reg, name) if flag == "--plugin" else None
+            near = did_you_mean(name, sorted(known))
+            if near and why is None:
+                raise BadInputError(f"{flag}: no probe or plugin named {name} (did you mean "
+                                    f"{near}? see 'advisor plugins')")
+            if near and why.startswith(_MAY_PROVIDE + name + ";"):
+                why = why.replace(f"{name};", f"{name} (did you mean {near}?);", 1)
+            if why:
+                raise BadInputError(why)
         broken = {i.plugin for i in reg.issues}
         unknown = [n for n in unknown if n not in broken]
         if unknown:
-            from advisor.errors import did_you_mean
-
-            near = did_you_mean(unknown[0], sorted(known))
             raise BadInputError(f"{flag}: no probe or plugin named {', '.join(unknown)} "
-                                + (f"(did you mean {near}? " if near else "(")
-                                + "see 'advisor plugins')")
+                                f"(see 'advisor plugins')")
     for issue in reg.issues:
         if issue.stage == "import":
             warn(f"plugin {issue.plugin} skipped (import): {issue.error}")
