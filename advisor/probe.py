@@ -167,27 +167,60 @@ def option_readers(options: Mapping[str, str], probes: Mapping[str, Any]
     return [k for k in options if k not in known], undeclared
 
 
+def _number(key: str, whole: str, item: str, kind: Callable[[str], Any],
+            minimum: Optional[float], above: Optional[float]) -> Any:
+    """One number of ``--option key=whole`` (``item``: the value, or one item of a list)."""
+    import math
+
+    from advisor.errors import BadInputError
+
+    where = f"--option {key}={whole!r}" + (f": {item.strip()!r}" if item != whole else "")
+    try:
+        value = kind(item.strip())
+    except ValueError:
+        raise BadInputError(f"{where}: not {'an integer' if kind is int else 'a number'}"
+                            ) from None
+    if not math.isfinite(value):  # nan compares false to every bound; inf is no setting
+        raise BadInputError(f"{where}: not a finite number")
+    if minimum is not None and value < minimum:
+        raise BadInputError(f"{where}: must be >= {minimum:g}")
+    if above is not None and value <= above:
+        raise BadInputError(f"{where}: must be > {above:g}")
+    return value
+
+
 def option_number(options: Mapping[str, str], key: str, kind: Callable[[str], Any] = int, *,
-                  minimum: Optional[float] = None) -> Any:
+                  minimum: Optional[float] = None, above: Optional[float] = None) -> Any:
     """``options[key]`` converted by ``kind`` (``int`` or ``float``), None when absent; for a
     probe's ``check_options``.
 
-    :raises BadInputError: the value is not a number of that kind, or below ``minimum``; the
-        message names ``--option KEY=VALUE``.
+    :param minimum: the least value allowed; ``above``: a bound the value must exceed.
+    :raises BadInputError: the value is not a finite number of that kind, or out of bounds;
+        the message names ``--option KEY=VALUE``.
+    """
+    if key not in options:
+        return None
+    return _number(key, options[key], options[key], kind, minimum, above)
+
+
+def option_numbers(options: Mapping[str, str], key: str, kind: Callable[[str], Any] = int, *,
+                   minimum: Optional[float] = None, above: Optional[float] = None
+                   ) -> Optional[list]:
+    """``options[key]`` as a comma-separated list of numbers (``option_number`` for each
+    item), None when absent.
+
+    :raises BadInputError: an item that is not a finite number in bounds, or no item at all;
+        the message names the whole value and the item.
     """
     from advisor.errors import BadInputError
 
     if key not in options:
         return None
-    text = options[key]
-    try:
-        value = kind(text.strip())
-    except ValueError:
-        raise BadInputError(f"--option {key}={text!r}: not {'an integer' if kind is int else 'a number'}"
-                            ) from None
-    if minimum is not None and value < minimum:
-        raise BadInputError(f"--option {key}={text!r}: must be >= {minimum:g}")
-    return value
+    whole = options[key]
+    items = [x for x in whole.split(",") if x.strip()]
+    if not items:
+        raise BadInputError(f"--option {key}={whole!r}: no value given")
+    return [_number(key, whole, x, kind, minimum, above) for x in items]
 
 
 def option_choice(options: Mapping[str, str], key: str, choices: Sequence[str]) -> Optional[str]:

@@ -251,12 +251,19 @@ def check_option_keys(options: dict[str, str], probes) -> None:
     unread, undeclared = option_readers(options, probes)
     keys = sorted({k for p in probes.values() for k in (getattr(p, "option_keys", None) or {})})
     if unread and not undeclared:
+        from advisor.plugins import load
+
         key = unread[0]
         near = did_you_mean(key, keys)
+        # the probes outside the run that read it (a hint; on this error path only)
+        elsewhere = sorted(n for n, p in load().probes.items()
+                           if n not in probes and key in (getattr(p, "option_keys", None) or {}))
+        hint = (f"{', '.join(elsewhere)} read(s) it" if elsewhere else
+                f"did you mean {near}?" if near else
+                f"keys read: {', '.join(keys)}" if keys else "they read no option")
         raise BadInputError(
-            f"--option {key}: no probe of this run ({', '.join(sorted(probes))}) reads this key"
-            + (f"; did you mean {near}?" if near else "")
-            + (f" (keys read: {', '.join(keys)})" if keys else " (they read no option)"))
+            f"--option {key}: no probe of this run ({', '.join(sorted(probes)) or 'none'}) "
+            f"reads this key; {hint} ('advisor plugins --options' lists every probe's keys)")
     for key in unread:
         warn(f"--option {key}: no probe that declares its keys reads it; not checked for "
              f"{', '.join(undeclared)}, which declare(s) none")

@@ -161,14 +161,35 @@ def show(profile: Optional[Path] = common.ProfileOpt, json_: bool = common.JsonO
 
 
 @boundary
-def plugins(json_: bool = common.JsonOpt) -> None:
+def plugins(json_: bool = common.JsonOpt,
+            options: bool = typer.Option(False, "--options", help="List each probe's --option "
+                                         "keys and what they set instead (--json: probe -> "
+                                         "key -> help; null where a probe declares none).")
+            ) -> None:
     """List plugins, what each contributes, and those that failed to load (with the error)."""
     from advisor.plugins import collect
-    from advisor.report.tables import plugin_rows, plugin_table
+    from advisor.report.tables import Table, plugin_rows, plugin_table
 
     cfg = common.load_config()  # [plugins] disable of every scope, ADVISOR_DISABLE_PLUGINS too
     pm = common.plugin_manager(cfg)
-    rows = plugin_rows(collect(pm), disabled=set(cfg.model.plugins.disable), origins=pm.origins)
+    reg = collect(pm)
+    if options:  # the keys probes declare (advisor.probe.Probe.option_keys)
+        keys = {name: getattr(p, "option_keys", None) for name, p in sorted(reg.probes.items())}
+        if json_:
+            import json
+
+            out(json.dumps({n: None if k is None else dict(sorted(k.items()))
+                            for n, k in keys.items()}, indent=2) + "\n")
+            return
+        table = [(n, key, str(text)) for n, k in keys.items()
+                 for key, text in sorted((k or {}).items())]
+        table += [(n, "(not declared)", "this probe does not say which keys it reads")
+                  for n, k in keys.items() if k is None]
+        console(soft_wrap=True).print(rich_table(Table(
+            "--option keys of each probe (advisor probe --option KEY=VALUE)",
+            ("probe", "key", "what it sets"), table)))
+        return
+    rows = plugin_rows(reg, disabled=set(cfg.model.plugins.disable), origins=pm.origins)
     if json_:
         import json
 

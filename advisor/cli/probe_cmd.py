@@ -33,7 +33,8 @@ def probe(
     option: Optional[List[str]] = typer.Option(None, "--option", "-O", metavar="KEY=VALUE",
                                                help="Probe option KEY=VALUE, e.g. "
                                                "alloc-size=8MiB (repeatable; a key no probe "
-                                               "of the run reads is refused)."),
+                                               "of the run reads is refused; 'advisor "
+                                               "plugins --options' lists them)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="PATH",
                                           help="Where to write the profile (its directory "
                                           "must exist; default: this host's profile in "

@@ -133,7 +133,10 @@ def verify(
     reg = common.load_registry(None, None)
     common.check_profile_plugins(prof, plugin)
     options = common.parse_options(option)
-    common.check_option_keys(options, reg.probes)  # a mistyped key would do nothing
+    # the probes this verify runs: the profile's, those of --plugin (probe or plugin names)
+    mine = {r.probe for r in prof.results
+            if not plugin or r.probe in plugin or r.plugin in plugin}
+    common.check_option_keys(options, {n: p for n, p in reg.probes.items() if n in mine})
     facts = detect(reg.fact_detectors, opencl=False)
     for line in warning_lines(machine_mismatch(prof, facts, reg.libraries)):
         warn(line)

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from advisor import hookimpl
 from advisor.models import Advice, Evidence, Facts
-from advisor.probe import Applicability, MeasureContext, option_number
+from advisor.probe import Applicability, MeasureContext, option_number, option_numbers
 
 from . import measure
 from .evidence import HEADLINE_TITLES
@@ -41,10 +41,8 @@ class HostBufferProbe:
     def check_options(self, options: dict) -> None:
         """Raise ``BadInputError`` for a bad value of an ``option_keys`` key (before measuring)."""
         option_number(options, "nbytes", int, minimum=0)  # 0: the default
-        option_number(options, "budget_s", float, minimum=0.0)
-        for item in options.get("sweep_mib", "").split(","):
-            if item.strip():
-                option_number({"sweep_mib": item}, "sweep_mib", float, minimum=0.0)
+        option_number(options, "budget_s", float, above=0.0)
+        option_numbers(options, "sweep_mib", float, above=0.0)
 
     def check(self, facts: Facts) -> Applicability:
         """Usable on Linux; evidence ``glibc-tunables`` (``measure.check``)."""

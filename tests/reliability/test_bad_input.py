@@ -252,3 +252,38 @@ def test_bad_input_arguments_one_line(tmp_path, args, word):
     lines = _errors(res.stderr)
     assert len(lines) == 1 and word in lines[0], res.stderr
     assert not (tmp_path / "p.toml").exists()
+
+
+@pytest.mark.parametrize("args,words", [
+    # verify runs the profile's probes of --plugin: a key only another probe reads does nothing
+    (["--plugin", "mpich-cma", "--option", "alloc-size=8MiB"],
+     ("(mpich-cma)", "memory-pool-device, memory-pool-host read(s) it")),
+    (["--plugin", "host-buffer", "--option", "launches=8"], ("(host-buffer)", "mpich-cma")),
+    # nan compares false to every bound, inf is no setting: refused, not met mid-run
+    (["--option", "target_s=nan"], ("target_s='nan': not a finite number",)),
+    (["--option", "sweep_mib=64,inf"], ("sweep_mib='64,inf': 'inf': not a finite number",)),
+    (["--option", "sweep_mib=0"], ("must be > 0",)),
+], ids=["other-probes-key", "other-probes-key-2", "nan", "inf-in-list", "zero"])
+def test_bad_input_verify_options_judged_for_the_probes_it_runs(tmp_path, args, words):
+    from support import REPO
+
+    prof = tmp_path / "p.toml"
+    prof.write_bytes((REPO / "profiles" / "x86_64-icelake-2core-vm-2026-12-01.toml").read_bytes())
+    before = _fingerprint(prof)
+    res = _invoke(["verify", "-p", str(prof), *args])
+    assert res.exit_code == ExitCode.BAD_INPUT, res.stderr
+    lines = _errors(res.stderr)
+    assert len(lines) == 1 and all(w in lines[0] for w in words), res.stderr
+    assert _fingerprint(prof) == before
+
+
+def test_plugins_options_lists_each_probes_keys():
+    import json
+
+    res = _invoke(["plugins", "--options", "--json"])
+    assert res.exit_code == 0, res.stderr
+    keys = json.loads(res.stdout)
+    assert "alloc-size" in keys["memory-pool-host"] and "launches" in keys["mpich-cma"]
+    assert all(isinstance(h, str) and h for k in keys.values() for h in (k or {}).values())
+    res = _invoke(["plugins", "--options"])
+    assert res.exit_code == 0 and "sweep_mib" in res.stdout and "what it sets" in res.stdout

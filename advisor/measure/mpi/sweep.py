@@ -17,16 +17,11 @@ SWEEP_OPTION_KEYS = {
 def check_sweep_options(options: Mapping[str, str]) -> None:
     """Raise ``advisor.errors.BadInputError`` for a bad ``sizes``, ``repeats`` or ``target_s``
     value (what ``plan`` would fail on while measuring), for the probes' ``check_options``."""
-    from advisor.errors import BadInputError
-    from advisor.probe import option_number
+    from advisor.probe import option_number, option_numbers
 
-    for item in options.get("sizes", "").split(","):
-        if item.strip():
-            option_number({"sizes": item}, "sizes", int, minimum=1)
-    if "sizes" in options and not options["sizes"].strip(", "):
-        raise BadInputError("--option sizes='': no size given")
+    option_numbers(options, "sizes", int, minimum=1)
     option_number(options, "repeats", int, minimum=1)
-    option_number(options, "target_s", float, minimum=0.0)
+    option_number(options, "target_s", float, above=0.0)
 
 
 def plan(ctx: Any, *, quick: tuple[Sequence[int], int, float],
