@@ -131,8 +131,9 @@ class Probe(Protocol):
     ``verify`` refuse a key that no probe of the run declares when every probe declares its
     keys (:func:`option_readers`), and warn when some do not.  Optional method
     ``check_options(options)``: raise ``advisor.errors.BadInputError`` for a bad value of one of
-    its keys (:func:`option_number`, :func:`option_choice`); called before anything is
-    measured, so bad input stops the run at once (exit 2) rather than failing the probe later.
+    its keys (:func:`option_number`, :func:`option_numbers`, :func:`option_choice`); called
+    before anything is measured, so bad input stops the run at once (exit 2) rather than
+    failing the probe later.
     """
 
     name: str

@@ -12,7 +12,7 @@ import typer
 
 from advisor.cli import complete
 from advisor.cli.boundary import warn
-from advisor.errors import BadInputError
+from advisor.errors import BadInputError, did_you_mean
 
 ProfileOpt = typer.Option(None, "--profile", "-p", metavar="PATH|@NAME", help="Profile to read: "
                           "a file, or @NAME for a shipped profile ('advisor profiles list'); "
@@ -67,7 +67,6 @@ def warn_unknown_disabled(disable: List[str]) -> None:
     """One warning line per name of ``ADVISOR_DISABLE_PLUGINS`` / ``[plugins] disable`` that
     names no installed plugin (a typo would otherwise disable nothing, silently), with the
     nearest name and the known plugins."""
-    from advisor.errors import did_you_mean
     from advisor.plugins import disabled_from_env, known_plugin_names
 
     installed, known = known_plugin_names()
@@ -106,8 +105,6 @@ def load_registry(plugin: Optional[List[str]] = None, skip: Optional[List[str]] 
                only_plugins=plugins.enable or None)
     known = (set(reg.probes) | set(reg.owners("probe").values()) | set(reg.skipped_probes)
              | set(reg.skipped_probes.values()))
-    from advisor.errors import did_you_mean
-
     for flag, names in (("--plugin", plugin), ("--skip-plugin", skip)):
         unknown = sorted(set(names or ()) - known)
         for name in unknown:
@@ -169,7 +166,6 @@ def _refuse_missing(profile: Path) -> None:
 
     :raises BadInputError: "PATH: no such file; did you mean @NAME?".
     """
-    from advisor.errors import did_you_mean
     from advisor.shipped import SHIPPED_PREFIX, shipped_names
 
     if profile.parent != Path("."):  # a path with a directory names a file, not a profile
@@ -245,7 +241,6 @@ def check_option_keys(options: dict[str, str], probes) -> None:
 
     :raises BadInputError: a key no probe reads, every probe declaring its keys; a bad value.
     """
-    from advisor.errors import did_you_mean
     from advisor.probe import option_readers
 
     unread, undeclared = option_readers(options, probes)
