@@ -262,11 +262,14 @@ def check_option_keys(options: dict[str, str], probes) -> None:
     for key in unread:
         warn(f"--option {key}: no probe that declares its keys reads it; not checked for "
              f"{', '.join(undeclared)}, which declare(s) none")
+    done = set()  # a check two probes share (memory-pool's reads a trace file) runs once
     for name, probe in probes.items() if options else ():  # the values, before measuring
         check = getattr(probe, "check_options", None)
+        if check is None or getattr(check, "__func__", check) in done:
+            continue
+        done.add(getattr(check, "__func__", check))
         try:
-            if check is not None:
-                check(dict(options))
+            check(dict(options))
         except BadInputError:
             raise
         except Exception as exc:  # a plugin's bug is its own: the probe meets the values later

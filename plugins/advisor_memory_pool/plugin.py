@@ -31,14 +31,14 @@ from .workload import OPTION_KEYS, parse_options
 class HostPoolProbe:
     name = "memory-pool-host"
     option_keys = OPTION_KEYS  # --option keys (advisor.probe.Probe)
+    #: fleet figure titles (``advisor.specs.headline``), beside ``headline``'s keys
+    headline_titles = HEADLINE_TITLES
+    description = "host memory pool: large-page-multiple blocks, MADV_HUGEPAGE vs base-page first touch"
 
     def check_options(self, options: dict) -> None:
         """Raise ``BadInputError`` for a bad workload option (``workload.parse_options``; a
         trace file is read), before measuring."""
         parse_options(options)
-    #: fleet figure titles (``advisor.specs.headline``), beside ``headline``'s keys
-    headline_titles = HEADLINE_TITLES
-    description = "host memory pool: large-page-multiple blocks, MADV_HUGEPAGE vs base-page first touch"
 
     def check(self, facts: Facts) -> Applicability:
         return measure.check_host(facts)

@@ -54,7 +54,6 @@ OPTION_KEYS = {
     "peak-bytes": "the most bytes live at once",
     "trace": "an allocation trace file (advisor_memory_pool.trace)",
 }
-KNOWN_OPTIONS = tuple(OPTION_KEYS)
 
 _BYTES = TypeAdapter(ByteSize)
 
