@@ -31,5 +31,8 @@ elif mode == "fail":
     if comm.Get_rank() == 1:
         sys.stderr.write("rank 1: deliberate failure for the harness test\n")
         sys.stderr.flush()
+        # the launcher forwards a rank's stderr on its own schedule, and the abort tears the
+        # job down: a fresh-clone CI run lost the line once (2209 passed, this one failed)
+        time.sleep(0.5)
         comm.Abort(3)
     comm.Barrier()
