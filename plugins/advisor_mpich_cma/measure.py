@@ -173,7 +173,7 @@ def check(facts: Facts) -> Applicability:
 
 def measure(ctx: MeasureContext) -> list[Evidence]:
     """The probe's ``measure``: ``run_sweeps`` for the MPI library of ``ctx.facts``."""
-    return run_sweeps(ctx, mpi_facts(ctx.facts))
+    return run_sweeps(ctx, mpi_facts(ctx.facts), started=time.monotonic())
 
 
 def plan(ctx: MeasureContext) -> dict:
@@ -200,9 +200,12 @@ def pairs(facts) -> list[tuple[str, Optional[str]]]:
     return out or [("", None)]
 
 
-def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
+def run_sweeps(ctx: MeasureContext, mpi: MpiFacts,
+               started: Optional[float] = None) -> list[Evidence]:
     """Run the interleaved sweep for every rank pair; returns ``cma-sweep[.pair]`` evidence
     (and a ``cma-mpi-smoke.launcher`` evidence first when ``ctx.launcher`` was given and fails).
+    ``started``: when the measurement began (``time.monotonic()``; the paired launches' default
+    measuring time counts from it, ``paired.measure_end``; None: when the paired launches begin).
 
     Raises ``advisor.measure.LaunchError`` when a sweep launch fails for another reason than a
     CMA failure (the runner records the probe as failed).
@@ -250,7 +253,7 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts) -> list[Evidence]:
             out.append(check)  # recommend says why the paired rounds were not used
             why_not = str(check.values.get("why"))
         else:
-            paired, why_not = run_paired(ctx, mpi, p, todo)
+            paired, why_not = run_paired(ctx, mpi, p, todo, started)
             if paired:
                 paired = [judged(e, ceiling, t_ceiling) for e in paired]
                 if check is None and checking:  # not traceable here: checked by bandwidth

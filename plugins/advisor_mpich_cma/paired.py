@@ -42,6 +42,19 @@ MAX_REFINE_QUICK, MAX_REFINE_FULL = 2, 3
 #: the mode's cap (a cap on cost: each launch adds ~1/MIN_LAUNCHES of the sweep's time).
 MIN_LAUNCHES = 2
 MAX_LAUNCHES_QUICK, MAX_LAUNCHES_FULL = 4, 6
+#: Seconds the full probe's measurement (from ``measure`` to the end of its last paired launch)
+#: takes at most by default: a further launch starts only when it is expected to end within
+#: them (and within the probe's share of ``--time-budget``).  28 s is issue 25's 30 s for a
+#: whole full mpich-cma probe less the ~2 s outside its measurement on the 2-core AMD VM (Python
+#: start and facts 0.75 s, the smoke launch 0.5-0.7 s, recommend and write 0.5 s).  There a
+#: later launch took 6.3-7.6 s and launch 1 with the crossover refined 8.0-10.0 s, so a third
+#: launch fits and a fourth does not.  Launches 4-6 bought little: of 21 recorded full probes
+#: that ran up to the cap of 6, the decision after their first 3 launches was already the final
+#: one in 20 (after 2: in 16), while the stability figure rose slowly (0.35, 0.38, 0.54, 0.84
+#: after launches 2-5 of one probe, its advice the same throughout).  ``--option launches=N``
+#: lifts this default (N launches, within the ``--time-budget``); ``--quick`` has none (its
+#: later launches measure only the decisive sizes, 1.3-1.5 s each there, and its cap bounds it).
+FULL_MEASURE_S = 28.0
 #: The rarer state of a two-state copy path (``advisor_mpich_cma.states``) counts as met when
 #: it holds at least this share of one launch's worth of base-kind batches (half a launch):
 #: on the 2-core VM the probes whose launches all met the fast-copy state advised 16 KiB,
@@ -97,6 +110,15 @@ def machine_states(evs, launches: int) -> str:
     return "one" if rare < MIN_STATE_LAUNCH_SHARE / max(1, launches) else "both"
 
 
+def measure_end(ctx: MeasureContext, started: float) -> Optional[float]:
+    """The ``time.monotonic()`` by which the full probe's further launches should end by
+    default (``started + FULL_MEASURE_S``, ``started`` when ``measure`` began), or None with
+    ``--quick`` or ``--option launches=N`` (the launch cap and the time budget bound them)."""
+    if ctx.quick or "launches" in ctx.options:
+        return None
+    return started + FULL_MEASURE_S
+
+
 def max_launches(ctx: MeasureContext) -> int:
     """Most launches: ``ctx.options['launches']`` (at least ``MIN_LAUNCHES``) or the mode's cap."""
     cap = MAX_LAUNCHES_QUICK if ctx.quick else MAX_LAUNCHES_FULL
@@ -104,7 +126,7 @@ def max_launches(ctx: MeasureContext) -> int:
 
 
 def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
-               todo) -> tuple[list[Evidence], str]:
+               todo, started: Optional[float] = None) -> tuple[list[Evidence], str]:
     """The paired (MPI_T) measurement for every buffer kind (``page_kinds``) and rank pair:
     ``(cma-paired evidence, "")``, or ``([], reason)`` when MPI_T could not switch the
     threshold (the caller falls back).
@@ -122,7 +144,9 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     uses) is taken after each, and measuring stops when its stability reaches
     ``advisor.measure.STABLE_SHARE`` and the launches did not all meet one state of a two-state copy
     path (``machine_states``) ("stable"), when one more launch would not fit the budget by the
-    planning estimate or by what the last launch took, or a launch times out ("budget"), at
+    planning estimate or by what the last launch took, or would end past the full probe's
+    default measuring time (``measure_end``: ``FULL_MEASURE_S`` from ``started``, a
+    ``time.monotonic()`` value, default: now), or a launch times out ("budget"), at
     ``max_launches`` ("launch cap"), stable at ``MAX_ONE_STATE_LAUNCHES`` (option
     ``one_state_launches``) with every launch in one state ("one-state cap"), or when a later
     launch fails ("launch <i> failed: ...");
@@ -132,7 +156,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
 
     Evidence ids: ``cma-paired[.<pair>]`` for base pages, ``cma-paired.thp[.<pair>]`` for
     THP-backed buffers; one point per size and launch (label ``launch<i>``); values
-    ``launches``, ``stopped`` (why), ``machine_states_by_launch`` (``machine_states`` after
+    ``launches``, ``stopped`` (why), ``budget`` (with "budget": which one, the time budget's
+    share or the default measuring time), ``machine_states_by_launch`` (``machine_states`` after
     each launch from the second), ``later_launch_sizes`` (per kind, the sizes launches 2,
     3, ... measured), ``stability_by_launch`` (the decision's stability after
     each launch from the second, comma-separated), ``machine_states`` (steady / both / one:
@@ -146,6 +171,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
 
     from advisor.measure import LaunchError, page_size, run_mpi
 
+    soft_end = measure_end(ctx, time.monotonic() if started is None else started)
     sizes, target = p["sizes"], p["target_s"]
     rounds = int(ctx.options.get("rounds", QUICK_ROUNDS if ctx.quick else FULL_ROUNDS))
     per_launch_rounds = max(2, rounds // MIN_LAUNCHES)
@@ -278,6 +304,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     evs = list(ctx.applicability.evidence) if ctx.applicability else []
     lib_sane, bad_thr = sane_library(library_of(evs, ctx.facts), ctx.facts)
     history: list[float] = []
+    budget = ""  # which budget stopped the launches (with STOP_BUDGET)
     states: list[str] = []  # machine_states after each launch from the second
     n_launch = 1
     last_s = 0.0  # seconds the last of launches 2, 3, ... took
@@ -340,7 +367,12 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
         # the planning estimate, or what the last launch took when that was longer (a loaded
         # machine: a new user's make probe saw a launch overrun the budget and lose them all)
         if n_launch >= MIN_LAUNCHES and max(est, last_s) > ctx.remaining_s():
-            stopped = STOP_BUDGET
+            stopped, budget = STOP_BUDGET, "the time budget's share"
+            break
+        if (n_launch >= MIN_LAUNCHES and soft_end is not None
+                and time.monotonic() + max(est, last_s) > soft_end):
+            stopped, budget = STOP_BUDGET, (f"the full probe's {FULL_MEASURE_S:g} s of "
+                                            f"measuring, which --option launches=N lifts")
             break
         why_more = ("" if n_launch < MIN_LAUNCHES else
                     f" (stability {history[-1]:.2f})" if history[-1] < STABLE_SHARE else
@@ -361,6 +393,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             # stopped (a timeout here is the budget running out under load)
             stopped = (STOP_BUDGET if getattr(exc, "timed_out", False)
                        else f"launch {n_launch + 1} failed: {str(exc)[:160]}")
+            budget = "the time budget's share (a launch timed out)"
             break
         n_launch += 1
         last_s = time.monotonic() - t0
@@ -368,6 +401,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             raw[(kind, pair)][launch_label(n_launch)] = res
     final = evidence(steps)
     seq = {"launches": n_launch, "stopped": stopped,
+           **({"budget": budget} if stopped == STOP_BUDGET else {}),
            "stability_by_launch": ",".join(f"{x:.2f}" for x in history),
            "machine_states_by_launch": ",".join(states),
            "later_launch_light_sizes": "; ".join(

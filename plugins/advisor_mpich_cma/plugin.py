@@ -30,6 +30,7 @@ from advisor_mpich_cma import measure
 from advisor_mpich_cma import placement
 from advisor_mpich_cma import recommend
 from advisor_mpich_cma.evidence import HEADLINE_TITLES
+from advisor_mpich_cma.paired import FULL_MEASURE_S
 from advisor_mpich_cma import verify
 
 
@@ -40,7 +41,9 @@ class CmaProbe:
     #: --option keys (``advisor.probe.Probe``); the sweep plan's own are shared
     option_keys = {
         **SWEEP_OPTION_KEYS,
-        "launches": "most launches of the paired measurement (at least 2; full 6, quick 4)",
+        "launches": ("most launches of the paired measurement (at least 2; full 6, quick 4); "
+                     "given, the full probe measures up to N within --time-budget, past "
+                     f"its default {FULL_MEASURE_S:g} s of measuring"),
         "rounds": "paired rounds per size and measure (full 32, quick 16)",
         "refine": "most bisection steps of the crossover per buffer kind (full 3, quick 2)",
         "later_sizes": "what launches 2, 3, ... re-measure: light, decisive or all",

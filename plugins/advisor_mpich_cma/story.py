@@ -50,13 +50,15 @@ def measuring_clause(values: dict) -> str:
     """How measuring ended, from the paired evidence's values (``paired.run_paired``):
     ``"measuring stopped: stable after 4 launches (stability after launch 2, 3, 4: 0.98, 0.99,
     1.00; launches 2, 3 had met one state of a copy path that switches between two, which
-    does not stop as stable)"``;
+    does not stop as stable)"``; with ``budget`` (which budget stopped it) after the reason:
+    ``"measuring stopped: budget (the full probe's 28 s of measuring ...) after 3 launches"``;
     empty without ``stopped``.  Pure."""
     stopped = values.get("stopped")
     if not stopped:
         return ""
     n = int(values.get("launches", 0) or 0)
-    text = f"measuring stopped: {stopped} after {n} launch{'es' if n != 1 else ''}"
+    why = f" ({values['budget']})" if values.get("budget") else ""
+    text = f"measuring stopped: {stopped}{why} after {n} launch{'es' if n != 1 else ''}"
     stab = [x for x in str(values.get("stability_by_launch", "")).split(",") if x]
     states = [x for x in str(values.get("machine_states_by_launch", "")).split(",") if x]
     parts = []

@@ -19,6 +19,7 @@ from advisor_mpich_cma import decision
 from advisor_mpich_cma import evidence
 from advisor_mpich_cma import kinds
 from advisor_mpich_cma import paired
+from advisor_mpich_cma import story
 from advisor_mpich_cma import recommend
 from advisor_mpich_cma import knobs
 from advisor_mpich_cma.crossover import bracket, cma_better, midpoint
@@ -360,3 +361,50 @@ def test_one_copy_state_in_every_launch_stops_at_the_one_state_cap_not_the_launc
         assert why == "" and len(launches) == n < paired.MAX_LAUNCHES_FULL
         assert e.values["stopped"] == paired.STOP_ONE_STATE and e.values["launches"] == n
         assert e.values["machine_states_by_launch"] == ",".join(["one"] * (n - 1))
+
+
+def test_an_unstable_full_probe_stops_at_its_default_measuring_time_and_names_it(monkeypatch):
+    """Without ``--option launches``, the full probe starts no launch expected to end past
+    ``FULL_MEASURE_S`` from when ``measure`` began: an unstable decision stops there as
+    "budget", naming which budget; ``--option launches=N`` lifts that default (N launches)."""
+    import dataclasses
+    import time
+
+    from advisor import measure
+    from advisor.models import MpiFacts
+
+    launches = []
+    monkeypatch.setattr(measure, "run_mpi", _scripted_worker(launches.append))
+    real = paired.record_of
+
+    def unstable(*a, **kw):
+        rec = real(*a, **kw)
+        return dataclasses.replace(rec, d=dataclasses.replace(rec.d, stability=0.5))
+
+    monkeypatch.setattr(paired, "record_of", unstable)
+    facts = Facts.model_validate({"memory": {"thp_enabled": "never"},
+                                  "mpi": {"implementation": "mpich", "flavour": "upstream",
+                                          "version": "5.0.2"}})
+    p = {"sizes": [16 * KiB, 64 * KiB, 1 * MiB], "repeats": 5, "target_s": 0.02}
+    mpi = MpiFacts(implementation="mpich", flavour="upstream", version="5.0.2")
+    # measure began FULL_MEASURE_S ago: past launch 2 no launch fits the default
+    long_ago = time.monotonic() - paired.FULL_MEASURE_S
+    for opts, n, stop in (({}, paired.MIN_LAUNCHES, paired.STOP_BUDGET),
+                          ({"launches": "3"}, 3, paired.STOP_CAP)):
+        launches.clear()
+        ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=False,
+                             options={"traffic": "reused", "refine": "0", **opts})
+        (e,), why = paired.run_paired(ctx, mpi, p, [("", None)], started=long_ago)
+        assert why == "" and len(launches) == n == e.values["launches"]
+        assert e.values["stopped"] == stop
+        if stop == paired.STOP_BUDGET:
+            assert f"{paired.FULL_MEASURE_S:g} s of measuring" in e.values["budget"]
+            assert "budget (the full probe's" in story.measuring_clause(e.values)
+        else:
+            assert "budget" not in e.values
+    # started now, the default leaves room for the cap's launches on this instant machine
+    launches.clear()
+    ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=False,
+                         options={"traffic": "reused", "refine": "0"})
+    (e,), _ = paired.run_paired(ctx, mpi, p, [("", None)])
+    assert e.values["launches"] == paired.MAX_LAUNCHES_FULL and e.values["stopped"] == paired.STOP_CAP
