@@ -51,9 +51,10 @@ MAX_LAUNCHES_QUICK, MAX_LAUNCHES_FULL = 4, 6
 #: launch fits and a fourth does not.  Launches 4-6 bought little: of 21 recorded full probes
 #: that ran up to the cap of 6, the decision after their first 3 launches was already the final
 #: one in 20 (after 2: in 16), while the stability figure rose slowly (0.35, 0.38, 0.54, 0.84
-#: after launches 2-5 of one probe, its advice the same throughout).  ``--option launches=N``
-#: lifts this default (N launches, within the ``--time-budget``); ``--quick`` has none (its
-#: later launches measure only the decisive sizes, 1.3-1.5 s each there, and its cap bounds it).
+#: after launches 2-5 of one probe, its advice the same throughout).  ``--option budget_s=S``
+#: sets another (as the host-buffer probe's own target); ``--option launches=N`` alone lifts it
+#: (N launches, within the ``--time-budget``); ``--quick`` has none (its later launches measure
+#: only the decisive sizes, 1.3-1.5 s each there, and its cap bounds it).
 FULL_MEASURE_S = 28.0
 #: The rarer state of a two-state copy path (``advisor_mpich_cma.states``) counts as met when
 #: it holds at least this share of one launch's worth of base-kind batches (half a launch):
@@ -111,9 +112,12 @@ def machine_states(evs, launches: int) -> str:
 
 
 def measure_end(ctx: MeasureContext, started: float) -> Optional[float]:
-    """The ``time.monotonic()`` by which the full probe's further launches should end by
-    default (``started + FULL_MEASURE_S``, ``started`` when ``measure`` began), or None with
-    ``--quick`` or ``--option launches=N`` (the launch cap and the time budget bound them)."""
+    """The ``time.monotonic()`` by which further launches should end: ``started`` (when
+    ``measure`` began) plus ``--option budget_s`` seconds, else plus ``FULL_MEASURE_S`` for
+    the full probe; None with ``--quick`` or ``--option launches=N`` and no ``budget_s`` (the
+    launch cap and the time budget bound them)."""
+    if "budget_s" in ctx.options:
+        return started + float(ctx.options["budget_s"])
     if ctx.quick or "launches" in ctx.options:
         return None
     return started + FULL_MEASURE_S
@@ -171,7 +175,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
 
     from advisor.measure import LaunchError, page_size, run_mpi
 
-    soft_end = measure_end(ctx, time.monotonic() if started is None else started)
+    started_at = time.monotonic() if started is None else started
+    soft_end = measure_end(ctx, started_at)
     sizes, target = p["sizes"], p["target_s"]
     rounds = int(ctx.options.get("rounds", QUICK_ROUNDS if ctx.quick else FULL_ROUNDS))
     per_launch_rounds = max(2, rounds // MIN_LAUNCHES)
@@ -371,8 +376,10 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             break
         if (n_launch >= MIN_LAUNCHES and soft_end is not None
                 and time.monotonic() + max(est, last_s) > soft_end):
-            stopped, budget = STOP_BUDGET, (f"the full probe's {FULL_MEASURE_S:g} s of "
-                                            f"measuring, which --option launches=N lifts")
+            stopped, budget = STOP_BUDGET, (
+                f"{soft_end - started_at:g} s of measuring, --option budget_s" if "budget_s"
+                in ctx.options else f"the full probe's {FULL_MEASURE_S:g} s of measuring, "
+                f"which --option launches=N or budget_s=S lifts")
             break
         why_more = ("" if n_launch < MIN_LAUNCHES else
                     f" (stability {history[-1]:.2f})" if history[-1] < STABLE_SHARE else

@@ -44,6 +44,8 @@ class CmaProbe:
         "launches": ("most launches of the paired measurement (at least 2; full 6, quick 4); "
                      "given, the full probe measures up to N within --time-budget, past "
                      f"its default {FULL_MEASURE_S:g} s of measuring"),
+        "budget_s": (f"seconds the measurement may take before further launches stop (full "
+                     f"{FULL_MEASURE_S:g}, quick none; the run's deadline wins)"),
         "rounds": "paired rounds per size and measure (full 32, quick 16)",
         "refine": "most bisection steps of the crossover per buffer kind (full 3, quick 2)",
         "later_sizes": "what launches 2, 3, ... re-measure: light, decisive or all",
@@ -63,6 +65,7 @@ class CmaProbe:
         for key in ("launches", "rounds", "one_state_launches"):
             option_number(options, key, int, minimum=1)
         option_number(options, "refine", int, minimum=0)
+        option_number(options, "budget_s", float, above=0.0)
         option_choice(options, "later_sizes", ("light", "decisive", "all"))
         option_choice(options, "traffic", ("both", "reused"))
         for key in ("paired", "switch_check", "emitted_check"):

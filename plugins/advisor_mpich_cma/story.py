@@ -299,7 +299,8 @@ class DecisionRecord:
                 message=f"the CMA advice is unstable: {self.stab()} (policy: at least "
                         f"{STABLE_SHARE:.0%})",
                 remedy="measure more launches: probe again with '--option launches=N' above "
-                       f"the {d.launches} measured (and a --time-budget that fits them)"))
+                       f"the {d.launches} measured or '--option budget_s=S' (seconds of "
+                       f"measuring), and a --time-budget that fits them"))
         if not self.default_ok:
             out.append(Finding(
                 id="cma-default-not-measured", severity="warning", evidence=ids,

@@ -366,7 +366,8 @@ def test_one_copy_state_in_every_launch_stops_at_the_one_state_cap_not_the_launc
 def test_an_unstable_full_probe_stops_at_its_default_measuring_time_and_names_it(monkeypatch):
     """Without ``--option launches``, the full probe starts no launch expected to end past
     ``FULL_MEASURE_S`` from when ``measure`` began: an unstable decision stops there as
-    "budget", naming which budget; ``--option launches=N`` lifts that default (N launches)."""
+    "budget", naming which budget; ``--option launches=N`` lifts that default (N launches),
+    ``--option budget_s=S`` replaces it."""
     import dataclasses
     import time
 
@@ -390,16 +391,21 @@ def test_an_unstable_full_probe_stops_at_its_default_measuring_time_and_names_it
     # measure began FULL_MEASURE_S ago: past launch 2 no launch fits the default
     long_ago = time.monotonic() - paired.FULL_MEASURE_S
     for opts, n, stop in (({}, paired.MIN_LAUNCHES, paired.STOP_BUDGET),
-                          ({"launches": "3"}, 3, paired.STOP_CAP)):
+                          ({"launches": "3"}, 3, paired.STOP_CAP),
+                          ({"budget_s": "1000"}, paired.MAX_LAUNCHES_FULL, paired.STOP_CAP),
+                          ({"budget_s": "1", "launches": "3"}, paired.MIN_LAUNCHES,
+                           paired.STOP_BUDGET)):
         launches.clear()
         ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=False,
                              options={"traffic": "reused", "refine": "0", **opts})
         (e,), why = paired.run_paired(ctx, mpi, p, [("", None)], started=long_ago)
         assert why == "" and len(launches) == n == e.values["launches"]
         assert e.values["stopped"] == stop
-        if stop == paired.STOP_BUDGET:
+        if stop == paired.STOP_BUDGET and not opts:
             assert f"{paired.FULL_MEASURE_S:g} s of measuring" in e.values["budget"]
             assert "budget (the full probe's" in story.measuring_clause(e.values)
+        elif stop == paired.STOP_BUDGET:
+            assert e.values["budget"] == "1 s of measuring, --option budget_s"
         else:
             assert "budget" not in e.values
     # started now, the default leaves room for the cap's launches on this instant machine
