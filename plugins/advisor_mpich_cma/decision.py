@@ -22,13 +22,14 @@ def default_candidate(lib: Library) -> Optional[int]:
     return lib.threshold_default if on and lib.threshold_default is not None else None
 
 
-def decision_of(evs: Sequence[Evidence], lib: Library):
+def decision_of(evs: Sequence[Evidence], lib: Library, withhold_unstable: bool = True):
     """``minimax.decide`` on the paired (or round-paired sweep) evidence ``evs``, or None when
-    no size has paired results."""
+    no size has paired results; ``withhold_unstable`` as ``minimax.decide`` takes it."""
     data = [paired_from_evidence(ev) for ev in evs]
     one = any(ev.values.get("machine_states") == "one" for ev in evs)
     try:
-        return minimax.decide(data, default_candidate(lib), one_state=one)
+        return minimax.decide(data, default_candidate(lib), one_state=one,
+                              withhold_unstable=withhold_unstable)
     except ValueError:
         return None
 
@@ -44,16 +45,17 @@ def record_of(evs: Sequence[Evidence], lib: Library,
     ok, note = default_measured(lib, substituted)
     seq = next((e.values for e in evs if "stopped" in e.values), {})
     return DecisionRecord(d, tuple(sorted({buffer_pages(e) for e in evs})), ok, note,
-                          measuring_clause(seq))
+                          measuring_clause(seq), str(seq.get("stopped", "")))
 
 
 def kind_values(evs: Sequence[Evidence], lib: Library) -> dict:
     """``buffer_kinds`` ("base,thp") and ``advice_threshold_bytes:<kind>`` (bytes, -1: CMA off)
-    / ``stability:<kind>``: the decision on each kind alone."""
+    / ``stability:<kind>``: the decision on each kind alone, as the rule chose it (an unstable
+    change is shown, not withheld: it is each kind's own answer beside the advice)."""
     kinds = sorted({buffer_pages(e) for e in evs})
     v: dict = {"buffer_kinds": ",".join(kinds)}
     for k in kinds:
-        d = decision_of([e for e in evs if buffer_pages(e) == k], lib)
+        d = decision_of([e for e in evs if buffer_pages(e) == k], lib, withhold_unstable=False)
         if d is not None:
             v[f"advice_threshold_bytes:{k}"] = -1 if d.advice is None else int(d.advice)
             v[f"stability:{k}"] = d.stability

@@ -34,6 +34,10 @@ Rule (DESIGN.md "Advice (what makes it trustworthy)"):
   resample: on the 2-core VM a default kept because one launch of six carried the gap read
   0.36, and a 16 KiB advice that two launches barely carried 0.82, where other probes of the
   same hour kept the default.)
+* An unstable change is withheld: where the advice is not the default, fewer than
+  ``advisor.measure.STABLE_SHARE`` of the resamples choose it and fewer than that change the
+  default at all, the default is advised instead, the change named beside
+  (``Decision.withheld``), and the stability is the default's share.
 * A loss no threshold can fix (the advice measurably below the best at a size: the bootstrap CI
   of its ratio there ends below 1, e.g. CMA losing at the largest sizes where MPICH has no upper
   CMA threshold) is reported as ``losses``, not a reason to give no advice.
@@ -43,6 +47,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
+
+from advisor.measure import STABLE_SHARE
 
 from advisor_mpich_cma.pairs import Paired
 from advisor_mpich_cma.rerun import rerun_picks
@@ -80,6 +86,10 @@ class Decision:
         pairs: number of paired rounds per size (smallest over sizes, pairs and launches).
         launches: launches (repeats) the decision resampled (1: rounds alone).
         one_state: the launches met one state of a two-state copy path: every candidate tied.
+        withheld: ``(threshold, share)`` of a change the rule chose but fewer than
+            ``advisor.measure.STABLE_SHARE`` of the resamples change the default at all
+            (``share``: those that do): not advised, the default is (``stability`` is then
+            the default's share of the resamples); None otherwise.
     """
 
     advice: Optional[int]
@@ -97,6 +107,7 @@ class Decision:
     ratios: Mapping[tuple[str, int], tuple[float, float]] = field(default_factory=dict)
     launches: int = 1
     one_state: bool = False
+    withheld: Optional[tuple[Optional[int], float]] = None
 
     @property
     def regret_default(self) -> float:
@@ -125,6 +136,9 @@ class Decision:
                    "paired_rounds": self.pairs, "unfixable_losses": len(self.losses),
                    "launches": self.launches, "one_state": self.one_state,
                    "tie_band_bytes": ",".join(str(thr(t)) for t in self.tie)}
+        if self.withheld is not None:
+            v["withheld_threshold_bytes"] = thr(self.withheld[0])
+            v["withheld_stability"] = self.withheld[1]
         for (pair, n), r in sorted(self.per_size_default.items()):
             v[f"ratio_default:{pair or 'default'}:{n}"] = r
         for (pair, n), r in sorted(self.per_size_advice.items()):
@@ -242,7 +256,8 @@ def _pick(worst) -> int:
 
 
 def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_STABILITY,
-           seed: int = SEED, level: float = LEVEL, one_state: bool = False) -> Decision:
+           seed: int = SEED, level: float = LEVEL, one_state: bool = False,
+           withhold_unstable: bool = True) -> Decision:
     """The minimax-regret threshold with its noise test and stability (see module docstring).
 
     :param data: paired results of each rank pair (sizes with no valid pair are skipped).
@@ -250,6 +265,14 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
     :param one_state: every launch met one state of a copy path known to switch between two
         (``advisor_mpich_cma.paired.machine_states``): what the other state does is unmeasured,
         so every candidate ties and the advice is the default (``Decision.one_state``).
+    :param withhold_unstable: an unstable change (fewer than ``advisor.measure.STABLE_SHARE``
+        of the resamples choose it) that fewer than ``STABLE_SHARE`` of the resamples make at
+        all (choosing any threshold but the default) is not advised: the default is, with the
+        change in ``Decision.withheld`` (advice that flips between changing the default and
+        keeping it from one probe to the next is a defect, DESIGN.md; the openmpi and
+        host-buffer probes withhold theirs alike).  A change whose value alone is unstable
+        (resamples choose 64 or 128 KiB, both beating the default beyond noise) stays, at its
+        low stability.  False: the rule's choice as it is (each buffer kind's own answer).
     :raises ValueError: no size with paired results.
     """
     import numpy as np
@@ -312,6 +335,12 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
     picks = rerun_picks(boot, full, col_launch, always, drawn, bworst, dist, alpha,
                          one_state, rng)
     stability = float(np.mean(np.asarray(picks) == chosen))
+    withheld = None
+    change = float(np.mean(np.asarray(picks) != 0))  # resamples that change the default at all
+    if withhold_unstable and chosen != 0 and stability < STABLE_SHARE and change < STABLE_SHARE:
+        withheld = (cands[chosen], change)
+        chosen = 0
+        stability = float(np.mean(np.asarray(picks) == chosen))
     # per (pair, size): the launch where a candidate scores worst (what the minimax saw), and
     # the losses of the advice no threshold fixes: its ratio's CI there ends below 1
     worst_col: dict[tuple[str, int], int] = {}
@@ -339,4 +368,4 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
         per_size_default=per_size(0), per_size_advice=per_size(chosen),
         improvement_ci=(lo, hi), stability=stability, losses=tuple(losses),
         pairs=int(min(min(c[3].size, c[4].size) for c in cols)), tie=tie, ratios=pooled,
-        launches=len(launch_ids), one_state=one_state)
+        launches=len(launch_ids), one_state=one_state, withheld=withheld)

@@ -22,6 +22,7 @@ from advisor_mpich_cma.kinds import kind_rounds, kind_sizes, page_kinds
 from advisor_mpich_cma.launch import LAUNCH_OVERHEAD_S, PER_SIZE_FACTOR, config_env, launch_estimate
 from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma.records import paired_evidence
+from advisor_mpich_cma.story import STOP_BUDGET, STOP_CAP, STOP_ONE_STATE, STOP_STABLE
 from advisor_mpich_cma.workers import RANK
 
 #: Rounds of (on, off) batches per size and measure in the paired (MPI_T) mode; at most the
@@ -82,9 +83,6 @@ LIGHT_ROUNDS = 8
 #: a group); one more launch cost 5.2 s of a 36 s whole probe (issue 25's target: 30 s).
 #: ``--option one_state_launches=N`` takes up to N.
 MAX_ONE_STATE_LAUNCHES = MIN_LAUNCHES
-#: Why the launches stopped (``cma-decision`` value ``stopped``).
-STOP_STABLE, STOP_BUDGET, STOP_CAP = "stable", "budget", "launch cap"
-STOP_ONE_STATE = "one-state cap"
 
 
 
@@ -371,15 +369,17 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
                   for k in later for pr, _ in todo)
         # the planning estimate, or what the last launch took when that was longer (a loaded
         # machine: a new user's make probe saw a launch overrun the budget and lose them all)
+        nxt = f"launch {n_launch + 1} would end past"
         if n_launch >= MIN_LAUNCHES and max(est, last_s) > ctx.remaining_s():
-            stopped, budget = STOP_BUDGET, "the time budget's share"
+            stopped, budget = STOP_BUDGET, f"{nxt} the time budget's share"
             break
         if (n_launch >= MIN_LAUNCHES and soft_end is not None
                 and time.monotonic() + max(est, last_s) > soft_end):
             stopped, budget = STOP_BUDGET, (
-                f"{soft_end - started_at:g} s of measuring, --option budget_s" if "budget_s"
-                in ctx.options else f"the full probe's {FULL_MEASURE_S:g} s of measuring, "
-                f"which --option launches=N or budget_s=S lifts")
+                f"{nxt} {soft_end - started_at:g} s of measuring, --option budget_s"
+                if "budget_s" in ctx.options else
+                f"{nxt} the full probe's {FULL_MEASURE_S:g} s of measuring, which --option "
+                f"budget_s=S or launches=N lifts")
             break
         why_more = ("" if n_launch < MIN_LAUNCHES else
                     f" (stability {history[-1]:.2f})" if history[-1] < STABLE_SHARE else

@@ -30,7 +30,7 @@ from advisor_mpich_cma import measure
 from advisor_mpich_cma import placement
 from advisor_mpich_cma import recommend
 from advisor_mpich_cma.evidence import HEADLINE_TITLES
-from advisor_mpich_cma.paired import FULL_MEASURE_S
+from advisor_mpich_cma.paired import FULL_MEASURE_S, MIN_LAUNCHES
 from advisor_mpich_cma import verify
 
 
@@ -62,7 +62,8 @@ class CmaProbe:
     def check_options(self, options: dict) -> None:
         """Raise ``BadInputError`` for a bad value of an ``option_keys`` key (before measuring)."""
         check_sweep_options(options)
-        for key in ("launches", "rounds", "one_state_launches"):
+        option_number(options, "launches", int, minimum=MIN_LAUNCHES)
+        for key in ("rounds", "one_state_launches"):
             option_number(options, key, int, minimum=1)
         option_number(options, "refine", int, minimum=0)
         option_number(options, "budget_s", float, above=0.0)

@@ -28,6 +28,10 @@ from advisor_mpich_cma import minimax
 from advisor_mpich_cma.evidence import KIND_NAMES, Library
 from advisor_mpich_cma.threshold import fmt_bytes
 
+#: Why the paired launches stopped (``paired.run_paired``; ``cma-decision`` value ``stopped``).
+STOP_STABLE, STOP_BUDGET, STOP_CAP = "stable", "budget", "launch cap"
+STOP_ONE_STATE = "one-state cap"
+
 #: Confidence levels, lowest first; a default not measured as itself moves one step down.
 LEVELS = ("low", "medium", "high")
 #: Smallest paired rounds per size for "high" (kept from ``advice.minimax_advice``: with
@@ -105,6 +109,8 @@ class DecisionRecord:
         measuring: how the sequential measurement ended (``paired.run_paired``'s values
             ``stopped``, ``stability_by_launch``, ``machine_states_by_launch``), as a clause;
             empty when not recorded.
+        stopped: why the launches stopped (``paired.STOP_*``, "launch <i> failed: ..."), or
+            "" when not recorded; the unstable finding's remedy follows it.
     """
 
     d: minimax.Decision
@@ -112,6 +118,7 @@ class DecisionRecord:
     default_ok: bool = True
     default_note: str = ""
     measuring: str = ""
+    stopped: str = ""
 
     # ------------------------------------------------------------------ the decision's facts
     @property
@@ -122,9 +129,12 @@ class DecisionRecord:
     def kept_why(self) -> str:
         """"best" (the default has the best worst ratio), "within-noise" (the default is in the
         tie band of a better one), "one-state" (a better one was measured, but every launch met
-        one state of a two-state copy path) or "" (the advice is not the default)."""
+        one state of a two-state copy path), "unstable" (the rule chose a change that too few
+        resamples keep: ``minimax.Decision.withheld``) or "" (the advice is not the default)."""
         if not self.kept_default:
             return ""
+        if self.d.withheld is not None:
+            return "unstable"
         if self.d.best == self.d.default:
             return "best"
         return "one-state" if self.d.one_state else "within-noise"
@@ -182,7 +192,12 @@ class DecisionRecord:
     def title(self) -> str:
         tail = f" (stability {self.d.stability:.2f}; {'+'.join(self.kinds)} pages)"
         a = self.d.advice
-        if a is None:
+        if self.kept_why == "unstable":
+            w, share = self.d.withheld
+            head = ("Keep CMA off (the default)" if a is None else
+                    f"Keep the default CMA threshold {a} bytes") + (
+                f": {thr_name(w)} was chosen, but only {share:.0%} of resamples change the default")
+        elif a is None:
             head = ("Keep CMA off (the default): it loses least" if self.kept_default else
                     "Disable CMA: it loses least with CMA off")
         elif self.kept_why == "best":
@@ -210,9 +225,10 @@ class DecisionRecord:
                     "one state of a copy path that switches between two (cma-machine-state), "
                     "and how the others do in the other state is unmeasured (the next best "
                     f"measured: {thr_name(runner)} {self.d.worst[runner]:.2f}). ")
+        whose = "the rule's choice" if self.d.withheld is not None else "the advice"
         return ("Tie band (within noise of the best worst ratio): "
                 + ", ".join(f"{thr_name(t)} {self.d.worst[t]:.2f}" for t in self.d.tie)
-                + "; the advice is its member nearest the library default (fewest measured "
+                + f"; {whose} is its member nearest the library default (fewest measured "
                   "sizes routed differently). ")
 
     def rationale(self, lib: Library) -> str:
@@ -234,6 +250,13 @@ class DecisionRecord:
                    f"a copy path that switches between two (cma-machine-state): how it does in "
                    f"the other state is unmeasured, so every candidate ties and the default "
                    f"stays. ")
+        elif self.kept_why == "unstable":
+            w, share = d.withheld
+            why = (f"The rule chose {thr_name(w)} (worst ratio {d.worst[w]:.2f} vs the "
+                   f"default's {d.worst[d.default]:.2f}), but only {share:.0%} of the resamples "
+                   f"of the launches and their rounds change the default at all (policy "
+                   f"{STABLE_SHARE:.0%}): a change that would come and go from one probe to the "
+                   f"next is not advised, so the default stays. ")
         elif d.advice != d.best:
             why = (f"{thr_name(d.best)} has the best worst ratio ({d.worst[d.best]:.2f}), "
                    f"{thr_name(d.advice)} ({d.worst[d.advice]:.2f}) is within noise of it and "
@@ -278,6 +301,12 @@ class DecisionRecord:
                        f"the best at every size), but every launch met one state of a copy "
                        f"path that switches between two, so every candidate ties by rule and "
                        f"the advice is the library default")
+            elif d.withheld is not None:
+                fix = (f"{thr_name(d.best)} measured a higher worst ratio "
+                       f"({d.worst[d.best]:.2f}, the advice {d.worst[d.advice]:.2f}; 1 = "
+                       f"the best at every size), but the change the rule chose "
+                       f"({thr_name(d.withheld[0])}) is made by only {d.withheld[1]:.0%} of "
+                       f"resamples, so the default stays")
             else:
                 fix = (f"{thr_name(d.best)} measured a higher worst ratio "
                        f"({d.worst[d.best]:.2f}, the advice {d.worst[d.advice]:.2f}; 1 = "
@@ -298,9 +327,7 @@ class DecisionRecord:
                 id="cma-advice-unstable", severity="warning", evidence=ids,
                 message=f"the CMA advice is unstable: {self.stab()} (policy: at least "
                         f"{STABLE_SHARE:.0%})",
-                remedy="measure more launches: probe again with '--option launches=N' above "
-                       f"the {d.launches} measured or '--option budget_s=S' (seconds of "
-                       f"measuring), and a --time-budget that fits them"))
+                remedy=self.more_launches()))
         if not self.default_ok:
             out.append(Finding(
                 id="cma-default-not-measured", severity="warning", evidence=ids,
@@ -309,6 +336,18 @@ class DecisionRecord:
                 remedy="run the probe against the MPICH the jobs load (its mpivars reports the "
                        "defaults) so the default is compared as it is"))
         return out
+
+    def more_launches(self) -> str:
+        """The unstable finding's remedy, for what stopped the launches (``stopped``)."""
+        if self.stopped == STOP_BUDGET:
+            return ("measure more launches: probe again with a larger '--option budget_s=S' "
+                    "(seconds of measuring) and a --time-budget that fits it")
+        if self.stopped == STOP_CAP:
+            return (f"measure more launches: probe again with '--option launches=N' above the "
+                    f"{self.d.launches} measured")
+        return ("measure more launches: probe again with '--option launches=N' above the "
+                f"{self.d.launches} measured or '--option budget_s=S' (seconds of measuring), "
+                f"and a --time-budget that fits them")
 
     def as_values(self) -> dict:
         """``cma-decision`` values: the decision's, with ``kept_default`` / ``kept_why`` /

@@ -236,12 +236,15 @@ def test_bad_input_emit_onto_its_own_profile_refused(tmp_path):
     (["probe", "--plugin", "mpich-cma", "--option", "alloc-size=8MiB"], "(mpich-cma)"),
     # a bad value is refused before measuring (it failed the probe mid-run, exit 3)
     (["probe", "--option", "launches=abc"], "launches='abc': not an integer"),
+    # the help says "at least 2": launches=1 ran two launches, silently (a new user's try)
+    (["probe", "--plugin", "mpich-cma", "--option", "launches=1"], "launches"),
+    (["probe", "--plugin", "mpich-cma", "--option", "budget_s=-3"], "budget_s"),
     (["probe", "--launcher", ""], "--launcher"),
     (["probe", "--plugin", "no-such-probe"], "no-such-probe"),
     (["probe", "--plugin", "mpich-cmaa"], "did you mean mpich-cma?"),
     (["lint"], "FILE"),
 ], ids=["format", "option", "option-key-typo", "option-key-elsewhere", "option-value",
-        "launcher", "plugin", "plugin-typo", "lint-nothing"])
+        "launches-below-2", "budget-negative", "launcher", "plugin", "plugin-typo", "lint-nothing"])
 def test_bad_input_arguments_one_line(tmp_path, args, word):
     if args[0] == "emit":
         args = [*args, "-p", str(BAD / "base.toml")]

@@ -403,9 +403,10 @@ def test_an_unstable_full_probe_stops_at_its_default_measuring_time_and_names_it
         assert e.values["stopped"] == stop
         if stop == paired.STOP_BUDGET and not opts:
             assert f"{paired.FULL_MEASURE_S:g} s of measuring" in e.values["budget"]
-            assert "budget (the full probe's" in story.measuring_clause(e.values)
+            assert "budget (launch 3 would end past the full probe's" in story.measuring_clause(
+                e.values)
         elif stop == paired.STOP_BUDGET:
-            assert e.values["budget"] == "1 s of measuring, --option budget_s"
+            assert e.values["budget"] == "launch 3 would end past 1 s of measuring, --option budget_s"
         else:
             assert "budget" not in e.values
     # started now, the default leaves room for the cap's launches on this instant machine

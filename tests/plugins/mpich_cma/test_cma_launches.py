@@ -178,3 +178,28 @@ def test_the_stability_predicts_what_probes_measured_again_advise():
     agree, sure, calib = _agreement(_probes(1 / 3, 4))
     assert agree < 1.0
     assert sure >= 20 and calib >= STABLE_SHARE
+
+
+#: CMA loses 30 % at 8 KiB in two launches of three (state D) and wins there in the third
+STATE_D = {8 * KiB: 0.7, 16 * KiB: 1.1, 32 * KiB: 1.3, 64 * KiB: 2.0}
+
+
+def test_a_change_resamples_do_not_keep_is_withheld_and_the_default_advised():
+    """The rule's choice over three launches (two in state D, one in state A) is 16 KiB, but
+    resamples of the launches change the default less often than the policy: advice that
+    would come and go from one probe to the next is not given; the default is, the change
+    named beside with the share of resamples that make any change."""
+    launches = (_launch(STATE_A), _launch(STATE_D), _launch(STATE_D))
+    raw = minimax.decide([_paired(*launches)], 8 * KiB, withhold_unstable=False)
+    assert raw.advice == 16 * KiB and raw.stability < STABLE_SHARE and raw.withheld is None
+    d = minimax.decide([_paired(*launches)], 8 * KiB)
+    assert d.advice == 8 * KiB and d.kept_default and d.best == raw.best
+    assert d.withheld[0] == 16 * KiB and raw.stability <= d.withheld[1] < STABLE_SHARE
+    assert d.stability != raw.stability  # the default's own share of the resamples
+    v = d.as_values()
+    assert v["withheld_threshold_bytes"] == 16 * KiB and v["advice_threshold_bytes"] == 8 * KiB
+    # the per-size ratios shown are the advice's: the default's
+    assert d.per_size_advice == d.per_size_default
+    # a stable change is not withheld
+    steady = minimax.decide([_paired(_launch(STATE_D), _launch(STATE_D, jitter=0.012))], 8 * KiB)
+    assert steady.advice == 16 * KiB and steady.withheld is None

@@ -252,3 +252,26 @@ def test_a_one_state_tie_is_not_called_a_tie_within_noise(truth):
     rat = [r.rationale for r in adv.recommendations if r.id == "cma-threshold"][0]
     assert "within noise of the best worst ratio" not in rat
     assert ("counts as tied, by rule" in rat) != ("every candidate ties" in rat)
+
+
+def test_a_withheld_unstable_change_keeps_the_default_and_says_why():
+    """A change the rule chose but too few resamples keep (``minimax.Decision.withheld``):
+    the title keeps the default and names the change and its share, the rationale says why,
+    no text says the default is the best or within noise, and the record says so too."""
+    from test_cma_launches import STATE_A, STATE_D, _launch, _paired
+
+    d = minimax.decide([_paired(_launch(STATE_A), _launch(STATE_D), _launch(STATE_D))], 8 * KiB)
+    rec = story.DecisionRecord(d)
+    lib = evidence.library_of(_library(), FACTS_5)
+    assert rec.kept_default and rec.kept_why == "unstable"
+    title, why = rec.title(), rec.rationale(lib)
+    assert title.startswith("Keep the default CMA threshold 8192 bytes: threshold 16 KiB was "
+                            "chosen, but only ") and "of resamples change the default (stability" in title
+    assert "is not advised, so the default stays" in why and "It replaces" not in why
+    texts = [title, why] + [f.message for f in rec.findings([])]
+    assert not any("within noise of it" in t or "loses least" in t for t in texts)
+    if len(d.tie) > 1:
+        assert "the rule's choice is its member nearest" in why
+    v = rec.as_values()
+    assert v["kept_default"] is True and v["kept_why"] == "unstable"
+    assert v["withheld_threshold_bytes"] == 16 * KiB
