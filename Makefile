@@ -9,7 +9,7 @@
 #                not in bench)
 #   make bench-app  verify --app's A/A false-alarm rate and a planted slowdown (~10 min; not in bench)
 #   make bench-stability  probes in a row: agreement, stability, wall time (PROBES=5,
-#                PLUGIN=mpich-cma or all; ~15 s per full mpich-cma probe; not in bench)
+#                PLUGIN=mpich-cma or all; ~26 s per full mpich-cma probe; not in bench)
 #   make test-loaded  the whole suite three times with one core kept busy (RUNS=3)
 PY      ?= python3
 VENV    ?= .venv
@@ -80,7 +80,7 @@ bench-verify: $(VENV)/.installed
 bench-app: $(VENV)/.installed
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python bench/bench_app_verify.py
 
-# Long (about 15 s per full mpich-cma probe, 30 s per whole one, on a 2-core VM): PROBES probes
+# Long (about 26 s per full mpich-cma probe, 45 s per whole one, on a 2-core VM): PROBES probes
 # of PLUGIN (all: the whole probe) in a row; how often
 # they agree, their stability figures and wall times (bench/bench_advice_stability.py --help);
 # the profiles are kept in out/bench-stability.
