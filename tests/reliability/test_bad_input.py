@@ -229,6 +229,7 @@ def test_bad_input_emit_onto_its_own_profile_refused(tmp_path):
 
 @pytest.mark.parametrize("args,word", [
     (["emit", "-f", "no-such-format"], "known formats"),
+    (["emit", "-f", "env", "--plugin", "corpsu"], "did you mean corpus?"),
     (["probe", "--option", "no-equals-sign"], "KEY=VALUE"),
     # a mistyped key did nothing, silently (a new user's alloc-sise): refused, nearest named
     (["probe", "--plugin", "memory-pool-host", "--option", "alloc-sise=8MiB"],
@@ -243,7 +244,7 @@ def test_bad_input_emit_onto_its_own_profile_refused(tmp_path):
     (["probe", "--plugin", "no-such-probe"], "no-such-probe"),
     (["probe", "--plugin", "mpich-cmaa"], "did you mean mpich-cma?"),
     (["lint"], "FILE"),
-], ids=["format", "option", "option-key-typo", "option-key-elsewhere", "option-value",
+], ids=["format", "emit-plugin-typo", "option", "option-key-typo", "option-key-elsewhere", "option-value",
         "launches-below-2", "budget-negative", "launcher", "plugin", "plugin-typo", "lint-nothing"])
 def test_bad_input_arguments_one_line(tmp_path, args, word):
     if args[0] == "emit":
