@@ -138,7 +138,7 @@ class Decision:
                    "tie_band_bytes": ",".join(str(thr(t)) for t in self.tie)}
         if self.withheld is not None:
             v["withheld_threshold_bytes"] = thr(self.withheld[0])
-            v["withheld_stability"] = self.withheld[1]
+            v["withheld_change_share"] = self.withheld[1]
         for (pair, n), r in sorted(self.per_size_default.items()):
             v[f"ratio_default:{pair or 'default'}:{n}"] = r
         for (pair, n), r in sorted(self.per_size_advice.items()):

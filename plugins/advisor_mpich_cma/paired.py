@@ -146,9 +146,10 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     uses) is taken after each, and measuring stops when its stability reaches
     ``advisor.measure.STABLE_SHARE`` and the launches did not all meet one state of a two-state copy
     path (``machine_states``) ("stable"), when one more launch would not fit the budget by the
-    planning estimate or by what the last launch took, or would end past the full probe's
-    default measuring time (``measure_end``: ``FULL_MEASURE_S`` from ``started``, a
-    ``time.monotonic()`` value, default: now), or a launch times out ("budget"), at
+    planning estimate or by what the last launch took, or would end past the measuring time
+    (``measure_end``: ``--option budget_s``, else for the full probe ``FULL_MEASURE_S``, from
+    ``started``, a ``time.monotonic()`` value, default: now), or a launch times out
+    ("budget"), at
     ``max_launches`` ("launch cap"), stable at ``MAX_ONE_STATE_LAUNCHES`` (option
     ``one_state_launches``) with every launch in one state ("one-state cap"), or when a later
     launch fails ("launch <i> failed: ...");
