@@ -55,7 +55,8 @@ def measuring_clause(values: dict) -> str:
     ``"measuring stopped: stable after 4 launches (stability after launch 2, 3, 4: 0.98, 0.99,
     1.00; launches 2, 3 had met one state of a copy path that switches between two, which
     does not stop as stable)"``; with ``budget`` (which budget stopped it) after the reason:
-    ``"measuring stopped: budget (the full probe's 28 s of measuring ...) after 3 launches"``;
+    ``"measuring stopped: budget (launch 4 would end past the full probe's 28 s of measuring,
+    ...) after 3 launches"``;
     empty without ``stopped``.  Pure."""
     stopped = values.get("stopped")
     if not stopped:
@@ -130,7 +131,8 @@ class DecisionRecord:
         """"best" (the default has the best worst ratio), "within-noise" (the default is in the
         tie band of a better one), "one-state" (a better one was measured, but every launch met
         one state of a two-state copy path), "unstable" (the rule chose a change that too few
-        resamples keep: ``minimax.Decision.withheld``) or "" (the advice is not the default)."""
+        resamples make at all: ``minimax.Decision.withheld``) or "" (the advice is not the
+        default)."""
         if not self.kept_default:
             return ""
         if self.d.withheld is not None:
@@ -196,7 +198,8 @@ class DecisionRecord:
             w, share = self.d.withheld
             head = ("Keep CMA off (the default)" if a is None else
                     f"Keep the default CMA threshold {a} bytes") + (
-                f": {thr_name(w)} was chosen, but only {share:.0%} of resamples change the default")
+                f": {thr_name(w)} was chosen, but only {share:.0%} of resamples change the "
+                f"default")
         elif a is None:
             head = ("Keep CMA off (the default): it loses least" if self.kept_default else
                     "Disable CMA: it loses least with CMA off")
