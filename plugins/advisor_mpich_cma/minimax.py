@@ -263,7 +263,7 @@ def decide(data: Sequence[Paired], default: Optional[int], *, n_boot: int = N_ST
     :param data: paired results of each rank pair (sizes with no valid pair are skipped).
     :param default: the library default threshold in bytes, or None when CMA is off by default.
     :param one_state: every launch met one state of a copy path known to switch between two
-        (``advisor_mpich_cma.paired.machine_states``): what the other state does is unmeasured,
+        (``advisor_mpich_cma.sequential.machine_states``): what the other state does is unmeasured,
         so every candidate ties and the advice is the default (``Decision.one_state``).
     :param withhold_unstable: an unstable change (fewer than ``advisor.measure.STABLE_SHARE``
         of the resamples choose it) that fewer than ``STABLE_SHARE`` of the resamples make at

@@ -16,12 +16,13 @@ from advisor.specs.units import format_bytes
 from advisor_mpich_cma import minimax
 from advisor_mpich_cma.crossover import bracket, midpoint
 from advisor_mpich_cma.decision import decisive_sizes, default_candidate, record_of
-from advisor_mpich_cma.evidence import (BASE, KIND_NAMES, ON, library_of, sane_library,
-                                        usable_kinds)
+from advisor_mpich_cma.evidence import KIND_NAMES, ON, library_of, sane_library, usable_kinds
 from advisor_mpich_cma.kinds import kind_rounds, kind_sizes, page_kinds
 from advisor_mpich_cma.launch import LAUNCH_OVERHEAD_S, PER_SIZE_FACTOR, config_env, launch_estimate
 from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma.records import paired_evidence
+from advisor_mpich_cma.sequential import (FULL_MEASURE_S, MAX_ONE_STATE_LAUNCHES, MIN_LAUNCHES,
+                                          machine_states, max_launches, measure_end)
 from advisor_mpich_cma.story import STOP_BUDGET, STOP_CAP, STOP_ONE_STATE, STOP_STABLE
 from advisor_mpich_cma.workers import RANK
 
@@ -34,34 +35,6 @@ FULL_ROUNDS, QUICK_ROUNDS = 32, 16
 #: to 2**(1/8) ~ 1.09, within the few-% noise of one paired batch, past which the per-size
 #: verdicts near a crossover tie (and the minimax is indifferent).
 MAX_REFINE_QUICK, MAX_REFINE_FULL = 2, 3
-#: Launches of the paired measurement.  The best threshold moves with the machine's state
-#: between launches (issue 25: the winner at 8-32 KiB changed from one launch to the next on the
-#: 2-core AMD VM while each launch agreed with itself), so the decision takes at least
-#: ``MIN_LAUNCHES``, each with ``1/MIN_LAUNCHES`` of the rounds and seconds one launch had (the
-#: probe's duration stays), and resamples them.  More launches follow, one at a time, while the
-#: decision's stability is below ``advisor.measure.STABLE_SHARE`` and one more fits the budget, up to
-#: the mode's cap (a cap on cost: each launch adds ~1/MIN_LAUNCHES of the sweep's time).
-MIN_LAUNCHES = 2
-MAX_LAUNCHES_QUICK, MAX_LAUNCHES_FULL = 4, 6
-#: Seconds the full probe's measurement (from ``measure`` to the end of its last paired launch)
-#: takes at most by default: a further launch starts only when it is expected to end within
-#: them (and within the probe's share of ``--time-budget``).  28 s is issue 25's 30 s for a
-#: whole full mpich-cma probe less the ~2 s outside its measurement on the 2-core AMD VM (Python
-#: start and facts 0.75 s, the smoke launch 0.5-0.7 s, recommend and write 0.5 s).  There a
-#: later launch took 6.3-7.6 s and launch 1 with the crossover refined 8.0-10.0 s, so a third
-#: launch fits and a fourth does not.  Launches 4-6 bought little: of 21 recorded full probes
-#: that ran up to the cap of 6, the decision after their first 3 launches was already the final
-#: one in 20 (after 2: in 16), while the stability figure rose slowly (0.35, 0.38, 0.54, 0.84
-#: after launches 2-5 of one probe, its advice the same throughout).  ``--option budget_s=S``
-#: sets another (as the host-buffer probe's own target); ``--option launches=N`` alone lifts it
-#: (N launches, within the ``--time-budget``); ``--quick`` has none (its later launches measure
-#: only the decisive sizes, 1.3-1.5 s each there, and its cap bounds it).
-FULL_MEASURE_S = 28.0
-#: The rarer state of a two-state copy path (``advisor_mpich_cma.states``) counts as met when
-#: it holds at least this share of one launch's worth of base-kind batches (half a launch):
-#: on the 2-core VM the probes whose launches all met the fast-copy state advised 16 KiB,
-#: those that met both kept the 8 KiB default (2 of 6 full probes, issue 25).
-MIN_STATE_LAUNCH_SHARE = 0.5
 #: Rounds of the sizes where launches 2, 3, ... of the full probe cannot move the decision
 #: (``later_sizes=light``: outside ``decision.decisive_sizes``, every contender routes them
 #: alike).  They are still measured in every launch, so a launch in another machine state is
@@ -74,15 +47,6 @@ MIN_STATE_LAUNCH_SHARE = 0.5
 #: worst ratios were 0.86 for the advice and 0.25 for CMA off).  On that VM a later launch
 #: with full rounds took 6.7 s, the sizes of 1 MiB and up 3.2 s of it.
 LIGHT_ROUNDS = 8
-#: Most launches a stable decision is measured on while every launch met one state of a
-#: two-state copy path (``machine_states`` "one"); further launches would only be chances to
-#: meet the other state (until one does, the decision is the default, every candidate tied:
-#: ``minimax.decide(one_state=)``).  None beyond ``MIN_LAUNCHES``: on the 2-core VM three
-#: probes went on for this reason to 5-6 launches (15-21 s each) and none met the other state
-#: (two ended at the cap of 6 still "one", one "steady" once the stray batches no longer formed
-#: a group); one more launch cost 5.2 s of a 36 s whole probe (issue 25's target: 30 s).
-#: ``--option one_state_launches=N`` takes up to N.
-MAX_ONE_STATE_LAUNCHES = MIN_LAUNCHES
 
 
 
@@ -95,36 +59,6 @@ def refine_steps(ctx: MeasureContext) -> int:
 def launch_label(i: int) -> str:
     """Point label of the ``i``-th launch (1-based) of the paired measurement."""
     return f"launch{i}"
-
-
-def machine_states(evs, launches: int) -> str:
-    """"steady" (the base kind's copy path showed one state), "both" (two states, each met by
-    at least ``MIN_STATE_LAUNCH_SHARE`` of a launch's batches) or "one" (two states, but every
-    launch met the same one, the other only in stray batches)."""
-    base = [e for e in evs if e.values.get("buffer_pages", BASE) == BASE]
-    v = base[0].values if base else {}
-    if not v.get("state.bimodal"):
-        return "steady"
-    rare = min(float(v.get("state.low_share", 0.0)), float(v.get("state.high_share", 1.0)))
-    return "one" if rare < MIN_STATE_LAUNCH_SHARE / max(1, launches) else "both"
-
-
-def measure_end(ctx: MeasureContext, started: float) -> Optional[float]:
-    """The ``time.monotonic()`` by which further launches should end: ``started`` (when
-    ``measure`` began) plus ``--option budget_s`` seconds, else plus ``FULL_MEASURE_S`` for
-    the full probe; None with ``--quick`` or ``--option launches=N`` and no ``budget_s`` (the
-    launch cap and the time budget bound them)."""
-    if "budget_s" in ctx.options:
-        return started + float(ctx.options["budget_s"])
-    if ctx.quick or "launches" in ctx.options:
-        return None
-    return started + FULL_MEASURE_S
-
-
-def max_launches(ctx: MeasureContext) -> int:
-    """Most launches: ``ctx.options['launches']`` (at least ``MIN_LAUNCHES``) or the mode's cap."""
-    cap = MAX_LAUNCHES_QUICK if ctx.quick else MAX_LAUNCHES_FULL
-    return max(MIN_LAUNCHES, int(ctx.options.get("launches", cap)))
 
 
 def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,

@@ -30,7 +30,7 @@ from advisor_mpich_cma import measure
 from advisor_mpich_cma import placement
 from advisor_mpich_cma import recommend
 from advisor_mpich_cma.evidence import HEADLINE_TITLES
-from advisor_mpich_cma.paired import FULL_MEASURE_S, MIN_LAUNCHES
+from advisor_mpich_cma.sequential import FULL_MEASURE_S, MIN_LAUNCHES
 from advisor_mpich_cma import verify
 
 

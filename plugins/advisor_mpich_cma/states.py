@@ -141,7 +141,7 @@ def state_of_paired(per_size: Sequence[tuple[int, Sequence[float]]], *,
         ``Conditions.notes["machine_state"]``.
 
     Which size stands for the launches: whether they met both states
-    (``advisor_mpich_cma.paired.machine_states``) is read where both modes were met most
+    (``advisor_mpich_cma.sequential.machine_states``) is read where both modes were met most
     evenly.  The size with the widest swing was taken before; in the four full probes recorded on
     the 2-core VM at 5-8 % steal (tests/data/mpich_cma/paired-stalls-5.0.2.json) it was each
     time a size whose slow mode was a few stray batches (2-6 % of them, 1.4-12.7 times slower;

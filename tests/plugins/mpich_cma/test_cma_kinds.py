@@ -19,6 +19,7 @@ from advisor_mpich_cma import decision
 from advisor_mpich_cma import evidence
 from advisor_mpich_cma import kinds
 from advisor_mpich_cma import paired
+from advisor_mpich_cma import sequential
 from advisor_mpich_cma import story
 from advisor_mpich_cma import recommend
 from advisor_mpich_cma import knobs
@@ -179,7 +180,7 @@ def test_run_paired_bisects_the_crossover_within_the_cap(monkeypatch):
     assert evs[0].values["later_launch_sizes"] == (
         f"base: {64 * KiB},{92 * KiB},{108 * KiB}; thp: {64 * KiB},{92 * KiB},{108 * KiB}")
     for e in evs:
-        assert e.values["launches"] == paired.MIN_LAUNCHES and e.values["stopped"] == paired.STOP_STABLE
+        assert e.values["launches"] == sequential.MIN_LAUNCHES and e.values["stopped"] == paired.STOP_STABLE
         assert {p.label for s in e.series for p in s.points} == {"launch1", "launch2"}
     d = decision.decision_of(evs, evidence.library_of(_library(), FACTS_5))
     assert d.advice == 108 * KiB and d.launches == 2 and d.stability >= 0.8
@@ -316,7 +317,7 @@ def test_full_probe_later_launches_measure_every_size_the_rest_with_fewer_rounds
     p = {"sizes": grid, "repeats": 5, "target_s": 0.04}
     (e,), why = paired.run_paired(ctx, MpiFacts(implementation="mpich", flavour="upstream",
                                                 version="5.0.2"), p, [("", None)])
-    full = paired.FULL_ROUNDS // paired.MIN_LAUNCHES
+    full = paired.FULL_ROUNDS // sequential.MIN_LAUNCHES
     assert why == "" and jobs_seen[0] == [("base", ",".join(map(str, grid)), full,
                                            jobs_seen[0][0][3])]
     # launch 2: one MPI start, two jobs of the base kind: the contenders' sizes (advice
@@ -330,7 +331,7 @@ def test_full_probe_later_launches_measure_every_size_the_rest_with_fewer_rounds
     rounds = {(pt.label, int(pt.x)): len(pt.samples) for s in e.series for pt in s.points}
     assert rounds[("launch2", 16 * MiB)] == paired.LIGHT_ROUNDS
     assert rounds[("launch2", 64 * KiB)] == rounds[("launch1", 16 * MiB)] == full
-    assert e.values["launches"] == paired.MIN_LAUNCHES and e.values["stopped"] == paired.STOP_STABLE
+    assert e.values["launches"] == sequential.MIN_LAUNCHES and e.values["stopped"] == paired.STOP_STABLE
 
 
 def test_one_copy_state_in_every_launch_stops_at_the_one_state_cap_not_the_launch_cap(
@@ -352,13 +353,13 @@ def test_one_copy_state_in_every_launch_stops_at_the_one_state_cap_not_the_launc
                                           "version": "5.0.2"}})
     p = {"sizes": [16 * KiB, 64 * KiB, 1 * MiB], "repeats": 5, "target_s": 0.02}
     mpi = MpiFacts(implementation="mpich", flavour="upstream", version="5.0.2")
-    for opts, n in (({}, paired.MAX_ONE_STATE_LAUNCHES), ({"one_state_launches": "3"}, 3)):
+    for opts, n in (({}, sequential.MAX_ONE_STATE_LAUNCHES), ({"one_state_launches": "3"}, 3)):
         launches.clear()
         ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=False,
                              options={"traffic": "reused", "refine": "0", "later_sizes": "all",
                                       **opts})
         (e,), why = paired.run_paired(ctx, mpi, p, [("", None)])
-        assert why == "" and len(launches) == n < paired.MAX_LAUNCHES_FULL
+        assert why == "" and len(launches) == n < sequential.MAX_LAUNCHES_FULL
         assert e.values["stopped"] == paired.STOP_ONE_STATE and e.values["launches"] == n
         assert e.values["machine_states_by_launch"] == ",".join(["one"] * (n - 1))
 
@@ -389,11 +390,11 @@ def test_an_unstable_full_probe_stops_at_its_default_measuring_time_and_names_it
     p = {"sizes": [16 * KiB, 64 * KiB, 1 * MiB], "repeats": 5, "target_s": 0.02}
     mpi = MpiFacts(implementation="mpich", flavour="upstream", version="5.0.2")
     # measure began FULL_MEASURE_S ago: past launch 2 no launch fits the default
-    long_ago = time.monotonic() - paired.FULL_MEASURE_S
-    for opts, n, stop in (({}, paired.MIN_LAUNCHES, paired.STOP_BUDGET),
+    long_ago = time.monotonic() - sequential.FULL_MEASURE_S
+    for opts, n, stop in (({}, sequential.MIN_LAUNCHES, paired.STOP_BUDGET),
                           ({"launches": "3"}, 3, paired.STOP_CAP),
-                          ({"budget_s": "1000"}, paired.MAX_LAUNCHES_FULL, paired.STOP_CAP),
-                          ({"budget_s": "1", "launches": "3"}, paired.MIN_LAUNCHES,
+                          ({"budget_s": "1000"}, sequential.MAX_LAUNCHES_FULL, paired.STOP_CAP),
+                          ({"budget_s": "1", "launches": "3"}, sequential.MIN_LAUNCHES,
                            paired.STOP_BUDGET)):
         launches.clear()
         ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=False,
@@ -402,7 +403,7 @@ def test_an_unstable_full_probe_stops_at_its_default_measuring_time_and_names_it
         assert why == "" and len(launches) == n == e.values["launches"]
         assert e.values["stopped"] == stop
         if stop == paired.STOP_BUDGET and not opts:
-            assert f"{paired.FULL_MEASURE_S:g} s of measuring" in e.values["budget"]
+            assert f"{sequential.FULL_MEASURE_S:g} s of measuring" in e.values["budget"]
             assert "budget (launch 3 would end past the full probe's" in story.measuring_clause(
                 e.values)
         elif stop == paired.STOP_BUDGET:
@@ -415,5 +416,5 @@ def test_an_unstable_full_probe_stops_at_its_default_measuring_time_and_names_it
     ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=False,
                          options={"traffic": "reused", "refine": "0"})
     (e,), _ = paired.run_paired(ctx, mpi, p, [("", None)])
-    assert e.values["launches"] == paired.MAX_LAUNCHES_FULL
+    assert e.values["launches"] == sequential.MAX_LAUNCHES_FULL
     assert e.values["stopped"] == paired.STOP_CAP

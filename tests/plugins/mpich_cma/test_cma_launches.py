@@ -117,7 +117,7 @@ def test_one_machine_state_makes_every_candidate_tie_and_keeps_the_default():
 
 def test_machine_states_reads_the_base_kinds_state_shares():
     from advisor.models import Evidence
-    from advisor_mpich_cma.paired import machine_states
+    from advisor_mpich_cma.sequential import machine_states
 
     def ev(bimodal, low, kind="base"):
         return Evidence(id="cma-paired", values={"buffer_pages": kind, "state.bimodal": bimodal,

@@ -145,7 +145,7 @@ def test_stray_slow_batches_do_not_stand_for_the_launches_state():
     import json
 
     from advisor.models import Evidence
-    from advisor_mpich_cma.paired import machine_states
+    from advisor_mpich_cma.sequential import machine_states
     from support import REPO
 
     doc = json.loads((REPO / "tests/data/mpich_cma/paired-stalls-5.0.2.json").read_text())
