@@ -53,7 +53,10 @@ def test_series_still_improving_at_max_samples_is_sampled_until_steady():
         time.sleep(0.02 if len(calls) <= 18 else 0.001)
 
     r = sample(fn, min_samples=5, max_samples=20, max_time_s=5.0, batch=1)
-    assert len(r.samples) >= 5 and max(r.samples) < 0.02 <= min(r.warmup)
+    # every slow call is warm-up (the first fast one may be too: a CI run saw it 2 % slower
+    # than the rest and the warm-up rule took it), and every steady sample is fast
+    assert len(r.samples) >= 5 and max(r.samples) < 0.02
+    assert sum(w >= 0.02 for w in r.warmup) == 18
     assert not r.truncated and r.elapsed_s < 5.0
 
 
