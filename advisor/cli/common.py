@@ -201,10 +201,9 @@ def check_profile_plugins(prof, plugin: Optional[List[str]]) -> None:
     unknown = sorted(set(plugin) - known)
     if unknown:
         near = did_you_mean(unknown[0], sorted(known)) if len(unknown) == 1 else None
+        hint = f"did you mean {near}?; " if near else ""
         raise BadInputError(f"--plugin: the profile has no probe or plugin named "
-                            f"{', '.join(unknown)}"
-                            + (f" (did you mean {near}?" if near else " (")
-                            + f"{'; ' if near else ''}it has: {', '.join(sorted(known))})")
+                            f"{', '.join(unknown)} ({hint}it has: {', '.join(sorted(known))})")
 
 
 def launcher_argv(launcher: Optional[str]) -> Optional[list[str]]:
