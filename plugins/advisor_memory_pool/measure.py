@@ -80,8 +80,15 @@ QUICK_MIN_REPEATS = 3
 #: Wall-time caps of the sweep (seconds); the probe budget of the brief: 10-30 s, quick a few s.
 #: Sampling stops earlier, after the minimum repeats, once every median (first touch and
 #: register, both policies) is known within ``REL_PRECISION`` (5 %) at 95 % confidence: the
-#: sequential form of Jain 1991, section 13.9, "Determining sample size".
+#: sequential form of Jain 1991, section 13.9, "Determining sample size"; or, from
+#: ``DECIDED_MIN_REPEATS``, once the decision is clear (``_decided``).
 MAX_TIME_S = 8.0
+#: Fewest repeats before the huge-vs-base verdicts may stop the sampling (``_decided``): twice
+#: ``MIN_REPEATS``, so a verdict stands on at least 10 interleaved pairs.  On the 2-core AMD VM
+#: the verdicts were "better" at stability 1.00 in every full probe (first touch x8.2-8.5,
+#: register x22-26), while reaching 5 % precision on every median took 49-91 repeats and
+#: 4.6-8.1 s of a 46 s whole probe (issue 25: stop early when the decision is clear).
+DECIDED_MIN_REPEATS = 2 * MIN_REPEATS
 
 
 QUICK_MAX_TIME_S = 1.5
@@ -121,8 +128,27 @@ def _precise(*figures: dict[str, list[float]]) -> bool:
     return bool(lists) and all(precise_enough(v, REL_PRECISION) for v in lists)
 
 
+def _decided(seed: int, *figures: dict[str, list[float]]) -> bool:
+    """True when every figure with both policies measured has a verdict (``compare`` of
+    nohuge against huge, times) that holds in at least ``STABLE_SHARE`` of the resamples of
+    the interleaved repeats (``pair_stability``, issue 25 item 1): measuring longer would
+    sharpen the medians, not change what is recommended."""
+    from advisor.measure import STABLE_SHARE
+
+    pairs = [(f["nohuge"], f["huge"]) for f in figures if f["huge"] and f["nohuge"]]
+    for base, huge in pairs:
+        cmp = compare(base, huge, higher_is_better=False, seed=seed)
+        stab = pair_stability(cmp, base, huge, seed=seed)
+        if stab is None or stab < STABLE_SHARE:
+            return False
+    return bool(pairs)
+
+
 def measure_host(ctx: MeasureContext) -> list[Evidence]:
-    """Interleaved huge/nohuge first-touch and pinning samples; returns ``[host-first-touch]``.
+    """Interleaved huge/nohuge first-touch and pinning samples; returns ``[host-first-touch]``,
+    whose values record the ``repeats`` and why sampling ``stopped``: "precise" (every median
+    within ``REL_PRECISION``), "stable" (``_decided``), "time cap" (``MAX_TIME_S``, quick
+    ``QUICK_MAX_TIME_S``) or "budget" (the probe's deadline near).
 
     :raises OSError: the kernel refused a mapping or madvise (the probe is then ``failed``).
     """
@@ -141,11 +167,17 @@ def measure_host(ctx: MeasureContext) -> list[Evidence]:
     start = time.monotonic()
     rep = 0
     precise = False
+    stopped = "time cap"
     while rep < min_rep or time.monotonic() - start < cap:
         if rep >= min_rep and ctx.remaining_s() < 1.0:
+            stopped = "budget"
             break
         if rep >= min_rep and _precise(touch, pin):
             precise = True  # every figure's median is known within REL_PRECISION: stop
+            stopped = "precise"
+            break
+        if rep >= max(min_rep, DECIDED_MIN_REPEATS) and _decided(ctx.seed, touch, pin):
+            stopped = "stable"  # the verdicts would not change: stop
             break
         for policy in (("huge", "nohuge") if rep % 2 == 0 else ("nohuge", "huge")):
             arr = host_buffer(chunk, align=lp, fill="untouched", hugepages=policy == "huge",
@@ -174,6 +206,7 @@ def measure_host(ctx: MeasureContext) -> list[Evidence]:
 
     series, values = [], {"chunk_bytes": chunk, "large_page_bytes": lp, "large_page_source": lp_src,
                           "repeats": rep, "noise_floor": 0.0, "stopped_precise": precise,
+                          "stopped": stopped,
                           "rel_precision": REL_PRECISION}
     for name, data, nbytes in (("first-touch", touch, chunk), ("register", pin, pin_bytes)):
         if not data["huge"] or not data["nohuge"]:

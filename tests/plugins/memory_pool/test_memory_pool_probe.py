@@ -116,8 +116,10 @@ def test_host_probe_real_measurement(registry, facts):
         facts.memory.thp_enabled == "never"
     if got_huge:  # the kernel gave huge pages: their first touch is faster, beyond the CI
         assert ft.values["first-touch_verdict"] == "better"
-    # the verdict's stability over resampled repeats is measured with it (issue 25 item 1)
+    # the verdict's stability over resampled repeats is measured with it (issue 25 item 1),
+    # and the profile says why sampling stopped
     assert 0.0 <= ft.values["first-touch_stability"] <= 1.0
+    assert ft.values["stopped"] in ("precise", "stable", "time cap", "budget")
 
 
 def test_an_unstable_huge_page_gain_does_not_make_the_advice_high_confidence():
@@ -152,6 +154,22 @@ def test_pair_stability_of_a_huge_page_verdict():
     cmp = compare(base, half, higher_is_better=False, noise_floor=0.1)
     assert pair_stability(cmp, base, half) < 0.8
     assert pair_stability(cmp, base[:1], half[:1]) is None
+
+
+def test_host_sampling_stops_when_the_verdicts_are_stable():
+    """Issue 25 item 1: the host pool stops measuring once each huge-vs-base verdict holds in
+    the resamples, not only when every median is precise; a verdict carried by half the
+    repeats keeps it measuring; an unmeasured figure (register skipped) does not block."""
+    from advisor_memory_pool.measure import DECIDED_MIN_REPEATS, _decided
+
+    n = DECIDED_MIN_REPEATS
+    steady = {"nohuge": [8.0 + 0.3 * (i % 3) for i in range(n)],
+              "huge": [1.0 + 0.05 * (i % 4) for i in range(n)]}
+    half = {"nohuge": [2.0] * n, "huge": [1.0 if i % 2 else 2.0 for i in range(n)]}
+    none = {"nohuge": [], "huge": []}
+    assert _decided(0, steady, none)
+    assert not _decided(0, steady, half)
+    assert not _decided(0, none, none)
 
 
 def test_device_probe_without_gpu_is_not_applicable(registry, facts):
