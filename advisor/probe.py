@@ -76,6 +76,16 @@ class JointEnv:
     sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
+#: Seconds a whole ``advisor probe`` aims to take on the 2-core reference machine, full and with
+#: ``--quick`` (issue 13 item 8; issue 25: full <= 30 s median, ``bench/bench_probe_time.py``).
+#: ``MeasureContext.aim`` carries it to the probes; ``--time-budget`` replaces it.
+FULL_AIM_S, QUICK_AIM_S = 30.0, 10.0
+#: Seconds of ``advisor probe`` outside the probes' steps, taken off the aim: Python start,
+#: imports and fact detection before (0.8 s on the 2-core AMD VM), recommend of the last probe
+#: and writing the profile after (0.3-0.5 s there).
+AIM_OUTSIDE_S = 1.5
+
+
 @dataclass
 class MeasureContext:
     """Everything ``Probe.measure`` may use.
@@ -95,6 +105,12 @@ class MeasureContext:
             may still read it).
         joint: ``advisor verify`` only: the whole emitted environment (``JointEnv``) when the
             verification is joint; ``None``: verify the recommendation's own settings alone.
+        aim: ``time.monotonic()`` value by which the whole run aims to have measured
+            (``advisor.runner.run_probes``: ``FULL_AIM_S`` or ``QUICK_AIM_S`` from its start,
+            or the ``--time-budget``, less ``AIM_OUTSIDE_S``).  A probe that measures
+            sequentially (rounds or launches added while its decision is unstable) adds none
+            that would end past it beyond its minimum, and says so; ``deadline`` is the hard
+            bound.  None: no aim (verify, a probe run on its own by a caller).
     """
 
     facts: Facts
@@ -107,6 +123,7 @@ class MeasureContext:
     applicability: Optional[Applicability] = None
     against: Baseline = Baseline.DEFAULTS
     joint: Optional[JointEnv] = None
+    aim: Optional[float] = None
 
     def __post_init__(self) -> None:
         if self.against not in AGAINST_VALUES:

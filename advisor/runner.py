@@ -21,7 +21,7 @@ from advisor.measure.artefacts import (ARTEFACT_LOWERED, ARTEFACT_WITHDRAWN, rel
 from advisor.measure.thinning import thin_evidence
 from advisor.models import (Advice, Evidence, Facts, Finding, PluginResult, Profile,
                             Provenance)
-from advisor.probe import Applicability, MeasureContext
+from advisor.probe import AIM_OUTSIDE_S, FULL_AIM_S, QUICK_AIM_S, Applicability, MeasureContext
 from advisor.steps import StepRunner
 
 #: ``on_event(probe, message, fraction)``; fraction of that probe's work in [0, 1] or None.
@@ -49,6 +49,7 @@ def run_probe(
     on_event: Optional[EventCallback] = None,
     seed: int = 12345,
     runner: Optional[StepRunner] = None,
+    aim: Optional[float] = None,
 ) -> PluginResult:
     """Run one probe; never raises for the probe's own faults (they become ``failed`` with the
     step's error text, ``advisor.steps``).
@@ -58,12 +59,14 @@ def run_probe(
     :param runner: the ``StepRunner`` of the whole run (``run_probes``: it remembers abandoned
         steps, to flag later measurements taken beside them); None: one of its own, entered
         and left here.
+    :param aim: ``time.monotonic()`` value the whole run aims to have measured by
+        (``MeasureContext.aim``); None: none.
     """
     if runner is None:
         with StepRunner() as own:
             return run_probe(name, probe, plugin, facts, deadline=deadline, quick=quick,
                              launcher=launcher, options=options, on_event=on_event, seed=seed,
-                             runner=own)
+                             runner=own, aim=aim)
     t0 = time.monotonic()
     findings: list = []
     evidence: list[Evidence] = []
@@ -89,7 +92,7 @@ def run_probe(
         else:
             ctx = MeasureContext(facts=facts, deadline=deadline, quick=quick, launcher=launcher,
                                  options=dict(options or {}), progress=progress, seed=seed,
-                                 applicability=app)
+                                 applicability=app, aim=aim)
             progress(STEP_EVENTS[1], 0.0)
             measured = runner.run(lambda: probe.measure(ctx), step="measure", owner=name,
                                   deadline=deadline, each=Evidence)
@@ -149,7 +152,10 @@ def run_probes(
 
     The budget (seconds; default ``DEFAULT_BUDGET_S`` or ``QUICK_BUDGET_S``) is shared: each probe
     gets a slice of what is left, in proportion to its optional ``budget_weight`` attribute
-    (default 1.0), so time a fast probe leaves unused goes to the next.
+    (default 1.0), so time a fast probe leaves unused goes to the next.  The run aims to end
+    sooner: ``MeasureContext.aim`` is ``advisor.probe.FULL_AIM_S`` (``QUICK_AIM_S``) from the
+    start, or ``time_budget_s`` when given, less ``AIM_OUTSIDE_S``; the probes that measure
+    sequentially stop adding rounds there.
 
     A step abandoned at its deadline that is still running when a later probe starts (it
     ignores the deadline and started no process that could be killed) cannot be stopped from
@@ -176,6 +182,8 @@ def run_probes(
         QUICK_BUDGET_S if quick else DEFAULT_BUDGET_S)
     created = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
     t0 = time.monotonic()
+    aim = t0 - AIM_OUTSIDE_S + (time_budget_s if time_budget_s is not None else
+                                QUICK_AIM_S if quick else FULL_AIM_S)
     names = sorted(probes)
     weights = {n: float(getattr(probes[n], "budget_weight", 1.0) or 1.0) for n in names}
     results: list[PluginResult] = []
@@ -195,7 +203,7 @@ def run_probes(
                 res = run_probe(name, probes[name], plugin, facts,
                                 deadline=deadline, quick=quick,
                                 launcher=launcher, options=options, on_event=on_event,
-                                seed=seed, runner=runner)
+                                seed=seed, runner=runner, aim=aim)
                 if beside and res.evidence:
                     res = res.model_copy(update={"findings": [*res.findings,
                                                               _beside_finding(beside)]})

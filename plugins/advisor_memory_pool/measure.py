@@ -52,11 +52,12 @@ import resource
 import time
 from typing import Optional
 
-from advisor.measure import REL_PRECISION, compare, conditions, host_buffer, precise_enough, summarize
+from advisor.measure import REL_PRECISION, compare, conditions, host_buffer, summarize
 from advisor.models import Evidence, Facts, Point, Series
 from advisor.probe import Applicability, MeasureContext
 
 from . import model
+from .stopping import DECIDED_MIN_REPEATS, decided, pair_stability, precise_figures
 from .workload import parse_options, to_evidence
 from .evidence import (DEVICE_ALLOC, DEVICE_FIRST_USE, HOST_FIRST_TOUCH, device_large_page,
                        host_large_page)
@@ -81,14 +82,8 @@ QUICK_MIN_REPEATS = 3
 #: Sampling stops earlier, after the minimum repeats, once every median (first touch and
 #: register, both policies) is known within ``REL_PRECISION`` (5 %) at 95 % confidence: the
 #: sequential form of Jain 1991, section 13.9, "Determining sample size"; or, from
-#: ``DECIDED_MIN_REPEATS``, once the decision is clear (``_decided``).
+#: ``stopping.DECIDED_MIN_REPEATS``, once the decision is clear (``stopping.decided``).
 MAX_TIME_S = 8.0
-#: Fewest repeats before the huge-vs-base verdicts may stop the sampling (``_decided``): twice
-#: ``MIN_REPEATS``, so a verdict stands on at least 10 interleaved pairs.  On the 2-core AMD VM
-#: the verdicts were "better" at stability 1.00 in every full probe (first touch x8.2-8.5,
-#: register x22-26), while reaching 5 % precision on every median took 49-91 repeats and
-#: 4.6-8.1 s of a 46 s whole probe (issue 25: stop early when the decision is clear).
-DECIDED_MIN_REPEATS = 2 * MIN_REPEATS
 
 
 QUICK_MAX_TIME_S = 1.5
@@ -121,33 +116,10 @@ def anon_huge_bytes(address: int) -> Optional[int]:
     return None
 
 
-def _precise(*figures: dict[str, list[float]]) -> bool:
-    """True when every non-empty sample list (seconds) has its median known within
-    ``REL_PRECISION`` at 95 % (``advisor.measure.precise_enough``: Jain 1991, section 13.9)."""
-    lists = [v for f in figures for v in f.values() if v]
-    return bool(lists) and all(precise_enough(v, REL_PRECISION) for v in lists)
-
-
-def _decided(seed: int, *figures: dict[str, list[float]]) -> bool:
-    """True when every figure with both policies measured has a verdict (``compare`` of
-    nohuge against huge, times) that holds in at least ``STABLE_SHARE`` of the resamples of
-    the interleaved repeats (``pair_stability``, issue 25 item 1): measuring longer would
-    sharpen the medians, not change what is recommended."""
-    from advisor.measure import STABLE_SHARE
-
-    pairs = [(f["nohuge"], f["huge"]) for f in figures if f["huge"] and f["nohuge"]]
-    for base, huge in pairs:
-        cmp = compare(base, huge, higher_is_better=False, seed=seed)
-        stab = pair_stability(cmp, base, huge, seed=seed)
-        if stab is None or stab < STABLE_SHARE:
-            return False
-    return bool(pairs)
-
-
 def measure_host(ctx: MeasureContext) -> list[Evidence]:
     """Interleaved huge/nohuge first-touch and pinning samples; returns ``[host-first-touch]``,
     whose values record the ``repeats`` and why sampling ``stopped``: "precise" (every median
-    within ``REL_PRECISION``), "stable" (``_decided``), "time cap" (``MAX_TIME_S``, quick
+    within ``REL_PRECISION``), "stable" (``stopping.decided``), "time cap" (``MAX_TIME_S``, quick
     ``QUICK_MAX_TIME_S``) or "budget" (the probe's deadline near).
 
     :raises OSError: the kernel refused a mapping or madvise (the probe is then ``failed``).
@@ -172,11 +144,11 @@ def measure_host(ctx: MeasureContext) -> list[Evidence]:
         if rep >= min_rep and ctx.remaining_s() < 1.0:
             stopped = "budget"
             break
-        if rep >= min_rep and _precise(touch, pin):
+        if rep >= min_rep and precise_figures(touch, pin):
             precise = True  # every figure's median is known within REL_PRECISION: stop
             stopped = "precise"
             break
-        if rep >= max(min_rep, DECIDED_MIN_REPEATS) and _decided(ctx.seed, touch, pin):
+        if rep >= max(min_rep, DECIDED_MIN_REPEATS) and decided(ctx.seed, touch, pin):
             stopped = "stable"  # the verdicts would not change: stop
             break
         for policy in (("huge", "nohuge") if rep % 2 == 0 else ("nohuge", "huge")):
@@ -233,25 +205,6 @@ def measure_host(ctx: MeasureContext) -> list[Evidence]:
                      description="first touch and mlock/munlock (registration-like) of "
                                  "large-page-aligned chunks, MADV_HUGEPAGE vs base pages",
                      series=series, conditions=cond, values=values)]
-
-
-def pair_stability(cmp, base: list[float], huge: list[float], *, seed: int = 0
-                   ) -> Optional[float]:
-    """The stability of ``cmp``'s verdict (``compare(base, huge)``, times) over resamples of
-    the interleaved repeats (repeat ``i`` measured both policies):
-    ``advisor.measure.resample_stability`` of ``cmp.verdict_at`` the resample's ratio (issue 25
-    item 1).  None with fewer than 2 paired repeats."""
-    import numpy as np
-
-    from advisor.measure import resample_stability
-
-    n = min(len(base), len(huge))
-
-    def verdict(idx) -> str:
-        return cmp.verdict_at(float(np.median([base[i] for i in idx]))
-                              / float(np.median([huge[i] for i in idx])))
-
-    return resample_stability(verdict, n, seed=seed)
 
 
 #: Bytes of the message copied into each buffer (the first-send case moved 1 KiB).

@@ -10,7 +10,7 @@ from typing import Optional
 
 from advisor.measure import STABLE_SHARE
 from advisor.models import Evidence, MpiFacts
-from advisor.probe import MeasureContext
+from advisor.probe import FULL_AIM_S, MeasureContext
 from advisor.specs.units import format_bytes
 
 from advisor_mpich_cma import minimax
@@ -81,8 +81,8 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
     ``advisor.measure.STABLE_SHARE`` and the launches did not all meet one state of a two-state copy
     path (``machine_states``) ("stable"), when one more launch would not fit the budget by the
     planning estimate or by what the last launch took, or would end past the measuring time
-    (``measure_end``: ``--option budget_s``, else for the full probe ``FULL_MEASURE_S``, from
-    ``started``, a ``time.monotonic()`` value, default: now), or a launch times out
+    (``measure_end``: ``--option budget_s`` from ``started``, a ``time.monotonic()`` value,
+    default: now; else for the full probe the run's aim, ``ctx.aim``), or a launch times out
     ("budget"), at
     ``max_launches`` ("launch cap"), stable at ``MAX_ONE_STATE_LAUNCHES`` (option
     ``one_state_launches``) with every launch in one state ("one-state cap"), or when a later
@@ -313,6 +313,9 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             stopped, budget = STOP_BUDGET, (
                 f"{nxt} {soft_end - started_at:g} s of measuring, --option budget_s"
                 if "budget_s" in ctx.options else
+                f"{nxt} the run's time aim (advisor probe: {FULL_AIM_S:g} s in all, or its "
+                f"--time-budget), which --time-budget S, --option budget_s=S or launches=N "
+                f"lifts" if ctx.aim is not None else
                 f"{nxt} the full probe's {FULL_MEASURE_S:g} s of measuring, which --option "
                 f"budget_s=S or launches=N lifts")
             break

@@ -22,7 +22,8 @@ import os
 from advisor import hookimpl
 from advisor.measure.mpi.sweep import SWEEP_OPTION_KEYS, check_sweep_options
 from advisor.models import Advice, Facts
-from advisor.probe import Applicability, MeasureContext, option_choice, option_number
+from advisor.probe import (FULL_AIM_S, Applicability, MeasureContext, option_choice,
+                           option_number)
 
 from advisor_mpich_cma import knobs
 from advisor_mpich_cma import lint
@@ -30,7 +31,7 @@ from advisor_mpich_cma import measure
 from advisor_mpich_cma import placement
 from advisor_mpich_cma import recommend
 from advisor_mpich_cma.evidence import HEADLINE_TITLES
-from advisor_mpich_cma.sequential import FULL_MEASURE_S, MIN_LAUNCHES
+from advisor_mpich_cma.sequential import MIN_LAUNCHES
 from advisor_mpich_cma import verify
 
 
@@ -43,9 +44,10 @@ class CmaProbe:
         **SWEEP_OPTION_KEYS,
         "launches": ("most launches of the paired measurement (at least 2; full 6, quick 4); "
                      "given, the full probe measures up to N within --time-budget, past "
-                     f"its default {FULL_MEASURE_S:g} s of measuring"),
-        "budget_s": (f"seconds the measurement may take before further launches stop (full "
-                     f"{FULL_MEASURE_S:g}, quick none; the run's deadline wins)"),
+                     f"the run's aim ({FULL_AIM_S:g} s for the whole probe)"),
+        "budget_s": ("seconds the measurement may take before further launches stop (full: "
+                     f"until the run's aim, {FULL_AIM_S:g} s for the whole probe; quick none; "
+                     "the run's deadline wins)"),
         "rounds": "paired rounds per size and measure (full 32, quick 16)",
         "refine": "most bisection steps of the crossover per buffer kind (full 3, quick 2)",
         "later_sizes": "what launches 2, 3, ... re-measure: light, decisive or all",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from advisor.probe import MeasureContext
+from advisor.probe import AIM_OUTSIDE_S, FULL_AIM_S, MeasureContext
 
 from advisor_mpich_cma.evidence import BASE
 
@@ -21,20 +21,20 @@ from advisor_mpich_cma.evidence import BASE
 #: the mode's cap (a cap on cost: each launch adds ~1/MIN_LAUNCHES of the sweep's time).
 MIN_LAUNCHES = 2
 MAX_LAUNCHES_QUICK, MAX_LAUNCHES_FULL = 4, 6
-#: Seconds the full probe's measurement (from ``measure`` to the end of its last paired launch)
-#: takes at most by default: a further launch starts only when it is expected to end within
-#: them (and within the probe's share of ``--time-budget``).  28 s is issue 25's 30 s for a
-#: whole full mpich-cma probe less the ~2 s outside its measurement on the 2-core AMD VM (Python
-#: start and facts 0.75 s, the smoke launch 0.5-0.7 s, recommend and write 0.5 s).  There a
-#: later launch took 6.3-7.6 s and launch 1 with the crossover refined 8.0-10.0 s, so a third
-#: launch fits and a fourth does not.  Launches 4-6 bought little: of 21 recorded full probes
-#: that ran up to the cap of 6, the decision after their first 3 launches was already the final
-#: one in 20 (after 2: in 16), while the stability figure rose slowly (0.35, 0.38, 0.54, 0.84
+#: The full probe adds no launch that would end past the run's aim (``MeasureContext.aim``:
+#: ``advisor.probe.FULL_AIM_S``, 30 s for the whole ``advisor probe``, from the run's start, or
+#: the ``--time-budget``), beyond ``MIN_LAUNCHES``; a caller that sets no aim gets
+#: ``FULL_MEASURE_S`` from the start of ``measure``: the aim of a probe run alone.  On the
+#: 2-core AMD VM a later launch took 6.3-7.6 s and launch 1 with the crossover refined
+#: 8.0-10.0 s, so run alone a third launch fits and a fourth does not; after the host-buffer and
+#: memory-pool probes (9-12 s) two launches fit.  Launches 3-6 bought little: of 37 recorded
+#: full probes (issue 25), re-decided from their first 2 launches, 35 gave the final advice
+#: (21 re-decided from 3: 20), while the stability figure rose slowly (0.35, 0.38, 0.54, 0.84
 #: after launches 2-5 of one probe, its advice the same throughout).  ``--option budget_s=S``
-#: sets another (as the host-buffer probe's own target); ``--option launches=N`` alone lifts it
-#: (N launches, within the ``--time-budget``); ``--quick`` has none (its later launches measure
-#: only the decisive sizes, 1.3-1.5 s each there, and its cap bounds it).
-FULL_MEASURE_S = 28.0
+#: sets another figure (as the host-buffer probe's own target); ``--option launches=N`` alone
+#: lifts it (N launches, within the ``--time-budget``); ``--quick`` has none (its later launches
+#: measure only the decisive sizes, 1.3-1.5 s each there, and its cap bounds it).
+FULL_MEASURE_S = FULL_AIM_S - AIM_OUTSIDE_S
 #: The rarer state of a two-state copy path (``advisor_mpich_cma.states``) counts as met when
 #: it holds at least this share of one launch's worth of base-kind batches (half a launch):
 #: on the 2-core VM the probes whose launches all met the fast-copy state advised 16 KiB,
@@ -65,14 +65,15 @@ def machine_states(evs, launches: int) -> str:
 
 def measure_end(ctx: MeasureContext, started: float) -> Optional[float]:
     """The ``time.monotonic()`` by which further launches should end: ``started`` (when
-    ``measure`` began) plus ``--option budget_s`` seconds, else plus ``FULL_MEASURE_S`` for
-    the full probe; None with ``--quick`` or ``--option launches=N`` and no ``budget_s`` (the
-    launch cap and the time budget bound them)."""
+    ``measure`` began) plus ``--option budget_s`` seconds, else for the full probe the run's
+    aim (``ctx.aim``; with none, ``started`` plus ``FULL_MEASURE_S``); None with ``--quick``
+    or ``--option launches=N`` and no ``budget_s`` (the launch cap and the time budget bound
+    them)."""
     if "budget_s" in ctx.options:
         return started + float(ctx.options["budget_s"])
     if ctx.quick or "launches" in ctx.options:
         return None
-    return started + FULL_MEASURE_S
+    return ctx.aim if ctx.aim is not None else started + FULL_MEASURE_S
 
 
 def max_launches(ctx: MeasureContext) -> int:

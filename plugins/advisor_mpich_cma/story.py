@@ -55,8 +55,8 @@ def measuring_clause(values: dict) -> str:
     ``"measuring stopped: stable after 4 launches (stability after launch 2, 3, 4: 0.98, 0.99,
     1.00; launches 2, 3 had met one state of a copy path that switches between two, which
     does not stop as stable)"``; with ``budget`` (which budget stopped it) after the reason:
-    ``"measuring stopped: budget (launch 4 would end past the full probe's 28 s of measuring,
-    ...) after 3 launches"``;
+    ``"measuring stopped: budget (launch 3 would end past the run's time aim (advisor probe:
+    30 s in all, ...) ...) after 2 launches"``;
     empty without ``stopped``.  Pure."""
     stopped = values.get("stopped")
     if not stopped:
@@ -343,8 +343,9 @@ class DecisionRecord:
     def more_launches(self) -> str:
         """The unstable finding's remedy, for what stopped the launches (``stopped``)."""
         if self.stopped == STOP_BUDGET:
-            return ("measure more launches: probe again with a larger '--option budget_s=S' "
-                    "(seconds of measuring) and a --time-budget that fits it")
+            return ("measure more launches: probe this plugin on its own ('--plugin "
+                    "mpich-cma': the run's time aim is then all its own), or with a larger "
+                    "'--option budget_s=S' (seconds of measuring) and a --time-budget that fits it")
         if self.stopped == STOP_CAP:
             return (f"measure more launches: probe again with '--option launches=N' above the "
                     f"{self.d.launches} measured")

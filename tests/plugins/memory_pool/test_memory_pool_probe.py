@@ -144,7 +144,7 @@ def test_an_unstable_huge_page_gain_does_not_make_the_advice_high_confidence():
 def test_pair_stability_of_a_huge_page_verdict():
     """A gain in every repeat is stable; one carried by half the repeats is not."""
     from advisor.measure import compare
-    from advisor_memory_pool.measure import pair_stability
+    from advisor_memory_pool.stopping import pair_stability
 
     base = [2.0, 2.01, 1.99, 2.0, 2.02, 1.98]
     steady = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98]
@@ -160,7 +160,7 @@ def test_host_sampling_stops_when_the_verdicts_are_stable():
     """Issue 25 item 1: the host pool stops measuring once each huge-vs-base verdict holds in
     the resamples, not only when every median is precise; a verdict carried by half the
     repeats keeps it measuring; an unmeasured figure (register skipped) does not block."""
-    from advisor_memory_pool.measure import DECIDED_MIN_REPEATS, _decided
+    from advisor_memory_pool.stopping import DECIDED_MIN_REPEATS, decided as _decided
 
     n = DECIDED_MIN_REPEATS
     steady = {"nohuge": [8.0 + 0.3 * (i % 3) for i in range(n)],

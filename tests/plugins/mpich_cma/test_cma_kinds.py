@@ -366,7 +366,8 @@ def test_one_copy_state_in_every_launch_stops_at_the_one_state_cap_not_the_launc
 
 def test_an_unstable_full_probe_stops_at_its_default_measuring_time_and_names_it(monkeypatch):
     """Without ``--option launches``, the full probe starts no launch expected to end past
-    ``FULL_MEASURE_S`` from when ``measure`` began: an unstable decision stops there as
+    the run's aim (``MeasureContext.aim``; with none, ``FULL_MEASURE_S`` from when ``measure``
+    began): an unstable decision stops there as
     "budget", naming which budget; ``--option launches=N`` lifts that default (N launches),
     ``--option budget_s=S`` replaces it."""
     import dataclasses
@@ -418,3 +419,17 @@ def test_an_unstable_full_probe_stops_at_its_default_measuring_time_and_names_it
     (e,), _ = paired.run_paired(ctx, mpi, p, [("", None)])
     assert e.values["launches"] == sequential.MAX_LAUNCHES_FULL
     assert e.values["stopped"] == paired.STOP_CAP
+    # in a whole run the run's aim (MeasureContext.aim) replaces the default: earlier probes
+    # spent the time, so the minimum is measured and the stop names the aim; budget_s still wins
+    for opts, n in (({}, sequential.MIN_LAUNCHES), ({"budget_s": "1000"},
+                                                      sequential.MAX_LAUNCHES_FULL)):
+        launches.clear()
+        ctx = MeasureContext(facts=facts, deadline=time.monotonic() + 600, quick=False,
+                             options={"traffic": "reused", "refine": "0", **opts},
+                             aim=time.monotonic())
+        (e,), _ = paired.run_paired(ctx, mpi, p, [("", None)])
+        assert e.values["launches"] == n == len(launches)
+        if not opts:
+            assert e.values["stopped"] == paired.STOP_BUDGET
+            assert "the run's time aim" in e.values["budget"]
+            assert "--time-budget S" in story.measuring_clause(e.values)
