@@ -1,8 +1,7 @@
 """What the host-buffer measurement stages share: the buffer sizes, the budget of the stages,
 the sampler, the THP mode and huge page size the conditions record, and this run's copy ceiling.
 
-Sizes: ``DEFAULT_NBYTES`` is 256 MiB, the size of the issue's numpy and PoCL measurements;
-``--quick`` halves it.  Two buffers of the largest size stay below ``1 / MEMORY_FRACTION`` of
+Sizes: ``DEFAULT_NBYTES`` and ``QUICK_NBYTES`` are 128 MiB (see there).  Two buffers of the largest size stay below ``1 / MEMORY_FRACTION`` of
 physical memory.  The stages themselves live in ``measure_zero_page`` (1, 3),
 ``measure_touch`` (2, 5), ``measure_sweep`` (4) and ``measure_numa`` (6); ``measure`` runs them.
 """
@@ -20,9 +19,15 @@ from .workers import MEMORY
 
 MiB = 1 << 20
 GiB = 1 << 30
-#: the size of the issue's numpy and PoCL measurements (256 MiB)
-DEFAULT_NBYTES = 256 * MiB
-#: --quick: half of it (still above the non-temporal threshold glibc picks on the build machine)
+#: Bytes of the single-size stages (zero page, OpenCL, first touch): far above the last-level
+#: cache, so a copy streams from memory.  128 MiB, half the size of the issue's numpy and PoCL
+#: measurements (256 MiB): on the 2-core AMD VM that halved those stages (host-buffer 12.9 s ->
+#: 7.4 s of a whole probe aiming at 30 s, issue 25) with the same verdicts and advice (zero-page
+#: inflation x1.17-1.34, first-touch speed-up x4.7-5.6, malloc hugetlb x6.4-6.6).  Neither
+#: size is above glibc's non-temporal threshold there (288 MiB): the memcpy sweep, not this
+#: size, measures the copy path on both sides of it.
+DEFAULT_NBYTES = 128 * MiB
+#: --quick: the same size (its stages take fewer samples)
 QUICK_NBYTES = 128 * MiB
 #: the sweep's largest buffers (two of them) stay below this fraction of physical memory
 MEMORY_FRACTION = 16

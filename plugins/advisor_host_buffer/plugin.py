@@ -29,7 +29,7 @@ class HostBufferProbe:
     name = "host-buffer"
     #: --option keys (``advisor.probe.Probe``)
     option_keys = {
-        "nbytes": "bytes of the single-size stages (default 256 MiB, 64 MiB with --quick)",
+        "nbytes": "bytes of the single-size stages (default 128 MiB, also with --quick)",
         "sweep_mib": "the memcpy sweep's sizes in MiB, comma-separated",
         "budget_s": "this probe's own target in seconds (the run's deadline wins)",
     }
