@@ -12,6 +12,7 @@ import typer
 from advisor.cli import common, complete, outpath
 from advisor.cli.boundary import boundary, err, exit_with, out, signals_interrupt, warn
 from advisor.errors import BadInputError, ExitCode
+from advisor.probe import FULL_AIM_S, QUICK_AIM_S
 
 
 @boundary
@@ -25,8 +26,12 @@ def probe(
                                                     autocompletion=complete.plugins),
     quick: bool = typer.Option(False, "--quick", help="Smaller sweeps; default budget 60 s."),
     time_budget: Optional[float] = typer.Option(None, "--time-budget", metavar="SECONDS", min=1.0,
-                                                help="Total seconds for all probes (default "
-                                                "300)."),
+                                                help="Total seconds for all probes, a hard "
+                                                "bound (default 300, 60 with --quick). The run "
+                                                f"also aims to end within {FULL_AIM_S:g} s "
+                                                f"({QUICK_AIM_S:g} s quick) or this budget: "
+                                                "probes that measure until stable "
+                                                "may stop there."),
     launcher: Optional[str] = typer.Option(None, "--launcher", metavar="CMD", help="Command that "
                                            "starts a 2-rank MPI job, e.g. 'srun -n 2' (default: "
                                            "$ADVISOR_LAUNCHER or mpiexec -n 2)."),
