@@ -27,7 +27,9 @@ def probe(
     quick: bool = typer.Option(False, "--quick", help="Smaller sweeps; default budget 60 s."),
     time_budget: Optional[float] = typer.Option(None, "--time-budget", metavar="SECONDS", min=1.0,
                                                 help="Total seconds for all probes, a hard "
-                                                "bound (default 300, 60 with --quick). The run "
+                                                "bound (default 300, 60 with --quick), shared "
+                                                "in turn: each probe may use its equal part of "
+                                                "what is left. The run "
                                                 f"also aims to end within {FULL_AIM_S:g} s "
                                                 f"({QUICK_AIM_S:g} s quick) or this budget: "
                                                 "probes that measure until stable "

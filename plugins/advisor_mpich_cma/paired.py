@@ -306,7 +306,10 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
         # machine: a new user's make probe saw a launch overrun the budget and lose them all)
         nxt = f"launch {n_launch + 1} would end past"
         if n_launch >= MIN_LAUNCHES and max(est, last_s) > ctx.remaining_s():
-            stopped, budget = STOP_BUDGET, f"{nxt} the time budget's share"
+            stopped, budget = STOP_BUDGET, (
+                f"{nxt} this probe's share of the --time-budget (the probes still to run share "
+                f"what is left equally), which a larger --time-budget or --plugin mpich-cma "
+                f"alone lifts")
             break
         if (n_launch >= MIN_LAUNCHES and soft_end is not None
                 and time.monotonic() + max(est, last_s) > soft_end):
@@ -314,8 +317,9 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
                 f"{nxt} {soft_end - started_at:g} s of measuring, --option budget_s"
                 if "budget_s" in ctx.options else
                 f"{nxt} the run's time aim (advisor probe: {FULL_AIM_S:g} s in all, or its "
-                f"--time-budget), which --time-budget S, --option budget_s=S or launches=N "
-                f"lifts" if ctx.aim is not None else
+                f"--time-budget), which --plugin mpich-cma alone, --option budget_s=S or "
+                f"launches=N lifts, within this probe's share of the --time-budget"
+                if ctx.aim is not None else
                 f"{nxt} the full probe's {FULL_MEASURE_S:g} s of measuring, which --option "
                 f"budget_s=S or launches=N lifts")
             break

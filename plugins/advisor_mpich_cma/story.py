@@ -345,7 +345,8 @@ class DecisionRecord:
         if self.stopped == STOP_BUDGET:
             return ("measure more launches: probe this plugin on its own ('--plugin "
                     "mpich-cma': the run's time aim is then all its own), or with a larger "
-                    "'--option budget_s=S' (seconds of measuring) and a --time-budget that fits it")
+                    "'--option budget_s=S' (seconds of measuring) and a --time-budget whose "
+                    "share fits it (the probes still to run share what is left equally)")
         if self.stopped == STOP_CAP:
             return (f"measure more launches: probe again with '--option launches=N' above the "
                     f"{self.d.launches} measured")

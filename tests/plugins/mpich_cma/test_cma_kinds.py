@@ -432,4 +432,4 @@ def test_an_unstable_full_probe_stops_at_its_default_measuring_time_and_names_it
         if not opts:
             assert e.values["stopped"] == paired.STOP_BUDGET
             assert "the run's time aim" in e.values["budget"]
-            assert "--time-budget S" in story.measuring_clause(e.values)
+            assert "--plugin mpich-cma alone" in story.measuring_clause(e.values)
