@@ -59,10 +59,23 @@ def _read_mapping(path: Path) -> dict[str, Any]:
     return _parse_mapping(text, str(path))
 
 
+#: Line starts of the files ``advisor emit`` writes for shells and module systems: a profile
+#: given one of them is told what it was given (a new user passed ``site.sh`` as ``-p``).
+EMITTED_LINE_STARTS = ("export ", "setenv ", "set -gx ", "#!", "setenv(", "prepend_path(",
+                       "module-whatis", "#%Module")
+
+
 def _parse_mapping(text: str, source: str) -> dict[str, Any]:
     from advisor.nesting import load_toml
 
-    return load_toml(text, source, error=ProfileError)
+    try:
+        return load_toml(text, source, error=ProfileError)
+    except ProfileError as exc:
+        if "malformed TOML" in str(exc) and any(
+                ln.lstrip().startswith(EMITTED_LINE_STARTS) for ln in text.splitlines()[:50]):
+            raise ProfileError(f"{exc}; it looks like a file 'advisor emit' writes, not a "
+                               "profile (give the TOML file 'advisor probe -o' wrote)") from None
+        raise
 
 
 def profile_from_text(text: str, *, source: str = "<profile>"):

@@ -47,7 +47,8 @@ OPTION_KEYS = {
     "element-size": "bytes per element of tile (default 8)",
     "tile-count": "tiles of tile live at once (default 1)",
     "ranks-per-gpu": "ranks sharing one GPU (default 1)",
-    "pool-limit": "the pool's limit: a size or a percentage of device memory",
+    "pool-limit": ("the pool's limit: a size, or a percentage of the memory of its side (device "
+                   "memory for the device pool, host memory for the host pool)"),
     "pool-alignment": "the alignment the program's pool uses now (default DLA-Future's 16)",
     "pool-first-block": "the pool's first block size now (default DLA-Future's 1 GiB)",
     "pool-next-block": "the pool's next block size now (default DLA-Future's 1 GiB)",

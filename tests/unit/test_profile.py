@@ -59,6 +59,9 @@ def _variants():
     good = profile_to_toml(sample_profile())
     return {
         "bad-toml": ("schema_version = 1\n[provenance\n", "malformed TOML"),
+        # a file advisor emit wrote, given as the profile: said so (a new user's -p site.sh)
+        "emitted-env": ("# hpc-advisor\nexport GLIBC_TUNABLES='glibc.malloc.hugetlb=1'\n",
+                        "looks like a file 'advisor emit' writes, not a profile"),
         "unknown-key": (good.replace("[provenance]", "colour = \"red\"\n[provenance]", 1),
                         "key 'colour': unknown key"),
         "wrong-type": (good.replace('fingerprint = "', 'fingerprint = 42 #"', 1),
