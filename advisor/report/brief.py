@@ -51,7 +51,8 @@ class BriefShow:
     """What ``advisor show`` prints by default, in order; every field is plain text.
 
     :ivar heading: host, fingerprint, date, advisor version, probe duration.
-    :ivar probes: ``Probes: ...``: each probe's status, time when ok, a short reason else.
+    :ivar probes: ``Probes: ...``: each probe's status, time when ok (and when its time budget
+        stopped a sequential measurement), a short reason else.
     :ivar settings: columns ``#`` (the recommendation's number on its first row), ``setting =
         value`` (a ``bytes`` value with its size, ``1073741824 (1 GiB)``), ``replaces``
         (``replaced``), ``confidence``, ``probe``; a recommendation without settings has one
@@ -239,6 +240,13 @@ def evidence_line(probe: str, ev: "Evidence", width: int) -> str:
     return clip(head + body + tail, width)
 
 
+def _budget_stopped(result) -> bool:
+    """Whether the time budget (or the run's aim) ended one of ``result``'s sequential
+    measurements: an evidence value ``stopped`` of "budget", the probes' shared word for it
+    (issue 25: the profile records why measuring stopped)."""
+    return any(e.values.get("stopped") == "budget" for e in result.evidence)
+
+
 def brief_show(prof: "Profile", width: int = 120, source: Optional[str] = None) -> BriefShow:
     """The brief rows of ``advisor show`` for ``prof``; ``width`` (columns) bounds the
     evidence lines, the CLI cuts the others to the lines it gives each.  ``source``: the
@@ -250,8 +258,9 @@ def brief_show(prof: "Profile", width: int = 120, source: Optional[str] = None) 
     named = f"profile {source} of" if source else "profile of"
     heading = (f"{named} {p.hostname or '?'} (fingerprint {prof.fingerprint}), {p.created}, "
                f"advisor {p.advisor_version}, {p.duration_s:.0f} s" + load_note(p))
-    ok = [f"{r.probe} {r.status} ({r.duration_s:.1f} s)" for r in prof.results
-          if r.status == "ok"]
+    ok = [f"{r.probe} {r.status} ({r.duration_s:.1f} s" + (
+        "; measuring stopped by time, see --details" if _budget_stopped(r) else "") + ")"
+          for r in prof.results if r.status == "ok"]
     other = [f"{r.probe} {r.status}" + (f" ({_reason(r.reason)})" if r.reason else "")
              for r in prof.results if r.status != "ok"]
     probes = "Probes: " + ", ".join(ok + other)

@@ -160,3 +160,24 @@ def test_evidence_values_with_a_unit_read_as_a_bandwidth():
     assert re.search(r"memcpy 256 MiB \d+(\.\d+)? GB/s \[", line), line
     rep = brief_show(prof)
     assert any(line.startswith("values recorded") for line in rep.evidence)
+
+
+def test_the_probes_line_says_when_time_stopped_a_probe_measuring():
+    """A new user saw why mpich-cma stopped measuring only under ``--details``: the Probes
+    line says it for a probe whose evidence records ``stopped = "budget"`` (issue 25), and
+    only for that one."""
+    prof = load_profile(shipped_path(SHIPPED[0]))
+    ok = [r for r in prof.results if r.status == "ok" and r.evidence]
+    first, rest = ok[0], ok[1:]
+    ev = first.evidence[0]
+    cut = first.model_copy(update={"evidence": [
+        ev.model_copy(update={"values": {**ev.values, "stopped": "budget"}}),
+        *first.evidence[1:]]})
+    plain = [r.model_copy(update={"evidence": [e.model_copy(update={"values": {
+        k: v for k, v in e.values.items() if k != "stopped"}}) for e in r.evidence]})
+        for r in rest]
+    others = [r for r in prof.results if r not in ok]
+    line = brief_show(prof.model_copy(update={"results": [cut, *plain, *others]})).probes
+    assert (f"{first.probe} ok ({first.duration_s:.1f} s; measuring stopped by time, "
+            "see --details)") in line
+    assert line.count("measuring stopped by time") == 1
