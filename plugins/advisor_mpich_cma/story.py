@@ -286,8 +286,11 @@ class DecisionRecord:
     def stab(self) -> str:
         launches = (f"the {self.d.launches} launches and their paired rounds"
                     if self.d.launches > 1 else "the paired rounds")
-        return (f"the same advice in {self.d.stability:.0%} of {minimax.N_STABILITY} bootstrap "
-                f"resamples of {launches}" + (f"; {self.measuring}" if self.measuring else ""))
+        # the count, and a share to 0.1 %: 159 of 200 read "80%" beside "below the 80% policy"
+        n = minimax.N_STABILITY
+        return (f"the same advice in {round(self.d.stability * n)} of {n} bootstrap resamples "
+                f"of {launches} ({self.d.stability:.1%})"
+                + (f"; {self.measuring}" if self.measuring else ""))
 
     def findings(self, ids: list[str]) -> list[Finding]:
         d = self.d
