@@ -108,9 +108,10 @@ class MeasureContext:
         aim: ``time.monotonic()`` value by which the whole run aims to have measured
             (``advisor.runner.run_probes``: ``FULL_AIM_S`` or ``QUICK_AIM_S`` from its start,
             or the ``--time-budget``, less ``AIM_OUTSIDE_S``).  A probe that measures
-            sequentially (rounds or launches added while its decision is unstable) adds none
-            that would end past it beyond its minimum, and says so; ``deadline`` is the hard
-            bound.  None: no aim (verify, a probe run on its own by a caller).
+            sequentially (rounds or launches added while its decision is unstable) may stop
+            adding those that would end past it, beyond its minimum, and should then record
+            that the aim stopped it (evidence value ``stopped = "budget"``); ``deadline`` is
+            the hard bound.  None: no aim (verify, a probe run on its own by a caller).
     """
 
     facts: Facts

@@ -154,8 +154,8 @@ def run_probes(
     gets a slice of what is left, in proportion to its optional ``budget_weight`` attribute
     (default 1.0), so time a fast probe leaves unused goes to the next.  The run aims to end
     sooner: ``MeasureContext.aim`` is ``advisor.probe.FULL_AIM_S`` (``QUICK_AIM_S``) from the
-    start, or ``time_budget_s`` when given, less ``AIM_OUTSIDE_S``; the probes that measure
-    sequentially stop adding rounds there.
+    start, or ``time_budget_s`` when given, less ``AIM_OUTSIDE_S``; a probe that measures
+    sequentially may stop adding rounds there.
 
     A step abandoned at its deadline that is still running when a later probe starts (it
     ignores the deadline and started no process that could be killed) cannot be stopped from
