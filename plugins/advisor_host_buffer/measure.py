@@ -35,8 +35,8 @@ Faults (which copies run in the advisor's own process, and why that is safe):
   (a broken driver would take the probe run down; the runner records the probe as failed only
   if Python survives): see docs/internals.md.
 
-Sizes: the default buffer is 128 MiB (:mod:`advisor_host_buffer.measure_common`); the sweep's sizes are in
-:mod:`advisor_host_buffer.measure_sweep`.
+Sizes: the default buffer is 128 MiB (:mod:`advisor_host_buffer.measure_common`); the
+sweep's sizes are in :mod:`advisor_host_buffer.measure_sweep`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """What the host-buffer measurement stages share: the buffer sizes, the budget of the stages,
 the sampler, the THP mode and huge page size the conditions record, and this run's copy ceiling.
 
-Sizes: ``DEFAULT_NBYTES`` and ``QUICK_NBYTES`` are 128 MiB (see there).  Two buffers of the largest size stay below ``1 / MEMORY_FRACTION`` of
-physical memory.  The stages themselves live in ``measure_zero_page`` (1, 3),
-``measure_touch`` (2, 5), ``measure_sweep`` (4) and ``measure_numa`` (6); ``measure`` runs them.
+Sizes: ``DEFAULT_NBYTES`` and ``QUICK_NBYTES`` are 128 MiB (see there).  Two buffers of the
+largest size stay below ``1 / MEMORY_FRACTION`` of physical memory.  The stages themselves
+live in ``measure_zero_page`` (1, 3), ``measure_touch`` (2, 5), ``measure_sweep`` (4) and
+``measure_numa`` (6); ``measure`` runs them.
 """
 
 from __future__ import annotations

@@ -11,11 +11,10 @@ from advisor.measure import REL_PRECISION, compare, precise_enough
 
 #: Fewest repeats before the huge-vs-base verdicts may stop the sampling (``decided``): twice
 #: ``measure.MIN_REPEATS`` (5), so a verdict stands on at least 10 interleaved pairs.  On the
-#: 2-core AMD VM the verdicts were "better" at stability 1.00 in every full probe (first touch x8.2-8.5,
-#: register x22-26), while reaching 5 % precision on every median took 49-91 repeats and
-#: 4.6-8.1 s of a 46 s whole probe (issue 25: stop early when the decision is clear).
+#: 2-core AMD VM the verdicts were "better" at stability 1.00 in every full probe (first touch
+#: x8.2-8.5, register x22-26), while reaching 5 % precision on every median took 49-91 repeats
+#: and 4.6-8.1 s of a 46 s whole probe (issue 25: stop early when the decision is clear).
 DECIDED_MIN_REPEATS = 10
-
 
 
 def precise_figures(*figures: dict[str, list[float]]) -> bool:

@@ -205,7 +205,8 @@ def run_sweeps(ctx: MeasureContext, mpi: MpiFacts,
     """Run the interleaved sweep for every rank pair; returns ``cma-sweep[.pair]`` evidence
     (and a ``cma-mpi-smoke.launcher`` evidence first when ``ctx.launcher`` was given and fails).
     ``started``: when the measurement began (``time.monotonic()``; the paired launches' default
-    measuring time counts from it, ``sequential.measure_end``; None: when the paired launches begin).
+    measuring time counts from it, ``sequential.measure_end``; None: when the paired launches
+    begin).
 
     Raises ``advisor.measure.LaunchError`` when a sweep launch fails for another reason than a
     CMA failure (the runner records the probe as failed).

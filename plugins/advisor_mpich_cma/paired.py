@@ -10,7 +10,7 @@ from typing import Optional
 
 from advisor.measure import STABLE_SHARE
 from advisor.models import Evidence, MpiFacts
-from advisor.probe import FULL_AIM_S, MeasureContext
+from advisor.probe import MeasureContext
 from advisor.specs.units import format_bytes
 
 from advisor_mpich_cma import minimax
@@ -21,8 +21,8 @@ from advisor_mpich_cma.kinds import kind_rounds, kind_sizes, page_kinds
 from advisor_mpich_cma.launch import LAUNCH_OVERHEAD_S, PER_SIZE_FACTOR, config_env, launch_estimate
 from advisor_mpich_cma.pairs import paired_from_evidence
 from advisor_mpich_cma.records import paired_evidence
-from advisor_mpich_cma.sequential import (FULL_MEASURE_S, MAX_ONE_STATE_LAUNCHES, MIN_LAUNCHES,
-                                          machine_states, max_launches, measure_end)
+from advisor_mpich_cma.sequential import (MAX_ONE_STATE_LAUNCHES, MIN_LAUNCHES, machine_states,
+                                          max_launches, measure_end, measure_end_text)
 from advisor_mpich_cma.story import STOP_BUDGET, STOP_CAP, STOP_ONE_STATE, STOP_STABLE
 from advisor_mpich_cma.workers import RANK
 
@@ -313,15 +313,7 @@ def run_paired(ctx: MeasureContext, mpi: MpiFacts, p: dict,
             break
         if (n_launch >= MIN_LAUNCHES and soft_end is not None
                 and time.monotonic() + max(est, last_s) > soft_end):
-            stopped, budget = STOP_BUDGET, (
-                f"{nxt} {soft_end - started_at:g} s of measuring, --option budget_s"
-                if "budget_s" in ctx.options else
-                f"{nxt} the run's time aim (advisor probe: {FULL_AIM_S:g} s in all, or its "
-                f"--time-budget), which --plugin mpich-cma alone, --option budget_s=S or "
-                f"launches=N lifts, within this probe's share of the --time-budget"
-                if ctx.aim is not None else
-                f"{nxt} the full probe's {FULL_MEASURE_S:g} s of measuring, which --option "
-                f"budget_s=S or launches=N lifts")
+            stopped, budget = STOP_BUDGET, f"{nxt} {measure_end_text(ctx, started_at, soft_end)}"
             break
         why_more = ("" if n_launch < MIN_LAUNCHES else
                     f" (stability {history[-1]:.2f})" if history[-1] < STABLE_SHARE else

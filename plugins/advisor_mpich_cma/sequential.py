@@ -17,8 +17,8 @@ from advisor_mpich_cma.evidence import BASE
 #: 2-core AMD VM while each launch agreed with itself), so the decision takes at least
 #: ``MIN_LAUNCHES``, each with ``1/MIN_LAUNCHES`` of the rounds and seconds one launch had (the
 #: probe's duration stays), and resamples them.  More launches follow, one at a time, while the
-#: decision's stability is below ``advisor.measure.STABLE_SHARE`` and one more fits the budget, up to
-#: the mode's cap (a cap on cost: each launch adds ~1/MIN_LAUNCHES of the sweep's time).
+#: decision's stability is below ``advisor.measure.STABLE_SHARE`` and one more fits the budget,
+#: up to the mode's cap (a cap on cost: each launch adds ~1/MIN_LAUNCHES of the sweep's time).
 MIN_LAUNCHES = 2
 MAX_LAUNCHES_QUICK, MAX_LAUNCHES_FULL = 4, 6
 #: The full probe adds no launch that would end past the run's aim (``MeasureContext.aim``:
@@ -74,6 +74,19 @@ def measure_end(ctx: MeasureContext, started: float) -> Optional[float]:
     if ctx.quick or "launches" in ctx.options:
         return None
     return ctx.aim if ctx.aim is not None else started + FULL_MEASURE_S
+
+
+def measure_end_text(ctx: MeasureContext, started: float, end: float) -> str:
+    """Which end ``measure_end`` gave (``end``, for ``started``), and what lifts it: the stop
+    reason's words after "launch N would end past"."""
+    if "budget_s" in ctx.options:
+        return f"{end - started:g} s of measuring, --option budget_s"
+    if ctx.aim is not None:
+        return (f"the run's time aim (advisor probe: {FULL_AIM_S:g} s in all, or its "
+                f"--time-budget), which --plugin mpich-cma alone, --option budget_s=S or "
+                f"launches=N lifts, within this probe's share of the --time-budget")
+    return (f"the full probe's {FULL_MEASURE_S:g} s of measuring, which --option budget_s=S or "
+            f"launches=N lifts")
 
 
 def max_launches(ctx: MeasureContext) -> int:
