@@ -46,6 +46,9 @@ PRINT_CONFIG_DOC = 1 | 4 | 8
 #: Seconds for ``ucx_info`` or the child reading libucp (measured here: 0.25 s).
 TIMEOUT_S = 10.0
 
+#: The child program that prints libucp's configuration (its stdout is what ``config_text``
+#: reads); a failed ``ucp_config_read`` prints nothing there and says why on stderr, which
+#: ``config_text`` turns into its ``SubprocessError``.
 _CHILD = r"""
 import ctypes, os, sys, tempfile
 lib = ctypes.CDLL(sys.argv[1]); libc = ctypes.CDLL(None)
@@ -54,11 +57,12 @@ libc.fclose.argtypes = [ctypes.c_void_p]
 lib.ucp_config_print.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
 cfg = ctypes.c_void_p()
 if lib.ucp_config_read(None, None, ctypes.byref(cfg)) & 0xff:
-    sys.exit("ucp_config_read failed")
-fd, path = tempfile.mkstemp(); os.close(fd)
-f = libc.fopen(path.encode(), b"w"); lib.ucp_config_print(cfg, f, b"", int(sys.argv[2]))
-libc.fclose(f); lib.ucp_config_release(cfg)
-sys.stdout.write(open(path).read()); os.unlink(path)
+    sys.stderr.write("ucp_config_read failed\n")
+else:
+    fd, path = tempfile.mkstemp(); os.close(fd)
+    f = libc.fopen(path.encode(), b"w"); lib.ucp_config_print(cfg, f, b"", int(sys.argv[2]))
+    libc.fclose(f); lib.ucp_config_release(cfg)
+    sys.stdout.write(open(path).read()); os.unlink(path)
 """
 
 
